@@ -1,0 +1,105 @@
+//===- KernelSpec.h - Everything that determines one GEMM kernel -*- C++ -*-===//
+//
+// A KernelSpec is the plain-C++ description of one scaled FP8 GEMM kernel:
+// the problem (shape, layouts, formats, per-operand granularity, promotion
+// interval, output) and the tile configuration. codegen/ turns it into CUDA
+// C++ and launch metadata; the dialect's `fp8.kernel` attributes map onto its
+// fields one-to-one; plans and the tuning database store it as JSON.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_CODEGEN_KERNELSPEC_H
+#define FP8_CODEGEN_KERNELSPEC_H
+
+#include "codegen/Recipe.h"
+#include "codegen/Status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace fp8 {
+
+/// A dimension only known at run time (the token count M, usually).
+inline constexpr int64_t kDynamic = -1;
+
+/// Dense GEMM, or one of the two MoE grouped forms (xtuner-fp8.zh.txt).
+enum class GemmKind : uint8_t {
+  Dense,
+  /// Groups stacked along M in one A/D tensor, each a [rows_g, K] slab;
+  /// B is [groups, N, K]; group boundaries come from an offsets tensor.
+  GroupedContiguous,
+  /// A is [groups, maxM, K]; only the first valid_rows[g] rows of a group
+  /// are computed (the DeepGEMM "masked" layout for decode).
+  GroupedMasked,
+};
+
+/// One FP8 input operand: element format, physical layout, scale granularity
+/// (relative to the operand as stored).
+struct OperandSpec {
+  DType format = DType::E4M3FN;
+  Layout layout = Layout::KMajor;
+  Granularity granularity;
+
+  bool operator==(const OperandSpec &o) const {
+    return format == o.format && layout == o.layout &&
+           granularity == o.granularity;
+  }
+};
+
+/// Order in which a persistent scheduler walks output tiles.
+enum class Raster : uint8_t {
+  AlongN, ///< consecutive tiles share an M block (A stays in L2)
+  AlongM, ///< consecutive tiles share an N block (B stays in L2)
+};
+
+/// The tile configuration: what the autotuner searches over.
+struct TileConfig {
+  int blockM = 128;
+  int blockN = 128;
+  int blockK = 128;
+  int stages = 4;         ///< shared-memory pipeline depth
+  int mathWarpgroups = 2; ///< consumer warpgroups (each owns blockM/n rows)
+  int clusterM = 1;       ///< CTAs of a cluster along M (share B via multicast)
+  int clusterN = 1;       ///< CTAs of a cluster along N (share A via multicast)
+  Raster raster = Raster::AlongN;
+  int swizzleGroup = 8; ///< tiles per raster group (L2 locality)
+  bool persistent = true;
+  int splitK = 1;   ///< K slices reduced through FP32 atomics/workspace
+  int ctaGroup = 1; ///< sm_100a: tcgen05 cta_group::1 or ::2
+
+  bool operator==(const TileConfig &o) const;
+  bool operator!=(const TileConfig &o) const { return !(*this == o); }
+};
+
+/// Everything that determines one generated kernel (and its launch).
+struct KernelSpec {
+  Arch arch = Arch::SM90a;
+  GemmKind kind = GemmKind::Dense;
+  int64_t m = kDynamic; ///< rows of D; kDynamic when known only at launch
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t groups = 1;
+  OperandSpec a;
+  OperandSpec b;
+  /// K elements between promotions of the tensor-core partial sums into the
+  /// FP32 accumulator (DeepSeek-V3: 128); 0 = tensor-core accumulation only.
+  int64_t promotionInterval = 128;
+  DType out = DType::BF16;
+  bool accumulate = false; ///< D = A*B^T + C
+  TileConfig tile;
+
+  /// A stable, readable, unique kernel name (a C identifier) derived from
+  /// every field that changes the generated code.
+  std::string kernelName() const;
+
+  bool operator==(const KernelSpec &o) const;
+};
+
+/// Serializes to / parses from the JSON used by plans and the tuning DB.
+std::string toJSON(const KernelSpec &spec, int indent = -1);
+Expected<KernelSpec> kernelSpecFromJSON(const std::string &text);
+std::string toJSON(const TileConfig &tile, int indent = -1);
+Expected<TileConfig> tileConfigFromJSON(const std::string &text);
+
+} // namespace fp8
+
+#endif // FP8_CODEGEN_KERNELSPEC_H

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is missing, builds, then ctest runs the unit
+# tests, the lit suite and the format check. Any failure fails the command.
+#   scripts/test.sh [--no-mlir]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+"$root/scripts/setup.sh" "$@"
+"$root/scripts/build.sh" "$@"
+build="${BUILD_DIR:-$root/build}"
+cd "$build"
+ctest --output-on-failure -j "$(nproc)" --timeout 1800
