@@ -61,10 +61,10 @@ bool isMX(const Granularity &stored, Layout layout) {
 Status checkGranularity(const Granularity &g, std::string_view name) {
   if (g.rows < 0)
     return errorf("expected the block rows of ", name,
-                  "'s granularity to be positive or whole, found ", g.rows);
+                  " to be positive or whole, found ", g.rows);
   if (g.cols < 0)
     return errorf("expected the block columns of ", name,
-                  "'s granularity to be positive or whole, found ", g.cols);
+                  " to be positive or whole, found ", g.cols);
   return Status::ok();
 }
 
@@ -77,7 +77,7 @@ Status checkDelayedScaling(const DelayedScaling &d) {
                   d.updateInterval);
   if (d.margin < 0 || d.margin > kMaxMargin)
     return errorf("expected the margin to be in [0, ", kMaxMargin,
-                  "] (the scale is divided by 2^margin), found ", d.margin);
+                  "] (a headroom of 2^margin on the amax), found ", d.margin);
   return Status::ok();
 }
 
@@ -97,6 +97,19 @@ Status checkAmaxHistory(const DelayedScaling &d, const Shape &history) {
   return Status::ok();
 }
 
+Status checkQuantRecipe(const QuantRecipe &q, std::string_view name) {
+  if (!isFP8(q.format))
+    return errorf("expected ", name,
+                  " to be quantized to an FP8 format (e4m3fn or e5m2), found ",
+                  toString(q.format));
+  FP8_RETURN_IF_ERROR(
+      checkGranularity(q.granularity, std::string(name) + "'s granularity"));
+  FP8_RETURN_IF_ERROR(checkScalingMode(q.mode, q.granularity));
+  if (q.mode == ScalingMode::Delayed)
+    return checkDelayedScaling(q.delayed);
+  return Status::ok();
+}
+
 /// Sizes are non-negative or kDynamic.
 static Status checkSizes(const Shape &shape, std::string_view what) {
   for (int64_t size : shape)
@@ -108,7 +121,8 @@ static Status checkSizes(const Shape &shape, std::string_view what) {
 
 Status checkScaleShape(const Shape &operand, const Granularity &g,
                        const Shape &scale, std::string_view name) {
-  FP8_RETURN_IF_ERROR(checkGranularity(g, name));
+  FP8_RETURN_IF_ERROR(
+      checkGranularity(g, std::string(name) + "'s granularity"));
   FP8_RETURN_IF_ERROR(checkSizes(operand, name));
   std::string scaleName = "the scale of " + std::string(name);
   FP8_RETURN_IF_ERROR(checkSizes(scale, scaleName));
@@ -213,8 +227,8 @@ Status checkPromotionInterval(std::optional<int64_t> interval,
 Status checkGemmRecipe(const OperandSpec &a, const OperandSpec &b,
                        std::optional<int64_t> promotionInterval, DType out) {
   FP8_RETURN_IF_ERROR(checkFormatPair(a.format, b.format, out));
-  FP8_RETURN_IF_ERROR(checkGranularity(a.granularity, "A"));
-  FP8_RETURN_IF_ERROR(checkGranularity(b.granularity, "B"));
+  FP8_RETURN_IF_ERROR(checkGranularity(a.granularity, "A's granularity"));
+  FP8_RETURN_IF_ERROR(checkGranularity(b.granularity, "B's granularity"));
   FP8_RETURN_IF_ERROR(checkMXPair(a, b));
   FP8_RETURN_IF_ERROR(checkKBlocks(a, b));
   return checkPromotionInterval(promotionInterval, a, b);

@@ -71,7 +71,8 @@ bool isMX(const Granularity &stored, Layout layout);
 // Rules on one quantized tensor.
 //===----------------------------------------------------------------------===//
 
-/// Block sizes are positive or kWhole. `name` names the tensor ("A").
+/// Block sizes are positive or kWhole. `name` names the granularity
+/// ("A's granularity").
 Status checkGranularity(const Granularity &g, std::string_view name);
 
 /// Delayed-scaling parameters: history length and update interval positive,
@@ -84,6 +85,11 @@ Status checkScalingMode(ScalingMode mode, const Granularity &g);
 
 /// The amax history of delayed scaling is [historyLength] f32 values.
 Status checkAmaxHistory(const DelayedScaling &d, const Shape &history);
+
+/// The recipe of one tensor: an FP8 format, a valid granularity, a scaling
+/// mode it allows and, for delayed scaling, valid parameters. `name` names
+/// the tensor.
+Status checkQuantRecipe(const QuantRecipe &q, std::string_view name);
 
 /// The scale tensor of an operand has shape scaleShapeFor(operand, g); sizes
 /// that are dynamic on either side are not compared.

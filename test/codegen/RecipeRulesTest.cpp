@@ -160,10 +160,10 @@ TEST(RecipeRules, ValidGemmsPass) {
 }
 
 TEST(RecipeRules, GranularityMessages) {
-  expectError(checkGranularity(Granularity::block(-1, 128), "A"),
+  expectError(checkGranularity(Granularity::block(-1, 128), "A's granularity"),
               "expected the block rows of A's granularity to be positive or "
               "whole, found -1");
-  expectError(checkGranularity(Granularity::block(1, -128), "B"),
+  expectError(checkGranularity(Granularity::block(1, -128), "B's granularity"),
               "expected the block columns of B's granularity to be positive "
               "or whole, found -128");
 }
@@ -181,7 +181,7 @@ TEST(RecipeRules, DelayedScalingMessages) {
   d = DelayedScaling();
   d.margin = 128;
   expectError(checkDelayedScaling(d), "expected the margin to be in [0, 127] "
-                                      "(the scale is divided by 2^margin), "
+                                      "(a headroom of 2^margin on the amax), "
                                       "found 128");
   EXPECT_TRUE(checkScalingMode(ScalingMode::Current, Granularity::block(1, 128))
                   .isOk());
@@ -194,6 +194,28 @@ TEST(RecipeRules, DelayedScalingMessages) {
   expectError(checkAmaxHistory(DelayedScaling(), {8}),
               "expected the amax history to have shape [16] (the history "
               "length), found [8]");
+}
+
+TEST(RecipeRules, QuantRecipeMessages) {
+  QuantRecipe q;
+  q.granularity = Granularity::block(1, 128);
+  EXPECT_TRUE(checkQuantRecipe(q, "A").isOk());
+  q.format = DType::BF16;
+  expectError(checkQuantRecipe(q, "A"), "expected A to be quantized to an FP8 "
+                                        "format (e4m3fn or e5m2), found bf16");
+  q.format = DType::E5M2;
+  q.granularity.cols = -2;
+  expectError(checkQuantRecipe(q, "A"), "expected the block columns of A's "
+                                        "granularity to be positive or whole, "
+                                        "found -2");
+  q.granularity = Granularity::perTensor();
+  q.mode = ScalingMode::Delayed;
+  EXPECT_TRUE(checkQuantRecipe(q, "A").isOk());
+  q.delayed.historyLength = 0;
+  EXPECT_FALSE(checkQuantRecipe(q, "A").isOk());
+  q.delayed.historyLength = 16;
+  q.granularity = Granularity::perRow();
+  EXPECT_FALSE(checkQuantRecipe(q, "A").isOk());
 }
 
 TEST(RecipeRules, ScaleMessages) {

@@ -1,0 +1,88 @@
+//===- FP8Attrs.h - fp8 dialect attributes -----------------------*- C++
+//-*-===//
+//
+// The recipe attributes and enums, and their one-to-one conversions to and
+// from the plain C++ recipe types of codegen/Recipe.h (namespace ::fp8),
+// which codegen and the runtime use without MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_DIALECT_FP8ATTRS_H
+#define FP8_DIALECT_FP8ATTRS_H
+
+#include "codegen/KernelSpec.h"
+#include "codegen/Recipe.h"
+#include "codegen/RecipeRules.h"
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <optional>
+
+#include "dialect/FP8Enums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialect/FP8Attrs.h.inc"
+
+namespace mlir::fp8 {
+
+//===----------------------------------------------------------------------===//
+// Enums: dialect <-> codegen, case for case.
+//===----------------------------------------------------------------------===//
+
+/// The codegen twin of a dialect enum.
+::fp8::ScaleFormat toRecipe(ScaleFormat f);
+::fp8::ScalingMode toRecipe(ScalingMode m);
+::fp8::AmaxAlgo toRecipe(AmaxAlgo a);
+::fp8::Layout toRecipe(Layout l);
+/// GroupedContiguous or GroupedMasked.
+::fp8::GemmKind toRecipe(GroupMode g);
+
+/// The dialect twin of a codegen enum.
+ScaleFormat fromRecipe(::fp8::ScaleFormat f);
+ScalingMode fromRecipe(::fp8::ScalingMode m);
+AmaxAlgo fromRecipe(::fp8::AmaxAlgo a);
+Layout fromRecipe(::fp8::Layout l);
+
+//===----------------------------------------------------------------------===//
+// Attributes: dialect <-> codegen.
+//===----------------------------------------------------------------------===//
+
+/// The block shape and scale format of a granularity attribute.
+::fp8::Granularity toRecipe(GranularityAttr attr);
+/// The attribute for a granularity (blocks must be positive or kWhole).
+GranularityAttr fromRecipe(MLIRContext *ctx, const ::fp8::Granularity &g);
+
+/// The delayed-scaling parameters of a scaling attribute (defaults for
+/// current scaling); the mode is attr.getMode().
+::fp8::DelayedScaling toDelayedScaling(ScalingAttr attr);
+/// The attribute for a scaling mode; `delayed` is ignored for current.
+ScalingAttr fromRecipe(MLIRContext *ctx, ::fp8::ScalingMode mode,
+                       const ::fp8::DelayedScaling &delayed);
+
+/// The recipe of one tensor. Expects a verified attribute.
+::fp8::QuantRecipe toRecipe(QuantRecipeAttr attr);
+QuantRecipeAttr fromRecipe(MLIRContext *ctx, const ::fp8::QuantRecipe &q);
+
+/// The operand description of an operand quantized with `q` and stored with
+/// `layout`. A recipe attribute states granularities in the logical frame
+/// (A as [M, K], B as [N, K]); this maps them to the operand as stored.
+::fp8::OperandSpec toOperandSpec(QuantRecipeAttr q,
+                                 ::fp8::Layout layout = ::fp8::Layout::KMajor);
+
+//===----------------------------------------------------------------------===//
+// Types and shapes.
+//===----------------------------------------------------------------------===//
+
+/// The codegen element type of an MLIR type: f8E4M3FN, f8E5M2, bf16, f16,
+/// f32, f8E8M0FNU (ue8m0); nullopt for any other type.
+std::optional<::fp8::DType> toDType(Type type);
+/// The MLIR type of a codegen element type.
+Type fromRecipe(MLIRContext *ctx, ::fp8::DType type);
+
+/// A shape in codegen's terms: dynamic sizes become ::fp8::kDynamic.
+::fp8::Shape toRecipeShape(ArrayRef<int64_t> shape);
+
+} // namespace mlir::fp8
+
+#endif // FP8_DIALECT_FP8ATTRS_H

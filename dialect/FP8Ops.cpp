@@ -1,0 +1,137 @@
+//===- FP8Ops.cpp - fp8 dialect operations --------------------------------===//
+//
+// Verifiers. ODS has checked types and ranks; what remains are the recipe
+// rules of codegen/RecipeRules.h, whose messages are reported unchanged, and
+// the pairing of the amax history operand and result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/FP8Ops.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+#define GET_OP_CLASSES
+#include "dialect/FP8Ops.cpp.inc"
+
+/// Reports a failed rule as an op error.
+static LogicalResult check(Operation *op, const ::fp8::Status &status) {
+  if (status)
+    return success();
+  return op->emitOpError() << status.message();
+}
+
+static ::fp8::Shape shapeOf(Value value) {
+  return toRecipeShape(cast<ShapedType>(value.getType()).getShape());
+}
+
+/// The element type of a tensor whose type ODS has constrained to ones
+/// codegen knows.
+static ::fp8::DType dtypeOf(Value value) {
+  return toDType(cast<ShapedType>(value.getType()).getElementType())
+      .value_or(::fp8::DType::F32);
+}
+
+/// The rules every scaled FP8 tensor obeys: the scale's shape and element
+/// type follow from the tensor's shape and granularity.
+static LogicalResult verifyScales(Operation *op, Value data, Value scale,
+                                  GranularityAttr granularity) {
+  ::fp8::Granularity g = toRecipe(granularity);
+  if (failed(check(op, ::fp8::checkScaleShape(shapeOf(data), g, shapeOf(scale),
+                                              "the input"))))
+    return failure();
+  return check(op, ::fp8::checkScaleType(g, dtypeOf(scale), "the input"));
+}
+
+//===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizeOp::verify() {
+  ScalingAttr scaling = getScaling();
+  if (failed(check(*this, ::fp8::checkScalingMode(toRecipe(scaling.getMode()),
+                                                  toRecipe(getGranularity())))))
+    return failure();
+
+  Value history = getHistory();
+  if (scaling.isDelayed() && !history)
+    return emitOpError("expected an amax history operand with delayed scaling");
+  if (!scaling.isDelayed() && history)
+    return emitOpError("expected no amax history operand with current scaling");
+  Value newHistory = getNewHistory();
+  if (history && !newHistory)
+    return emitOpError(
+        "expected a new_history result for the amax history operand");
+  if (!history && newHistory)
+    return emitOpError(
+        "expected no new_history result without an amax history operand");
+  if (history) {
+    if (failed(check(*this, ::fp8::checkAmaxHistory(toDelayedScaling(scaling),
+                                                    shapeOf(history)))))
+      return failure();
+    if (newHistory.getType() != history.getType())
+      return emitOpError("expected new_history to have the amax history's "
+                         "type ")
+             << history.getType() << ", found " << newHistory.getType();
+  }
+  return verifyScales(*this, getInput(), getScale(), getGranularity());
+}
+
+//===----------------------------------------------------------------------===//
+// DequantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DequantizeOp::verify() {
+  return verifyScales(*this, getInput(), getScale(), getGranularity());
+}
+
+//===----------------------------------------------------------------------===//
+// ScaledMatmulOp, GroupedScaledMatmulOp
+//===----------------------------------------------------------------------===//
+
+/// The parts of ScaledGemmArgs that both GEMM ops have.
+template <typename GemmOp>
+static ::fp8::ScaledGemmArgs getCommonGemmArgs(GemmOp op) {
+  ::fp8::ScaledGemmArgs args;
+  args.a.format = dtypeOf(op.getA());
+  args.a.layout = toRecipe(op.getALayout());
+  args.a.granularity = toRecipe(op.getAGranularity());
+  args.b.format = dtypeOf(op.getB());
+  args.b.layout = toRecipe(op.getBLayout());
+  args.b.granularity = toRecipe(op.getBGranularity());
+  args.aShape = shapeOf(op.getA());
+  args.aScaleShape = shapeOf(op.getAScale());
+  args.aScaleType = dtypeOf(op.getAScale());
+  args.bShape = shapeOf(op.getB());
+  args.bScaleShape = shapeOf(op.getBScale());
+  args.bScaleType = dtypeOf(op.getBScale());
+  args.dShape = shapeOf(op.getD());
+  args.out = dtypeOf(op.getD());
+  // The attribute's signed value: the generated getter reads it unsigned.
+  if (IntegerAttr interval = op.getPromotionIntervalAttr())
+    args.promotionInterval = interval.getInt();
+  return args;
+}
+
+::fp8::ScaledGemmArgs ScaledMatmulOp::getGemmArgs() {
+  ::fp8::ScaledGemmArgs args = getCommonGemmArgs(*this);
+  args.kind = ::fp8::GemmKind::Dense;
+  return args;
+}
+
+LogicalResult ScaledMatmulOp::verify() {
+  return check(*this, ::fp8::checkScaledGemm(getGemmArgs()));
+}
+
+::fp8::ScaledGemmArgs GroupedScaledMatmulOp::getGemmArgs() {
+  ::fp8::ScaledGemmArgs args = getCommonGemmArgs(*this);
+  args.kind = toRecipe(getMode());
+  args.groupShape = shapeOf(getGroups());
+  return args;
+}
+
+LogicalResult GroupedScaledMatmulOp::verify() {
+  return check(*this, ::fp8::checkScaledGemm(getGemmArgs()));
+}

@@ -1,0 +1,293 @@
+//===- FP8Ops.td - fp8 dialect operations ------------------*- tablegen -*-===//
+//
+// Quantize, dequantize, scaled GEMM, grouped scaled GEMM. Type constraints
+// are declared here; the target-independent recipe rules are
+// codegen/RecipeRules.h, called from the verifiers in FP8Ops.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_DIALECT_FP8OPS_TD
+#define FP8_DIALECT_FP8OPS_TD
+
+include "dialect/FP8Attrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class FP8_Op<string mnemonic, list<Trait> traits = []>
+    : Op<FP8_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+defvar FP8_Formats = [F8E4M3FN, F8E5M2];
+
+/// FP8 data: a matrix or a rank-3 stack of group matrices.
+def FP8_FP8Tensor : TensorRankOf<FP8_Formats, [2, 3]>;
+def FP8_FP8Matrix : TensorRankOf<FP8_Formats, [2]>;
+def FP8_FP8Stack : TensorRankOf<FP8_Formats, [3]>;
+/// What FP8 data is quantized from and dequantized to.
+def FP8_WideTensor : TensorRankOf<[BF16, F16, F32], [2, 3]>;
+/// Scales: f32 (f32, f32_pow2 formats) or f8E8M0FNU (ue8m0).
+def FP8_ScaleTensor : TensorRankOf<[F32, F8E8M0FNU], [2, 3]>;
+def FP8_ResultMatrix : TensorRankOf<[BF16, F32], [2]>;
+def FP8_ResultTensor : TensorRankOf<[BF16, F32], [2, 3]>;
+def FP8_AmaxHistory : 1DTensorOf<[F32]>;
+def FP8_GroupTensor : 1DTensorOf<[I32]>;
+def FP8_StatsTensor : Type<
+    And<[RankedTensorOf<[F32]>.predicate,
+         CPred<"::llvm::cast<::mlir::RankedTensorType>($_self).getShape() == "
+               "::llvm::ArrayRef<int64_t>{3}">]>,
+    "tensor<3xf32> (amax, underflow count, range-collapse count)",
+    "::mlir::RankedTensorType">;
+
+//===----------------------------------------------------------------------===//
+// fp8.quantize
+//===----------------------------------------------------------------------===//
+
+def FP8_QuantizeOp : FP8_Op<"quantize", [
+    Pure, AttrSizedResultSegments, AllShapesMatch<["input", "output"]>]> {
+  let summary = "quantizes a tensor to FP8 with one scale per block";
+  let description = [{
+    Cuts `input` into blocks of the given granularity and quantizes each to
+    the element type of `output` with its own scale: `scale = amax / max`
+    (448 for `f8E4M3FN`, 57344 for `f8E5M2`), rounded up to a power of two
+    for `f32_pow2` and `ue8m0` scales, and `output = saturate(input /
+    scale)`, so that `input ~ output * scale`. The scale tensor has shape
+    `[ceil(R / rows), ceil(C / cols)]` (the leading group dimension of a
+    rank-3 input is kept) for `rows x cols` blocks of an `[R, C]` input,
+    element type `f32` or `f8E8M0FNU` (`ue8m0`).
+
+    With `scaling <current>` (the default) the amax is that of the block now.
+    With `scaling <delayed, ...>` it is read off the amax history operand, a
+    `tensor<Lxf32>` with `L` the attribute's history length; the op measures
+    the amax of `input` and returns the history rolled by one with it
+    appended as `new_history`. (On the steps the attribute's `interval`
+    skips, the pass that schedules quantization passes the history on
+    unchanged.) Delayed scaling needs `per_tensor` granularity.
+
+    The optional `stats` result feeds training monitors: the amax of
+    `input`, the number of non-zero elements that quantize to zero
+    (underflow), and the number of distinct input values lost because they
+    quantize to the same value as another element of their block (range
+    collapse), as `f32` (counts are exact below 2^24).
+
+    ```mlir
+    // DeepSeek-V3 activations: one scale per token per 128 channels.
+    %q, %s = fp8.quantize %x granularity <1x128>
+        : tensor<?x7168xbf16> -> tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>
+
+    // Per-tensor delayed scaling, with the monitor statistics.
+    %q, %s, %h1, %st = fp8.quantize %x history %h0 granularity <per_tensor>
+        scaling <delayed, history = 16>
+        : tensor<128x4096xbf16>, tensor<16xf32>
+        -> tensor<128x4096xf8E5M2>, tensor<1x1xf32>, tensor<16xf32>
+           stats tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins
+    FP8_WideTensor:$input,
+    Optional<FP8_AmaxHistory>:$history,
+    FP8_GranularityAttr:$granularity,
+    DefaultValuedAttr<FP8_ScalingAttr,
+                      "::mlir::fp8::ScalingMode::Current">:$scaling
+  );
+  let results = (outs
+    FP8_FP8Tensor:$output,
+    FP8_ScaleTensor:$scale,
+    Optional<FP8_AmaxHistory>:$new_history,
+    Optional<FP8_StatsTensor>:$stats
+  );
+  let assemblyFormat = [{
+    $input (`history` $history^)? `granularity` $granularity
+    (`scaling` $scaling^)? attr-dict
+    `:` type($input) (`,` type($history)^)?
+    `->` type($output) `,` type($scale) (`,` type($new_history)^)?
+    (`stats` type($stats)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.dequantize
+//===----------------------------------------------------------------------===//
+
+def FP8_DequantizeOp : FP8_Op<"dequantize", [
+    Pure, AllShapesMatch<["input", "output"]>]> {
+  let summary = "multiplies FP8 data back by its block scales";
+  let description = [{
+    The inverse of `fp8.quantize`: `output = input * scale` of the element's
+    block, in `bf16`, `f16` or `f32`. The scale tensor's shape and element
+    type follow from the input's shape and the granularity as for
+    `fp8.quantize`.
+
+    ```mlir
+    %w = fp8.dequantize %q scale %s granularity <128x128>
+        : tensor<4096x7168xf8E4M3FN>, tensor<32x56xf32> -> tensor<4096x7168xbf16>
+    ```
+  }];
+  let arguments = (ins
+    FP8_FP8Tensor:$input,
+    FP8_ScaleTensor:$scale,
+    FP8_GranularityAttr:$granularity
+  );
+  let results = (outs FP8_WideTensor:$output);
+  let assemblyFormat = [{
+    $input `scale` $scale `granularity` $granularity attr-dict
+    `:` type($input) `,` type($scale) `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.scaled_matmul
+//===----------------------------------------------------------------------===//
+
+def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul", [
+    Pure, OptionalTypesMatchWith<"C has the result's type", "d", "c", "$_self">
+  ]> {
+  let summary = "D = (A * scale A) * (B * scale B)^T (+ C)";
+  let description = [{
+    Multiplies two FP8 matrices, each with its block scales, accumulating in
+    FP32: `D = A * B^T (+ C)` with A logically `[M, K]`, B `[N, K]`, D
+    `[M, N]` in `bf16` or `f32` (C, when given, has D's type). Any pair of
+    `f8E4M3FN` and `f8E5M2` multiplies.
+
+    Per operand: `layout` (`k_major`, the default, stores A as `[M, K]` and B
+    as `[N, K]`; `mn_major` stores A as `[K, M]` and B as `[K, N]`) and
+    `granularity`, stated against the operand as stored; the scale tensor's
+    shape follows from both (the ceil-div rule, so K need not be a multiple
+    of a K block: the last block is partial).
+
+    `promotion_interval` is the number of K elements the tensor cores
+    accumulate (in their reduced-precision accumulator, about 14 bits on
+    Hopper) before the partial sum is scaled and added to the FP32
+    accumulator; absent means tensor-core accumulation only. Rules:
+    * when present it is a positive multiple of 32, the K step of FP8 MMAs;
+    * when an operand's scales vary along K (its K block is not whole) it is
+      required and divides that K block, which is itself a multiple of 32
+      (no MMA can change scales inside a k32 step); if both operands' scales
+      vary along K, their K blocks are equal;
+    * MX (`1x32:ue8m0` along K) is on both operands or neither: a
+      block-scaled MMA applies both scales itself, so MX needs no
+      promotion interval (and accepts only 32).
+
+    ```mlir
+    // DeepSeek-V3: 1x128 activation tiles, 128x128 weight blocks.
+    %d = fp8.scaled_matmul %a scale %as granularity <1x128>,
+                           %b scale %bs granularity <128x128>
+           promotion_interval 128
+        : tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>,
+          tensor<4096x7168xf8E4M3FN>, tensor<32x56xf32> -> tensor<?x4096xbf16>
+
+    // MX, B stored [K, N], accumulating into C.
+    %d = fp8.scaled_matmul %a scale %as granularity <mx>,
+                           %b scale %bs granularity <32x1:ue8m0> layout mn_major
+           acc %c
+        : tensor<128x4096xf8E4M3FN>, tensor<128x128xf8E8M0FNU>,
+          tensor<4096x256xf8E5M2>, tensor<128x256xf8E8M0FNU> -> tensor<128x256xf32>
+    ```
+  }];
+  let arguments = (ins
+    FP8_FP8Matrix:$a,
+    FP8_ScaleTensor:$a_scale,
+    FP8_FP8Matrix:$b,
+    FP8_ScaleTensor:$b_scale,
+    Optional<FP8_ResultMatrix>:$c,
+    FP8_GranularityAttr:$a_granularity,
+    FP8_GranularityAttr:$b_granularity,
+    DefaultValuedAttr<FP8_LayoutAttr, "::mlir::fp8::Layout::KMajor">:$a_layout,
+    DefaultValuedAttr<FP8_LayoutAttr, "::mlir::fp8::Layout::KMajor">:$b_layout,
+    OptionalAttr<I64Attr>:$promotion_interval
+  );
+  let results = (outs FP8_ResultMatrix:$d);
+  // `` before an enum: its printer begins with the space.
+  let assemblyFormat = [{
+    $a `scale` $a_scale `granularity` $a_granularity
+    (`layout` `` $a_layout^)? `,`
+    $b `scale` $b_scale `granularity` $b_granularity
+    (`layout` `` $b_layout^)?
+    (`acc` $c^)? (`promotion_interval` $promotion_interval^)? attr-dict
+    `:` type($a) `,` type($a_scale) `,` type($b) `,` type($b_scale)
+    `->` type($d)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The op's recipe and shapes in codegen's terms, as the rules of
+    /// codegen/RecipeRules.h (and the runtime) see them.
+    ::fp8::ScaledGemmArgs getGemmArgs();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.grouped_scaled_matmul
+//===----------------------------------------------------------------------===//
+
+def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
+  let summary = "one scaled FP8 GEMM per group (MoE experts)";
+  let description = [{
+    `G` scaled GEMMs `D_g = A_g * B_g^T` sharing a recipe, one per expert.
+    B is a `[G, N, K]` stack (`[G, K, N]` when `mn_major`); its scales have
+    a leading `G` too. The groups of A and D come in one of two forms:
+
+    * `contiguous(%offsets)`: A `[sumM, K]` and D `[sumM, N]` stack the
+      groups along M; group `g` is rows `offsets[g]` to `offsets[g + 1]`,
+      given by a `tensor<(G + 1) x i32>`. A's scales cover all of A.
+    * `masked(%valid_rows)`: A `[G, maxM, K]`, D `[G, maxM, N]`; only the
+      first `valid_rows[g]` rows of group `g` are computed (a
+      `tensor<G x i32>`); A's scales have a leading `G`.
+
+    Layouts, granularities and `promotion_interval` follow the rules of
+    `fp8.scaled_matmul`. With a row block larger than 1 on A, each group's
+    first row is expected at a multiple of it; offsets are run-time values,
+    so the runtime checks that.
+
+    ```mlir
+    %d = fp8.grouped_scaled_matmul contiguous(%offsets : tensor<9xi32>)
+           %a scale %as granularity <1x128>,
+           %b scale %bs granularity <128x128>
+           promotion_interval 128
+        : tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>,
+          tensor<8x4096x7168xf8E4M3FN>, tensor<8x32x56xf32> -> tensor<?x4096xbf16>
+
+    %d = fp8.grouped_scaled_matmul masked(%valid_rows : tensor<8xi32>)
+           %a scale %as granularity <1x128>,
+           %b scale %bs granularity <128x128>
+           promotion_interval 128
+        : tensor<8x256x7168xf8E4M3FN>, tensor<8x256x56xf32>,
+          tensor<8x4096x7168xf8E4M3FN>, tensor<8x32x56xf32>
+          -> tensor<8x256x4096xbf16>
+    ```
+  }];
+  let arguments = (ins
+    FP8_GroupModeAttr:$mode,
+    FP8_GroupTensor:$groups,
+    FP8_FP8Tensor:$a,
+    FP8_ScaleTensor:$a_scale,
+    FP8_FP8Stack:$b,
+    FP8_ScaleTensor:$b_scale,
+    FP8_GranularityAttr:$a_granularity,
+    FP8_GranularityAttr:$b_granularity,
+    DefaultValuedAttr<FP8_LayoutAttr, "::mlir::fp8::Layout::KMajor">:$a_layout,
+    DefaultValuedAttr<FP8_LayoutAttr, "::mlir::fp8::Layout::KMajor">:$b_layout,
+    OptionalAttr<I64Attr>:$promotion_interval
+  );
+  let results = (outs FP8_ResultTensor:$d);
+  let assemblyFormat = [{
+    `` $mode `(` $groups `:` type($groups) `)`
+    $a `scale` $a_scale `granularity` $a_granularity
+    (`layout` `` $a_layout^)? `,`
+    $b `scale` $b_scale `granularity` $b_granularity
+    (`layout` `` $b_layout^)?
+    (`promotion_interval` $promotion_interval^)? attr-dict
+    `:` type($a) `,` type($a_scale) `,` type($b) `,` type($b_scale)
+    `->` type($d)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The op's recipe and shapes in codegen's terms, as the rules of
+    /// codegen/RecipeRules.h (and the runtime) see them.
+    ::fp8::ScaledGemmArgs getGemmArgs();
+  }];
+}
+
+#endif // FP8_DIALECT_FP8OPS_TD
