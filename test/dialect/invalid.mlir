@@ -1,0 +1,529 @@
+// One case per diagnostic of the fp8 dialect (a message counts once whatever
+// the values in it): its attribute parsers and verifiers, its ops' type
+// constraints and verifiers, and every rule of codegen/RecipeRules.h that IR
+// can reach (test/codegen/RecipeRulesTest.cpp has them all).
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{expected a granularity (per_tensor, per_row, per_column, mx or <rows>x<cols>), found '0x128'}}
+func.func @granularity_zero_block() attributes {fp8.g = #fp8.granularity<0x128>}
+
+// -----
+
+// expected-error @+1 {{expected a scale format (f32, f32_pow2, ue8m0) after ':' in granularity '1x128:f16', found 'f16'}}
+func.func @granularity_scale_format() attributes {fp8.g = #fp8.granularity<1x128:f16>}
+
+// -----
+
+// expected-error @+1 {{granularity 'mx' implies ue8m0 scales; found 'mx:ue8m0'}}
+func.func @granularity_mx_format() attributes {fp8.g = #fp8.granularity<mx:ue8m0>}
+
+// -----
+
+// expected-error @+1 {{expected no delayed-scaling parameters (history, interval, margin, algo) with current scaling}}
+func.func @scaling_current_params() attributes {fp8.s = #fp8.scaling<current, history = 32>}
+
+// -----
+
+// expected-error @+1 {{expected the amax history length to be positive, found 0}}
+func.func @scaling_history() attributes {fp8.s = #fp8.scaling<delayed, history = 0>}
+
+// -----
+
+// expected-error @+1 {{expected the amax update interval to be positive, found -1}}
+func.func @scaling_interval() attributes {fp8.s = #fp8.scaling<delayed, interval = -1>}
+
+// -----
+
+// expected-error @+1 {{expected the margin to be in [0, 127] (a headroom of 2^margin on the amax), found 200}}
+func.func @scaling_margin() attributes {fp8.s = #fp8.scaling<delayed, margin = 200>}
+
+// -----
+
+// expected-error @+1 {{expected an FP8 format (f8E4M3FN or f8E5M2), found 'bf16'}}
+func.func @quant_format() attributes {fp8.q = #fp8.quant<bf16, <1x128>>}
+
+// -----
+
+// expected-error @+1 {{expected out to be bf16 or f32, found 'f16'}}
+func.func @recipe_out() attributes {fp8.r = #fp8.recipe<a = <f8E4M3FN, <per_row>>, b = <f8E4M3FN, <per_row>>, out = f16>}
+
+// -----
+
+// The recipe's granularities are logical ([M, K], [N, K]): mx is along K.
+// expected-error @+1 {{expected B to have MX granularity like A (one ue8m0 scale per 1x32 elements along K), found 128x128 (k_major)}}
+func.func @recipe_mx_pair() attributes {fp8.r = #fp8.recipe<a = <f8E4M3FN, <mx>>, b = <f8E4M3FN, <128x128>>>}
+
+//===----------------------------------------------------------------------===//
+// fp8.quantize
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @quantize_output_type(%x: tensor<128x128xbf16>) {
+  // expected-error @+1 {{result #0 must be 2D/3D tensor of f8E4M3FN type or f8E5M2 type values, but got 'tensor<128x128xbf16>'}}
+  %q, %s = fp8.quantize %x granularity <per_tensor>
+      : tensor<128x128xbf16> -> tensor<128x128xbf16>, tensor<1x1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_rank(%x: tensor<128xbf16>) {
+  // expected-error @+1 {{operand #0 must be 2D/3D tensor of bfloat16 type or 16-bit float or 32-bit float values, but got 'tensor<128xbf16>'}}
+  %q, %s = fp8.quantize %x granularity <per_tensor>
+      : tensor<128xbf16> -> tensor<128xf8E4M3FN>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_shapes(%x: tensor<128x128xbf16>) {
+  // expected-error @+1 {{failed to verify that all of {input, output} have same shape}}
+  %q, %s = fp8.quantize %x granularity <per_tensor>
+      : tensor<128x128xbf16> -> tensor<128x64xf8E4M3FN>, tensor<1x1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_type(%x: tensor<128x128xbf16>) {
+  // expected-error @+1 {{result #1 must be 2D/3D tensor of 32-bit float or f8E8M0FNU type values, but got 'tensor<1x1xf16>'}}
+  %q, %s = fp8.quantize %x granularity <per_tensor>
+      : tensor<128x128xbf16> -> tensor<128x128xf8E4M3FN>, tensor<1x1xf16>
+  return
+}
+
+// -----
+
+// Dynamic sizes skip only their own comparison: the column count is checked.
+func.func @quantize_scale_shape(%x: tensor<?x7168xbf16>) {
+  // expected-error @+1 {{expected the scale of the input to have shape [?, 56] for a [?, 7168] operand with 1x128 granularity, found [?, 28]}}
+  %q, %s = fp8.quantize %x granularity <1x128>
+      : tensor<?x7168xbf16> -> tensor<?x7168xf8E4M3FN>, tensor<?x28xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_rank(%x: tensor<8x128x128xbf16>) {
+  // expected-error @+1 {{expected the scale of the input to have rank 3 (the input's), found 2}}
+  %q, %s = fp8.quantize %x granularity <per_tensor>
+      : tensor<8x128x128xbf16> -> tensor<8x128x128xf8E4M3FN>, tensor<1x1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_delayed_granularity(%x: tensor<128x128xbf16>, %h: tensor<16xf32>) {
+  // expected-error @+1 {{expected per_tensor granularity with delayed scaling (one amax history per tensor), found 1x128}}
+  %q, %s, %h1 = fp8.quantize %x history %h granularity <1x128> scaling <delayed>
+      : tensor<128x128xbf16>, tensor<16xf32>
+      -> tensor<128x128xf8E4M3FN>, tensor<128x1xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_delayed_no_history(%x: tensor<128x128xbf16>) {
+  // expected-error @+1 {{expected an amax history operand with delayed scaling}}
+  %q, %s = fp8.quantize %x granularity <per_tensor> scaling <delayed>
+      : tensor<128x128xbf16> -> tensor<128x128xf8E4M3FN>, tensor<1x1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_current_history(%x: tensor<128x128xbf16>, %h: tensor<16xf32>) {
+  // expected-error @+1 {{expected no amax history operand with current scaling}}
+  %q, %s, %h1 = fp8.quantize %x history %h granularity <per_tensor>
+      : tensor<128x128xbf16>, tensor<16xf32>
+      -> tensor<128x128xf8E4M3FN>, tensor<1x1xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_no_new_history(%x: tensor<128x128xbf16>, %h: tensor<16xf32>) {
+  // expected-error @+1 {{expected a new_history result for the amax history operand}}
+  %q, %s = fp8.quantize %x history %h granularity <per_tensor> scaling <delayed>
+      : tensor<128x128xbf16>, tensor<16xf32>
+      -> tensor<128x128xf8E4M3FN>, tensor<1x1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_stray_new_history(%x: tensor<128x128xbf16>) {
+  // expected-error @+1 {{expected no new_history result without an amax history operand}}
+  %q, %s, %h1 = fp8.quantize %x granularity <per_tensor>
+      : tensor<128x128xbf16>
+      -> tensor<128x128xf8E4M3FN>, tensor<1x1xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_history_length(%x: tensor<128x128xbf16>, %h: tensor<8xf32>) {
+  // expected-error @+1 {{expected the amax history to have shape [16] (the history length), found [8]}}
+  %q, %s, %h1 = fp8.quantize %x history %h granularity <per_tensor> scaling <delayed>
+      : tensor<128x128xbf16>, tensor<8xf32>
+      -> tensor<128x128xf8E4M3FN>, tensor<1x1xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_new_history_type(%x: tensor<128x128xbf16>, %h: tensor<16xf32>) {
+  // expected-error @+1 {{expected new_history to have the amax history's type 'tensor<16xf32>', found 'tensor<?xf32>'}}
+  %q, %s, %h1 = fp8.quantize %x history %h granularity <per_tensor> scaling <delayed>
+      : tensor<128x128xbf16>, tensor<16xf32>
+      -> tensor<128x128xf8E4M3FN>, tensor<1x1xf32>, tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_history_type(%x: tensor<128x128xbf16>, %h: tensor<16xbf16>) {
+  // expected-error @+1 {{operand #1 must be 1D tensor of 32-bit float values, but got 'tensor<16xbf16>'}}
+  %q, %s, %h1 = fp8.quantize %x history %h granularity <per_tensor> scaling <delayed>
+      : tensor<128x128xbf16>, tensor<16xbf16>
+      -> tensor<128x128xf8E4M3FN>, tensor<1x1xf32>, tensor<16xbf16>
+  return
+}
+
+// -----
+
+func.func @quantize_stats_type(%x: tensor<128x128xbf16>) {
+  // expected-error @+1 {{result #2 must be tensor<3xf32> (amax, underflow count, range-collapse count), but got 'tensor<4xf32>'}}
+  %q, %s, %st = fp8.quantize %x granularity <per_tensor>
+      : tensor<128x128xbf16> -> tensor<128x128xf8E4M3FN>, tensor<1x1xf32>
+        stats tensor<4xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.dequantize
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @dequantize_scale_element(%q: tensor<128x4096xf8E4M3FN>, %s: tensor<128x128xf32>) {
+  // expected-error @+1 {{expected the scale of the input to be ue8m0 (ue8m0 scales), found f32}}
+  %x = fp8.dequantize %q scale %s granularity <mx>
+      : tensor<128x4096xf8E4M3FN>, tensor<128x128xf32> -> tensor<128x4096xbf16>
+  return
+}
+
+// -----
+
+func.func @dequantize_result_type(%q: tensor<128x4096xf8E4M3FN>, %s: tensor<1x1xf32>) {
+  // expected-error @+1 {{result #0 must be 2D/3D tensor of bfloat16 type or 16-bit float or 32-bit float values, but got 'tensor<128x4096xf8E5M2>'}}
+  %x = fp8.dequantize %q scale %s granularity <per_tensor>
+      : tensor<128x4096xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x4096xf8E5M2>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.scaled_matmul
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @matmul_input_type(%a: tensor<128x256xbf16>, %s: tensor<1x1xf32>) {
+  // expected-error @+1 {{operand #0 must be 2D tensor of f8E4M3FN type or f8E5M2 type values, but got 'tensor<128x256xbf16>'}}
+  %d = fp8.scaled_matmul %a scale %s granularity <per_tensor>,
+                         %a scale %s granularity <per_tensor>
+      : tensor<128x256xbf16>, tensor<1x1xf32>, tensor<128x256xbf16>, tensor<1x1xf32>
+        -> tensor<128x128xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_result_type(%a: tensor<128x256xf8E4M3FN>, %s: tensor<1x1xf32>) {
+  // expected-error @+1 {{custom op 'fp8.scaled_matmul' 'd' must be 2D tensor of bfloat16 type or 32-bit float values, but got 'tensor<128x128xf16>'}}
+  %d = fp8.scaled_matmul %a scale %s granularity <per_tensor>,
+                         %a scale %s granularity <per_tensor>
+      : tensor<128x256xf8E4M3FN>, tensor<1x1xf32>,
+        tensor<128x256xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x128xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_acc_type(%a: tensor<128x256xf8E4M3FN>, %s: tensor<1x1xf32>,
+                           %c: tensor<128x128xf32>) {
+  // expected-error @+1 {{'fp8.scaled_matmul' op failed to verify that C has the result's type}}
+  %d = "fp8.scaled_matmul"(%a, %s, %a, %s, %c) <{
+      a_granularity = #fp8.granularity<per_tensor>,
+      b_granularity = #fp8.granularity<per_tensor>}>
+      : (tensor<128x256xf8E4M3FN>, tensor<1x1xf32>, tensor<128x256xf8E4M3FN>,
+         tensor<1x1xf32>, tensor<128x128xf32>) -> tensor<128x128xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_k(%a: tensor<128x7168xf8E4M3FN>, %as: tensor<1x1xf32>,
+                    %b: tensor<4096x4000xf8E4M3FN>, %bs: tensor<1x1xf32>) {
+  // expected-error @+1 {{expected K of B (4000) to equal K of A (7168)}}
+  %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>,
+                         %b scale %bs granularity <per_tensor>
+      : tensor<128x7168xf8E4M3FN>, tensor<1x1xf32>,
+        tensor<4096x4000xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x4096xbf16>
+  return
+}
+
+// -----
+
+// A stored [K, M]: its K is dimension 0.
+func.func @matmul_m(%a: tensor<7168x128xf8E4M3FN>, %as: tensor<1x1xf32>,
+                    %b: tensor<4096x7168xf8E4M3FN>, %bs: tensor<1x1xf32>) {
+  // expected-error @+1 {{expected the result's rows (64) to equal M (128)}}
+  %d = fp8.scaled_matmul %a scale %as granularity <per_tensor> layout mn_major,
+                         %b scale %bs granularity <per_tensor>
+      : tensor<7168x128xf8E4M3FN>, tensor<1x1xf32>,
+        tensor<4096x7168xf8E4M3FN>, tensor<1x1xf32> -> tensor<64x4096xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_n(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<1x1xf32>,
+                    %b: tensor<4096x7168xf8E4M3FN>, %bs: tensor<1x1xf32>) {
+  // expected-error @+1 {{expected the result's columns (4000) to equal N (4096)}}
+  %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>,
+                         %b scale %bs granularity <per_tensor>
+      : tensor<?x7168xf8E4M3FN>, tensor<1x1xf32>,
+        tensor<4096x7168xf8E4M3FN>, tensor<1x1xf32> -> tensor<?x4000xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_b_scale_shape(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf32>,
+                                %b: tensor<4096x7168xf8E4M3FN>, %bs: tensor<32x28xf32>) {
+  // expected-error @+1 {{expected the scale of B to have shape [32, 56] for a [4096, 7168] operand with 128x128 granularity, found [32, 28]}}
+  %d = fp8.scaled_matmul %a scale %as granularity <1x128>,
+                         %b scale %bs granularity <128x128>
+         promotion_interval 128
+      : tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>,
+        tensor<4096x7168xf8E4M3FN>, tensor<32x28xf32> -> tensor<?x4096xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_b_scale_element(%a: tensor<128x4096xf8E4M3FN>, %as: tensor<128x128xf8E8M0FNU>,
+                                  %b: tensor<256x4096xf8E4M3FN>, %bs: tensor<256x128xf32>) {
+  // expected-error @+1 {{expected the scale of B to be ue8m0 (ue8m0 scales), found f32}}
+  %d = fp8.scaled_matmul %a scale %as granularity <mx>, %b scale %bs granularity <mx>
+      : tensor<128x4096xf8E4M3FN>, tensor<128x128xf8E8M0FNU>,
+        tensor<256x4096xf8E4M3FN>, tensor<256x128xf32> -> tensor<128x256xbf16>
+  return
+}
+
+// -----
+
+// Per-row scales of an MN-major B ([K, N]) change at every K element.
+func.func @matmul_k_block_step(%a: tensor<128x4096xf8E4M3FN>, %as: tensor<128x32xf32>,
+                               %b: tensor<4096x256xf8E4M3FN>, %bs: tensor<4096x1xf32>) {
+  // expected-error @+1 {{expected the K block of B's scales (1) to be a multiple of 32 (the FP8 MMA K step)}}
+  %d = fp8.scaled_matmul %a scale %as granularity <1x128>,
+                         %b scale %bs granularity <per_row> layout mn_major
+         promotion_interval 128
+      : tensor<128x4096xf8E4M3FN>, tensor<128x32xf32>,
+        tensor<4096x256xf8E4M3FN>, tensor<4096x1xf32> -> tensor<128x256xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_k_blocks_differ(%a: tensor<128x4096xf8E4M3FN>, %as: tensor<128x32xf32>,
+                                  %b: tensor<256x4096xf8E4M3FN>, %bs: tensor<2x64xf32>) {
+  // expected-error @+1 {{expected the K blocks of A's and B's scales to be equal when both vary along K, found 128 and 64}}
+  %d = fp8.scaled_matmul %a scale %as granularity <1x128>,
+                         %b scale %bs granularity <128x64>
+         promotion_interval 64
+      : tensor<128x4096xf8E4M3FN>, tensor<128x32xf32>,
+        tensor<256x4096xf8E4M3FN>, tensor<2x64xf32> -> tensor<128x256xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_promotion_multiple(%a: tensor<128x4096xf8E4M3FN>, %s: tensor<1x1xf32>,
+                                     %b: tensor<256x4096xf8E4M3FN>) {
+  // expected-error @+1 {{expected promotion_interval to be a positive multiple of 32, found 48}}
+  %d = fp8.scaled_matmul %a scale %s granularity <per_tensor>,
+                         %b scale %s granularity <per_tensor>
+         promotion_interval 48
+      : tensor<128x4096xf8E4M3FN>, tensor<1x1xf32>,
+        tensor<256x4096xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x256xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_promotion_required(%a: tensor<128x4096xf8E4M3FN>, %as: tensor<128x32xf32>,
+                                     %b: tensor<256x4096xf8E4M3FN>, %bs: tensor<2x32xf32>) {
+  // expected-error @+1 {{expected a promotion_interval: the scales of A vary along K (blocks of 128), so partial sums must be promoted to apply them}}
+  %d = fp8.scaled_matmul %a scale %as granularity <1x128>,
+                         %b scale %bs granularity <128x128>
+      : tensor<128x4096xf8E4M3FN>, tensor<128x32xf32>,
+        tensor<256x4096xf8E4M3FN>, tensor<2x32xf32> -> tensor<128x256xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_promotion_divides(%a: tensor<128x4096xf8E4M3FN>, %as: tensor<128x32xf32>,
+                                    %b: tensor<256x4096xf8E4M3FN>, %bs: tensor<2x32xf32>) {
+  // expected-error @+1 {{expected promotion_interval (256) to divide the K block of A's scales (128)}}
+  %d = fp8.scaled_matmul %a scale %as granularity <1x128>,
+                         %b scale %bs granularity <128x128>
+         promotion_interval 256
+      : tensor<128x4096xf8E4M3FN>, tensor<128x32xf32>,
+        tensor<256x4096xf8E4M3FN>, tensor<2x32xf32> -> tensor<128x256xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_missing_granularity(%a: tensor<128x256xf8E4M3FN>, %s: tensor<1x1xf32>) {
+  // expected-error @+1 {{'fp8.scaled_matmul' op requires attribute 'b_granularity'}}
+  %d = "fp8.scaled_matmul"(%a, %s, %a, %s) <{
+      a_granularity = #fp8.granularity<per_tensor>}>
+      : (tensor<128x256xf8E4M3FN>, tensor<1x1xf32>, tensor<128x256xf8E4M3FN>,
+         tensor<1x1xf32>) -> tensor<128x128xbf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// fp8.grouped_scaled_matmul
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @grouped_b_rank(%off: tensor<9xi32>, %a: tensor<?x7168xf8E4M3FN>, %s: tensor<1x1xf32>,
+                          %b: tensor<4096x7168xf8E4M3FN>) {
+  // expected-error @+1 {{operand #3 must be 3D tensor of f8E4M3FN type or f8E5M2 type values, but got 'tensor<4096x7168xf8E4M3FN>'}}
+  %d = fp8.grouped_scaled_matmul contiguous(%off : tensor<9xi32>)
+         %a scale %s granularity <per_tensor>, %b scale %s granularity <per_tensor>
+      : tensor<?x7168xf8E4M3FN>, tensor<1x1xf32>, tensor<4096x7168xf8E4M3FN>,
+        tensor<1x1xf32> -> tensor<?x4096xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_a_rank(%off: tensor<9xi32>, %a: tensor<8x?x7168xf8E4M3FN>, %as: tensor<1x1x1xf32>,
+                          %b: tensor<8x4096x7168xf8E4M3FN>, %bs: tensor<8x1x1xf32>) {
+  // expected-error @+1 {{expected A of a contiguous grouped GEMM to have rank 2, found 3}}
+  %d = fp8.grouped_scaled_matmul contiguous(%off : tensor<9xi32>)
+         %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+      : tensor<8x?x7168xf8E4M3FN>, tensor<1x1x1xf32>, tensor<8x4096x7168xf8E4M3FN>,
+        tensor<8x1x1xf32> -> tensor<8x?x4096xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_d_rank(%vr: tensor<8xi32>, %a: tensor<8x256x7168xf8E4M3FN>, %as: tensor<8x1x1xf32>,
+                          %b: tensor<8x4096x7168xf8E4M3FN>, %bs: tensor<8x1x1xf32>) {
+  // expected-error @+1 {{expected the result of a masked grouped GEMM to have rank 3, found 2}}
+  %d = fp8.grouped_scaled_matmul masked(%vr : tensor<8xi32>)
+         %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+      : tensor<8x256x7168xf8E4M3FN>, tensor<8x1x1xf32>, tensor<8x4096x7168xf8E4M3FN>,
+        tensor<8x1x1xf32> -> tensor<2048x4096xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_offsets_type(%off: tensor<9xi64>, %a: tensor<?x7168xf8E4M3FN>, %as: tensor<1x1xf32>,
+                                %b: tensor<8x4096x7168xf8E4M3FN>, %bs: tensor<8x1x1xf32>) {
+  // expected-error @+1 {{operand #0 must be 1D tensor of 32-bit signless integer values, but got 'tensor<9xi64>'}}
+  %d = fp8.grouped_scaled_matmul contiguous(%off : tensor<9xi64>)
+         %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+      : tensor<?x7168xf8E4M3FN>, tensor<1x1xf32>, tensor<8x4096x7168xf8E4M3FN>,
+        tensor<8x1x1xf32> -> tensor<?x4096xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_offsets_count(%off: tensor<8xi32>, %a: tensor<?x7168xf8E4M3FN>, %as: tensor<1x1xf32>,
+                                 %b: tensor<8x4096x7168xf8E4M3FN>, %bs: tensor<8x1x1xf32>) {
+  // expected-error @+1 {{expected the group offsets to have one element more than there are groups (8), found 8}}
+  %d = fp8.grouped_scaled_matmul contiguous(%off : tensor<8xi32>)
+         %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+      : tensor<?x7168xf8E4M3FN>, tensor<1x1xf32>, tensor<8x4096x7168xf8E4M3FN>,
+        tensor<8x1x1xf32> -> tensor<?x4096xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_valid_rows_count(%vr: tensor<4xi32>, %a: tensor<8x256x7168xf8E4M3FN>, %as: tensor<8x1x1xf32>,
+                                    %b: tensor<8x4096x7168xf8E4M3FN>, %bs: tensor<8x1x1xf32>) {
+  // expected-error @+1 {{expected the valid-row counts to have one element per group (8), found 4}}
+  %d = fp8.grouped_scaled_matmul masked(%vr : tensor<4xi32>)
+         %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+      : tensor<8x256x7168xf8E4M3FN>, tensor<8x1x1xf32>, tensor<8x4096x7168xf8E4M3FN>,
+        tensor<8x1x1xf32> -> tensor<8x256x4096xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_a_groups(%vr: tensor<8xi32>, %a: tensor<4x256x7168xf8E4M3FN>, %as: tensor<4x1x1xf32>,
+                            %b: tensor<8x4096x7168xf8E4M3FN>, %bs: tensor<8x1x1xf32>) {
+  // expected-error @+1 {{expected the group count of A (4) to equal the group count of B (8)}}
+  %d = fp8.grouped_scaled_matmul masked(%vr : tensor<8xi32>)
+         %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+      : tensor<4x256x7168xf8E4M3FN>, tensor<4x1x1xf32>, tensor<8x4096x7168xf8E4M3FN>,
+        tensor<8x1x1xf32> -> tensor<8x256x4096xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_d_groups(%vr: tensor<8xi32>, %a: tensor<8x256x7168xf8E4M3FN>, %as: tensor<8x1x1xf32>,
+                            %b: tensor<8x4096x7168xf8E4M3FN>, %bs: tensor<8x1x1xf32>) {
+  // expected-error @+1 {{expected the group count of the result (2) to equal the group count of B (8)}}
+  %d = fp8.grouped_scaled_matmul masked(%vr : tensor<8xi32>)
+         %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+      : tensor<8x256x7168xf8E4M3FN>, tensor<8x1x1xf32>, tensor<8x4096x7168xf8E4M3FN>,
+        tensor<8x1x1xf32> -> tensor<2x256x4096xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_d_rows(%vr: tensor<8xi32>, %a: tensor<8x256x7168xf8E4M3FN>, %as: tensor<8x1x1xf32>,
+                          %b: tensor<8x4096x7168xf8E4M3FN>, %bs: tensor<8x1x1xf32>) {
+  // expected-error @+1 {{expected the result's rows (128) to equal A's maxM (256)}}
+  %d = fp8.grouped_scaled_matmul masked(%vr : tensor<8xi32>)
+         %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+      : tensor<8x256x7168xf8E4M3FN>, tensor<8x1x1xf32>, tensor<8x4096x7168xf8E4M3FN>,
+        tensor<8x1x1xf32> -> tensor<8x128x4096xbf16>
+  return
+}
+
+// -----
+
+// B's scales keep the group dimension.
+func.func @grouped_b_scale_rank(%off: tensor<9xi32>, %a: tensor<?x7168xf8E4M3FN>, %as: tensor<1x1xf32>,
+                                %b: tensor<8x4096x7168xf8E4M3FN>, %bs: tensor<1x1xf32>) {
+  // expected-error @+1 {{expected the scale of B to have rank 3 (B's), found 2}}
+  %d = fp8.grouped_scaled_matmul contiguous(%off : tensor<9xi32>)
+         %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+      : tensor<?x7168xf8E4M3FN>, tensor<1x1xf32>, tensor<8x4096x7168xf8E4M3FN>,
+        tensor<1x1xf32> -> tensor<?x4096xbf16>
+  return
+}
