@@ -1,0 +1,123 @@
+//===- AccumulatorTest.cpp - The tensor-core accumulator model ------------===//
+//
+// Hand-worked MMA steps, and the calibration: the model must reproduce the
+// loss measured on our H100 (DESIGN.md: cuBLASLt per-tensor FP8, 512x512xK,
+// same-sign inputs, FP32 output vs the FP64 product of the same FP8 values).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/numerics/Accumulator.h"
+
+#include "runtime/numerics/Metrics.h"
+#include "runtime/numerics/Random.h"
+#include "runtime/numerics/ReferenceGemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace fp8;
+using namespace fp8::numerics;
+
+TEST(AccumulatorModel, AlignmentDropsBitsBelowTheGrid) {
+  // Largest magnitude 1 (e = 0): with 13 bits the grid is 2^-13, so 2^-14
+  // vanishes; with 14 bits it is kept.
+  float p[2] = {1.0f, 0x1p-14f};
+  EXPECT_EQ(emulateMmaStep(0.0f, p, 2, 13), 1.0f);
+  EXPECT_EQ(emulateMmaStep(0.0f, p, 2, 14), 1.0f + 0x1p-14f);
+  // Truncation is toward zero for negative terms too.
+  float n[2] = {-1.0f, -0x1p-14f};
+  EXPECT_EQ(emulateMmaStep(0.0f, n, 2, 13), -1.0f);
+  // The accumulator is aligned with the products: a large product truncates
+  // a small accumulator.
+  float big[1] = {1024.0f};
+  EXPECT_EQ(emulateMmaStep(1.0f + 0x1p-10f, big, 1, 10), 1025.0f);
+}
+
+TEST(AccumulatorModel, NormalizationTruncatesTheCarry) {
+  // 3 x 1.75 = 5.25 on a 2-bit grid of 1/4: 21 units, 10101b; normalized to
+  // 3 significant bits: 10100b = 20 units = 5.0.
+  float p[3] = {1.75f, 1.75f, 1.75f};
+  EXPECT_EQ(emulateMmaStep(0.0f, p, 3, 2), 5.0f);
+  EXPECT_EQ(truncateToBits(5.25f, 2), 5.0f);
+  EXPECT_EQ(truncateToBits(-5.25f, 2), -5.0f);
+  EXPECT_EQ(truncateToBits(5.25f, 23), 5.25f);
+}
+
+TEST(AccumulatorModel, ExactWhenNothingIsDropped) {
+  float p[4] = {1.0f, 2.0f, 0.5f, 0.25f};
+  EXPECT_EQ(emulateMmaStep(8.0f, p, 4, 13), 11.75f);
+  EXPECT_EQ(emulateMmaStep(0.0f, p, 0, 13), 0.0f);
+  float a[64], b[64];
+  for (int i = 0; i < 64; ++i)
+    a[i] = b[i] = 1.0f;
+  AccumulatorModel m{13, 32};
+  EXPECT_EQ(emulatedDot(a, b, 64, m, 0), 64.0f);
+}
+
+namespace {
+/// Mean relative loss (ref - d) / ref of a per-tensor E4M3 GEMM of uniform
+/// positive inputs, as measured on the H100.
+double measuredLikeLoss(int64_t k, int64_t interval, AccumulatorModel model) {
+  const int64_t m = 16, n = 16;
+  std::vector<float> a = randomTensor(m * k, {Distribution::Positive, 1, 21});
+  std::vector<float> b = randomTensor(n * k, {Distribution::Positive, 1, 22});
+  QuantRecipe r;
+  r.granularity = Granularity::perTensor();
+  auto qa = quantize(a.data(), m, k, r);
+  auto qb = quantize(b.data(), n, k, r);
+  ReferenceGemmOptions o;
+  o.promotionInterval = interval;
+  o.accumulator = model;
+  auto d = referenceGemm(*qa, Layout::KMajor, *qb, Layout::KMajor, nullptr, o);
+  auto ref = referenceGemmF64(*qa, Layout::KMajor, *qb, Layout::KMajor);
+  double loss = 0;
+  for (int64_t i = 0; i < m * n; ++i)
+    loss += ((*ref)[size_t(i)] - (*d)[size_t(i)]) / (*ref)[size_t(i)];
+  return loss / double(m * n);
+}
+} // namespace
+
+TEST(AccumulatorModel, ReproducesTheH100Curve) {
+  // DESIGN.md: 0.6% at K=512, 3.4% at 2048, 10.9% at 7168, 21.7% at 16384,
+  // 53% at 65536. The model gives 0.57, 3.5, 12.6, 25.1, 58.3 (within 16%
+  // of each figure); we require 20%.
+  struct Point {
+    int64_t k;
+    double measured;
+  } points[] = {{512, 0.006},
+                {2048, 0.034},
+                {7168, 0.109},
+                {16384, 0.217},
+                {65536, 0.53}};
+  double previous = 0;
+  for (const Point &p : points) {
+    double loss = measuredLikeLoss(p.k, 0, kHopperFP8Accumulator);
+    RecordProperty("loss_k" + std::to_string(p.k), std::to_string(loss));
+    EXPECT_NEAR(loss / p.measured, 1.0, 0.20)
+        << "K=" << p.k << ": model " << loss << ", H100 " << p.measured;
+    EXPECT_GT(loss, previous) << "the loss grows with K";
+    previous = loss;
+  }
+}
+
+TEST(AccumulatorModel, PromotionEvery128MatchesTheH100) {
+  // DESIGN.md: promoted to FP32 the loss stays at 0.06%; the model gives
+  // 0.055% at any K.
+  for (int64_t k : {2048, 16384}) {
+    double loss = measuredLikeLoss(k, 128, kHopperFP8Accumulator);
+    EXPECT_GT(loss, 0.0004) << k;
+    EXPECT_LT(loss, 0.0008) << k;
+  }
+  // An IEEE FP32 accumulator loses nothing measurable.
+  EXPECT_LT(std::fabs(measuredLikeLoss(16384, 0, {})), 1e-5);
+}
+
+TEST(AccumulatorModel, MoreBitsLoseLess) {
+  double prev = 1;
+  for (int bits : {10, 12, 13, 14, 16, 20}) {
+    double loss = measuredLikeLoss(4096, 0, {bits, 32});
+    EXPECT_LT(loss, prev) << bits;
+    prev = loss;
+  }
+}
