@@ -31,9 +31,13 @@ namespace fp8 {
 /// known only at run time; checks that involve it are skipped.
 using Shape = std::vector<int64_t>;
 
-/// The K step of every FP8 MMA (wgmma m64nNk32, tcgen05 kind::f8f6f4 and
-/// kind::mxf8f6f4 with K = 32): a scale cannot change inside it, so K blocks
+/// The K step of every FP8 MMA: a scale cannot change inside it, so K blocks
 /// that vary along K and promotion intervals are multiples of it.
+// NOTE: PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
+// Instructions": wgmma with .e4m3/.e5m2 operands has shape m64nNk32 only.
+// "TensorCore 5th Generation Family Instructions": tcgen05.mma
+// kind::f8f6f4 and kind::mxf8f6f4 have K = 32, and "Block Scaling" with
+// scale_vec::1X gives one UE8M0 scale per 32 K elements (the MX block).
 inline constexpr int64_t kMmaK = 32;
 
 /// Largest delayed-scaling margin: the scale is divided by 2^margin, and an

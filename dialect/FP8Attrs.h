@@ -5,6 +5,11 @@
 // from the plain C++ recipe types of codegen/Recipe.h (namespace ::fp8),
 // which codegen and the runtime use without MLIR.
 //
+// Two namespaces are called fp8: the dialect's, mlir::fp8, and codegen's,
+// ::fp8. Inside `namespace mlir::fp8 { ... }` (where passes live) `fp8::`
+// is the dialect and `::fp8::` codegen; at global scope after
+// `using namespace mlir`, a bare `fp8::` is ambiguous, so spell both out.
+//
 //===----------------------------------------------------------------------===//
 #ifndef FP8_DIALECT_FP8ATTRS_H
 #define FP8_DIALECT_FP8ATTRS_H
@@ -30,18 +35,24 @@ namespace mlir::fp8 {
 // Enums: dialect <-> codegen, case for case.
 //===----------------------------------------------------------------------===//
 
-/// The codegen twin of a dialect enum.
+/// The codegen scale format of a dialect one.
 ::fp8::ScaleFormat toRecipe(ScaleFormat f);
+/// The codegen scaling mode of a dialect one.
 ::fp8::ScalingMode toRecipe(ScalingMode m);
+/// The codegen amax algorithm of a dialect one.
 ::fp8::AmaxAlgo toRecipe(AmaxAlgo a);
+/// The codegen layout of a dialect one.
 ::fp8::Layout toRecipe(Layout l);
 /// GroupedContiguous or GroupedMasked.
 ::fp8::GemmKind toRecipe(GroupMode g);
 
-/// The dialect twin of a codegen enum.
+/// The dialect scale format of a codegen one.
 ScaleFormat fromRecipe(::fp8::ScaleFormat f);
+/// The dialect scaling mode of a codegen one.
 ScalingMode fromRecipe(::fp8::ScalingMode m);
+/// The dialect amax algorithm of a codegen one.
 AmaxAlgo fromRecipe(::fp8::AmaxAlgo a);
+/// The dialect layout of a codegen one.
 Layout fromRecipe(::fp8::Layout l);
 
 //===----------------------------------------------------------------------===//
@@ -62,6 +73,7 @@ ScalingAttr fromRecipe(MLIRContext *ctx, ::fp8::ScalingMode mode,
 
 /// The recipe of one tensor. Expects a verified attribute.
 ::fp8::QuantRecipe toRecipe(QuantRecipeAttr attr);
+/// The attribute for the recipe of one tensor (an FP8 format).
 QuantRecipeAttr fromRecipe(MLIRContext *ctx, const ::fp8::QuantRecipe &q);
 
 /// The operand description of an operand quantized with `q` and stored with
