@@ -197,10 +197,12 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul", [
     FP8_GranularityAttr:$b_granularity,
     DefaultValuedAttr<FP8_LayoutAttr, "::mlir::fp8::Layout::KMajor">:$a_layout,
     DefaultValuedAttr<FP8_LayoutAttr, "::mlir::fp8::Layout::KMajor">:$b_layout,
+    // Not a ConfinedAttr: checkPromotionInterval (codegen/RecipeRules.h)
+    // holds the rule, shared with the runtime, and names the bad value.
     OptionalAttr<I64Attr>:$promotion_interval
   );
   let results = (outs FP8_ResultMatrix:$d);
-  // `` before an enum: its printer begins with the space.
+  // `` before an enum attribute: its printer starts with a space.
   let assemblyFormat = [{
     $a `scale` $a_scale `granularity` $a_granularity
     (`layout` `` $a_layout^)? `,`
@@ -272,6 +274,7 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
     OptionalAttr<I64Attr>:$promotion_interval
   );
   let results = (outs FP8_ResultTensor:$d);
+  // `` before an enum attribute: its printer starts with a space.
   let assemblyFormat = [{
     `` $mode `(` $groups `:` type($groups) `)`
     $a `scale` $a_scale `granularity` $a_granularity
