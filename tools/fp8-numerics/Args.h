@@ -1,0 +1,66 @@
+//===- Args.h - Command-line options of fp8-numerics ------------*- C++ -*-===//
+//
+// A deliberately small parser: "--name value", "--name=value" and flags, one
+// table of options per subcommand (which also writes its --help), and typed
+// getters whose errors name the option, what was expected and what was found.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_TOOLS_FP8NUMERICS_ARGS_H
+#define FP8_TOOLS_FP8NUMERICS_ARGS_H
+
+#include "codegen/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fp8::tools {
+
+/// One option of a subcommand.
+struct OptionSpec {
+  std::string name;      ///< without the leading "--"
+  std::string valueName; ///< "" for a flag
+  std::string help;
+  std::string defaultValue; ///< shown in --help; used by the getters
+};
+
+/// The parsed options of one subcommand.
+class Args {
+public:
+  Args(std::string command, std::vector<OptionSpec> specs);
+
+  /// Parses argv[first, argc). Unknown options, missing values and stray
+  /// positional arguments are errors.
+  Status parse(int argc, char **argv, int first);
+
+  /// True when the option (or flag) was given.
+  bool has(const std::string &name) const;
+  /// The given value, else the spec's default.
+  std::string get(const std::string &name) const;
+  /// An integer in [min, max].
+  Expected<int64_t> getInt(const std::string &name, int64_t min,
+                           int64_t max) const;
+  /// A floating-point number.
+  Expected<double> getDouble(const std::string &name) const;
+  /// A comma-separated list of integers, each in [min, max].
+  Expected<std::vector<int64_t>> getIntList(const std::string &name,
+                                            int64_t min, int64_t max) const;
+  /// "<rows>x<cols>" with both positive.
+  Expected<std::pair<int64_t, int64_t>> getShape(const std::string &name) const;
+
+  /// The --help text of the subcommand.
+  std::string help(const std::string &summary) const;
+
+private:
+  const OptionSpec *find(const std::string &name) const;
+
+  std::string command_;
+  std::vector<OptionSpec> specs_;
+  std::map<std::string, std::string> values_;
+};
+
+} // namespace fp8::tools
+
+#endif // FP8_TOOLS_FP8NUMERICS_ARGS_H

@@ -1,0 +1,374 @@
+//===- QuantizeCommand.cpp - fp8-numerics quantize ------------------------===//
+//
+// Quantizes one tensor (random, or read from a .npy file) with a recipe and
+// reports QuantStats; with --mode delayed, runs --steps steps of delayed
+// scaling on a tensor that grows by --growth per step and reports each.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/fp8-numerics/Args.h"
+#include "tools/fp8-numerics/Commands.h"
+
+#include "runtime/numerics/Npy.h"
+#include "runtime/numerics/Parallel.h"
+#include "runtime/numerics/Quantize.h"
+#include "runtime/numerics/Random.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+namespace fp8::tools {
+
+using namespace fp8::numerics;
+using json = nlohmann::ordered_json;
+
+int fail(const std::string &message, int code) {
+  std::fprintf(stderr, "fp8-numerics: error: %s\n", message.c_str());
+  return code;
+}
+
+namespace {
+
+const char *kSummary =
+    "Quantizes a tensor to FP8 with the given recipe and prints what it\n"
+    "cost: underflow (nonzero values that became zero), overflow (values\n"
+    "clamped at the format maximum: delayed scaling only), range collapse\n"
+    "(distinct values of a block that became equal), and the round-trip\n"
+    "error. Definitions: docs/numerics.md.";
+
+std::vector<OptionSpec> options() {
+  return {
+      {"shape", "RxC", "shape of the random tensor", "4096x7168"},
+      {"input", "FILE",
+       "quantize this .npy instead (f4, f8, f2, bf16 as V2 "
+       "or u2); N-d arrays are read as [rows, last dim]",
+       ""},
+      {"granularity", "G",
+       "per_tensor, per_row, per_column, 1x128, 128x128, mx, <r>x<c>[:scale] "
+       "(per_tensor with --mode delayed)",
+       "1x128"},
+      {"format", "F", "e4m3fn or e5m2", "e4m3fn"},
+      {"scale", "S",
+       "scale format f32, f32_pow2 or ue8m0 (overrides a "
+       "':scale' suffix of the granularity)",
+       ""},
+      {"dist", "D", "random values: normal, uniform, positive, outliers",
+       "normal"},
+      {"seed", "N", "random seed", "1"},
+      {"magnitude", "X", "multiplies the random values", "1"},
+      {"outlier-fraction", "P", "outliers: share of elements hit", "0.001"},
+      {"outlier-scale", "X", "outliers: factor applied to them", "100"},
+      {"mode", "M", "current or delayed scaling", "current"},
+      {"steps", "N", "delayed: steps to run", "4"},
+      {"growth", "X", "delayed: the tensor is multiplied by X^step", "1.5"},
+      {"history", "N", "delayed: amax history length", "16"},
+      {"interval", "N", "delayed: steps between amax measurements", "1"},
+      {"margin", "N", "delayed: scale = amax * 2^N / fmt_max", "0"},
+      {"algo", "A", "delayed: max or most_recent", "max"},
+      {"nonfinite", "P", "NaN/inf inputs: error or propagate", "error"},
+      {"save", "PREFIX",
+       "write PREFIX.codes.npy (u1) and PREFIX.scales.npy (f4; plus "
+       "PREFIX.scale_codes.npy for ue8m0)",
+       ""},
+      {"json", "", "print JSON instead of text", ""},
+      {"help", "", "print this help", ""},
+  };
+}
+
+json statsJson(const QuantStats &s) {
+  json j;
+  j["elements"] = s.elements;
+  j["blocks"] = s.blocks;
+  j["zero_blocks"] = s.zeroBlocks;
+  j["non_finite"] = s.nonFinite;
+  j["nonzero"] = s.nonzero;
+  j["underflow"] = s.underflow;
+  j["underflow_ratio"] = s.underflowRatio;
+  j["overflow"] = s.overflow;
+  j["overflow_ratio"] = s.overflowRatio;
+  j["distinct_inputs"] = s.distinctInputs;
+  j["distinct_quantized"] = s.distinctQuantized;
+  j["range_collapse_ratio"] = s.rangeCollapseRatio;
+  j["amax"] = s.amax;
+  j["max_abs_error"] = s.maxAbsError;
+  j["max_rel_error"] = s.maxRelError;
+  j["mean_rel_error"] = s.meanRelError;
+  j["rms_error"] = s.rmsError;
+  return j;
+}
+
+void printStats(const QuantStats &s) {
+  std::printf("  scale blocks      %lld (%lld all-zero)\n", (long long)s.blocks,
+              (long long)s.zeroBlocks);
+  std::printf("  amax              %.6g\n", s.amax);
+  std::printf("  underflow         %.4g%% (%lld of %lld nonzero values)\n",
+              100 * s.underflowRatio, (long long)s.underflow,
+              (long long)s.nonzero);
+  std::printf("  overflow          %.4g%% (%lld values)\n",
+              100 * s.overflowRatio, (long long)s.overflow);
+  std::printf("  range collapse    %.4g%% (%lld distinct values -> %lld "
+              "codes, summed over blocks)\n",
+              100 * s.rangeCollapseRatio, (long long)s.distinctInputs,
+              (long long)s.distinctQuantized);
+  std::printf("  max abs error     %.6g\n", s.maxAbsError);
+  std::printf("  relative error    max %.6g, mean %.6g\n", s.maxRelError,
+              s.meanRelError);
+  std::printf("  rms error         %.6g\n", s.rmsError);
+  if (s.nonFinite)
+    std::printf("  non-finite        %lld values\n", (long long)s.nonFinite);
+}
+
+double seconds(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+/// The input tensor: from --input, else random.
+struct Input {
+  std::vector<float> values;
+  int64_t rows = 0, cols = 0;
+  std::string description;
+};
+
+Expected<Input> loadInput(const Args &args, const RandomSpec &spec) {
+  Input in;
+  if (args.has("input")) {
+    std::string path = args.get("input");
+    Expected<NpyArray> a = readNpy(path);
+    if (!a)
+      return a.status();
+    U2As u2 = U2As::BF16; // '<u2' arrays are bf16 bit patterns here
+    Expected<std::vector<float>> v = npyToFloat(*a, u2);
+    if (!v)
+      return Status(v.status()).withContext("reading '" + path + "'");
+    in.values = std::move(*v);
+    if (a->shape.empty()) {
+      in.rows = in.cols = 1;
+    } else {
+      in.cols = a->shape.back();
+      in.rows = in.cols ? int64_t(in.values.size()) / in.cols : 0;
+    }
+    in.description = path + " (" + a->descr + ")";
+    return in;
+  }
+  Expected<std::pair<int64_t, int64_t>> shape = args.getShape("shape");
+  if (!shape)
+    return shape.status();
+  in.rows = shape->first;
+  in.cols = shape->second;
+  in.values = randomTensor(in.rows * in.cols, spec);
+  in.description =
+      std::string(toString(spec.dist)) + ", seed " + std::to_string(spec.seed);
+  return in;
+}
+
+Status save(const std::string &prefix, const QuantizedTensor &q) {
+  FP8_RETURN_IF_ERROR(writeNpy(prefix + ".codes.npy",
+                               npyFromBytes(q.codes.data(), {q.rows, q.cols})));
+  FP8_RETURN_IF_ERROR(
+      writeNpy(prefix + ".scales.npy",
+               npyFromFloat(q.scales.data(), {q.scaleRows, q.scaleCols})));
+  if (!q.scaleCodes.empty())
+    FP8_RETURN_IF_ERROR(writeNpy(
+        prefix + ".scale_codes.npy",
+        npyFromBytes(q.scaleCodes.data(), {q.scaleRows, q.scaleCols})));
+  return Status::ok();
+}
+
+} // namespace
+
+int runQuantize(int argc, char **argv) {
+  Args args("quantize", options());
+  if (Status s = args.parse(argc, argv, 2); !s)
+    return fail(s.message(), kExitUsage);
+  if (args.has("help")) {
+    std::fputs(args.help(kSummary).c_str(), stdout);
+    return kExitOk;
+  }
+
+  // The recipe.
+  QuantRecipe recipe;
+  std::optional<DType> fmt = parseDType(args.get("format"));
+  if (!fmt || !isFP8(*fmt))
+    return fail("expected --format e4m3fn or e5m2, found '" +
+                    args.get("format") + "'",
+                kExitUsage);
+  recipe.format = *fmt;
+  Expected<Granularity> g = parseGranularity(args.get("granularity"));
+  if (!g)
+    return fail(g.message(), kExitUsage);
+  recipe.granularity = *g;
+  if (args.has("scale")) {
+    std::optional<ScaleFormat> sf = parseScaleFormat(args.get("scale"));
+    if (!sf)
+      return fail("expected --scale f32, f32_pow2 or ue8m0, found '" +
+                      args.get("scale") + "'",
+                  kExitUsage);
+    recipe.granularity.scale = *sf;
+  }
+  std::optional<ScalingMode> mode = parseScalingMode(args.get("mode"));
+  if (!mode)
+    return fail("expected --mode current or delayed, found '" +
+                    args.get("mode") + "'",
+                kExitUsage);
+  recipe.mode = *mode;
+  // Delayed scaling is per-tensor (codegen/RecipeRules.h): make that the
+  // default granularity there.
+  if (recipe.mode == ScalingMode::Delayed && !args.has("granularity"))
+    recipe.granularity = Granularity::perTensor(recipe.granularity.scale);
+  Expected<int64_t> steps = args.getInt("steps", 1, 1000000);
+  Expected<int64_t> history = args.getInt("history", 1, 1 << 20);
+  Expected<int64_t> interval = args.getInt("interval", 1, 1 << 20);
+  Expected<int64_t> margin = args.getInt("margin", 0, 127);
+  Expected<double> growth = args.getDouble("growth");
+  for (const Status &s : {steps.status(), history.status(), interval.status(),
+                          margin.status(), growth.status()})
+    if (!s)
+      return fail(s.message(), kExitUsage);
+  std::optional<AmaxAlgo> algo = parseAmaxAlgo(args.get("algo"));
+  if (!algo)
+    return fail("expected --algo max or most_recent, found '" +
+                    args.get("algo") + "'",
+                kExitUsage);
+  recipe.delayed.historyLength = *history;
+  recipe.delayed.updateInterval = *interval;
+  recipe.delayed.margin = *margin;
+  recipe.delayed.algo = *algo;
+  QuantizeOptions qopts;
+  std::string nonFinite = args.get("nonfinite");
+  if (nonFinite == "propagate")
+    qopts.nonFinite = NonFinitePolicy::Propagate;
+  else if (nonFinite != "error")
+    return fail("expected --nonfinite error or propagate, found '" + nonFinite +
+                    "'",
+                kExitUsage);
+
+  // The input.
+  RandomSpec spec;
+  std::optional<Distribution> dist = parseDistribution(args.get("dist"));
+  if (!dist)
+    return fail("expected --dist normal, uniform, positive or outliers, "
+                "found '" +
+                    args.get("dist") + "'",
+                kExitUsage);
+  spec.dist = *dist;
+  Expected<int64_t> seed = args.getInt("seed", 0, INT64_MAX);
+  Expected<double> magnitude = args.getDouble("magnitude");
+  Expected<double> ofrac = args.getDouble("outlier-fraction");
+  Expected<double> oscale = args.getDouble("outlier-scale");
+  for (const Status &s :
+       {seed.status(), magnitude.status(), ofrac.status(), oscale.status()})
+    if (!s)
+      return fail(s.message(), kExitUsage);
+  spec.seed = uint64_t(*seed);
+  spec.scale = float(*magnitude);
+  spec.outlierFraction = *ofrac;
+  spec.outlierScale = float(*oscale);
+  if (args.has("input") && args.has("shape"))
+    return fail("expected either --input or --shape, found both", kExitUsage);
+  Expected<Input> in = loadInput(args, spec);
+  if (!in)
+    return fail(in.message(), args.has("input") ? kExitFailure : kExitUsage);
+
+  bool asJson = args.has("json");
+  json out;
+  out["command"] = "quantize";
+  out["input"] = in->description;
+  out["shape"] = {in->rows, in->cols};
+  out["format"] = toString(recipe.format);
+  out["granularity"] = toString(recipe.granularity);
+  out["scale_format"] = toString(recipe.granularity.scale);
+  out["mode"] = toString(recipe.mode);
+  out["threads"] = numThreads();
+  if (!asJson)
+    std::printf("quantize %lldx%lld (%s) -> %s, %s, %s scales, %s scaling\n",
+                (long long)in->rows, (long long)in->cols,
+                in->description.c_str(),
+                std::string(toString(recipe.format)).c_str(),
+                toString(recipe.granularity).c_str(),
+                std::string(toString(recipe.granularity.scale)).c_str(),
+                std::string(toString(recipe.mode)).c_str());
+
+  if (recipe.mode == ScalingMode::Current) {
+    QuantStats st;
+    auto t0 = std::chrono::steady_clock::now();
+    Expected<QuantizedTensor> q = quantize(
+        in->values.data(), in->rows, in->cols, recipe, &st, nullptr, qopts);
+    double secs = seconds(t0);
+    if (!q)
+      return fail(q.message(), kExitFailure);
+    if (args.has("save"))
+      if (Status s = save(args.get("save"), *q); !s)
+        return fail(s.message(), kExitFailure);
+    if (asJson) {
+      out["stats"] = statsJson(st);
+      out["seconds"] = secs;
+      std::cout << out.dump(2) << "\n";
+    } else {
+      printStats(st);
+      std::printf("  time              %.3f s (quantization and statistics, "
+                  "%d threads)\n",
+                  secs, numThreads());
+    }
+    return kExitOk;
+  }
+
+  // Delayed scaling: the same tensor (re-drawn for random inputs) grown by
+  // growth^step.
+  AmaxHistory hist(recipe.delayed);
+  if (!asJson)
+    std::printf("  history %lld, interval %lld, margin %lld, %s; tensor x "
+                "%.3g^step\n\n  %-5s %-11s %-11s %-8s %-10s %-10s %-10s %s\n",
+                (long long)*history, (long long)*interval, (long long)*margin,
+                std::string(toString(*algo)).c_str(), *growth, "step", "amax",
+                "scale amax", "source", "overflow", "underflow", "collapse",
+                "mean rel err");
+  json rows = json::array();
+  for (int64_t step = 0; step < *steps; ++step) {
+    std::vector<float> x = in->values;
+    if (!args.has("input") && step > 0) {
+      RandomSpec s = spec;
+      s.seed = spec.seed + uint64_t(step);
+      x = randomTensor(in->rows * in->cols, s);
+    }
+    float factor = float(std::pow(*growth, double(step)));
+    for (float &v : x)
+      v *= factor;
+    QuantStats st;
+    Expected<QuantizedTensor> q =
+        quantize(x.data(), in->rows, in->cols, recipe, &st, &hist, qopts);
+    if (!q)
+      return fail(q.message(), q.message().find("expected finite") == 0
+                                   ? kExitFailure
+                                   : kExitUsage);
+    if (asJson) {
+      json r = statsJson(st);
+      r["step"] = step;
+      r["scale_amax"] = st.scaleAmax;
+      r["used_history"] = st.usedHistory;
+      rows.push_back(r);
+    } else {
+      std::printf("  %-5lld %-11.5g %-11.5g %-8s %-10.4g %-10.4g %-10.4g "
+                  "%.4g\n",
+                  (long long)step, st.amax, st.scaleAmax,
+                  st.usedHistory ? "history" : "current", st.overflowRatio,
+                  st.underflowRatio, st.rangeCollapseRatio, st.meanRelError);
+    }
+  }
+  if (asJson) {
+    out["delayed"] = {{"history", *history},
+                      {"interval", *interval},
+                      {"margin", *margin},
+                      {"algo", toString(*algo)},
+                      {"growth", *growth}};
+    out["steps"] = rows;
+    std::cout << out.dump(2) << "\n";
+  }
+  return kExitOk;
+}
+
+} // namespace fp8::tools
