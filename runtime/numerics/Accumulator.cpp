@@ -2,6 +2,8 @@
 
 #include "runtime/numerics/Accumulator.h"
 
+#include "runtime/numerics/Formats.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -16,18 +18,30 @@ float truncateToBits(float x, int bits) {
   return std::trunc(x / q) * q;
 }
 
-float emulateMmaStep(float acc, const float *p, int n, int mantissaBits) {
-  float m = std::fabs(acc);
-  for (int j = 0; j < n; ++j)
-    m = std::max(m, std::fabs(p[j]));
-  if (m == 0.0f)
+/// The exponent the tensor core aligns on: the FP8 exponent field of a
+/// nonzero value (emin for subnormals).
+static int fp8Exponent(float v, DType fmt) {
+  return std::max(std::ilogb(v), 1 - fp8Format(fmt).bias);
+}
+
+float emulateMmaStep(float acc, const float *a, const float *b, int n,
+                     int mantissaBits, DType fa, DType fb) {
+  bool any = acc != 0.0f;
+  int e = any ? std::ilogb(acc) : 0;
+  for (int j = 0; j < n; ++j) {
+    if (a[j] == 0.0f || b[j] == 0.0f)
+      continue;
+    int ej = fp8Exponent(a[j], fa) + fp8Exponent(b[j], fb);
+    e = any ? std::max(e, ej) : ej;
+    any = true;
+  }
+  if (!any)
     return acc;
-  int e = std::ilogb(m);
   double q = std::ldexp(1.0, e - mantissaBits);
-  // Each term is below 2^(mantissaBits + 1) units of q: exact in int64.
+  // Each term is below 2^(mantissaBits + 2) units of q: exact in int64.
   int64_t sum = int64_t(std::trunc(double(acc) / q));
   for (int j = 0; j < n; ++j)
-    sum += int64_t(std::trunc(double(p[j]) / q));
+    sum += int64_t(std::trunc(double(a[j]) * double(b[j]) / q));
   // Normalize: keep mantissaBits fraction bits below the leading one.
   int64_t mag = std::llabs(sum);
   if (mag == 0)
@@ -40,24 +54,23 @@ float emulateMmaStep(float acc, const float *p, int n, int mantissaBits) {
 }
 
 float emulatedDot(const float *a, const float *b, int64_t k,
-                  const AccumulatorModel &model, int64_t interval) {
+                  const AccumulatorModel &model, int64_t interval, DType fa,
+                  DType fb) {
   if (interval <= 0)
     interval = std::max<int64_t>(k, 1);
   int group = std::clamp(model.groupK, 1, 1024);
   float acc = 0.0f;
-  float products[1024];
   for (int64_t k0 = 0; k0 < k; k0 += interval) {
     int64_t k1 = std::min(k, k0 + interval);
     float partial = 0.0f;
     for (int64_t g0 = k0; g0 < k1; g0 += group) {
       int n = int(std::min<int64_t>(group, k1 - g0));
-      for (int j = 0; j < n; ++j)
-        products[j] = a[g0 + j] * b[g0 + j];
       if (model.emulated()) {
-        partial = emulateMmaStep(partial, products, n, model.mantissaBits);
+        partial = emulateMmaStep(partial, a + g0, b + g0, n, model.mantissaBits,
+                                 fa, fb);
       } else {
         for (int j = 0; j < n; ++j)
-          partial += products[j];
+          partial += a[g0 + j] * b[g0 + j]; // exact product, one rounding
       }
     }
     acc += partial;

@@ -1,22 +1,29 @@
 //===- Accumulator.h - Model of the FP8 tensor-core accumulator -*- C++ -*-===//
 //
 // Hopper's FP8 MMA does not accumulate in IEEE FP32 (deepseek-v3-fp8.zh.txt:
-// "about 14 bits"). The model, per MMA step of `groupK` products (wgmma k32):
+// "about 14 bits"). The model, per MMA step of `groupK` products (wgmma k32)
+// with operands a_j, b_j and the running partial sum acc:
 //
-//   e = floor(log2(max(|acc|, |p_1|, ..., |p_n|)))     (the largest exponent)
-//   q = 2^(e - mantissaBits)                            (the kept grid)
-//   S = trunc(acc / q) + sum_j trunc(p_j / q)          (align, truncate: RZ)
-//   acc' = S * q, then truncated to mantissaBits fraction bits (normalize)
+//   e_j  = exp(a_j) + exp(b_j)          (FP8 exponent fields, unbiased; emin
+//                                        for subnormals; zero operands skip)
+//   e    = max(floor(log2 |acc|), e_1, ..., e_n)
+//   q    = 2^(e - mantissaBits)                       (the kept grid)
+//   S    = trunc(acc / q) + sum_j trunc(a_j b_j / q)  (align, truncate: RZ)
+//   acc' = S * q truncated to mantissaBits fraction bits (normalize, RZ)
 //
-// Products of FP8 values are exact; every alignment drops bits toward zero,
-// so long same-sign sums are systematically underestimated. With
-// mantissaBits = 13 (an e8m13 "FP22" accumulator, 14 significant bits) and
-// k32 steps the model reproduces the loss measured on our H100 (DESIGN.md,
-// docs/numerics.md, AccumulatorTest).
+// The alignment uses the exponent sum before the product is normalized (a
+// significand product in [2, 4) keeps one more bit than floor(log2 |p|)
+// would), and every alignment drops bits toward zero, so long same-sign sums
+// are systematically underestimated. With mantissaBits = 13 (an e8m13
+// accumulator, 14 significant bits) and k32 steps the model reproduces
+// cuBLASLt's fast-accumulation FP8 GEMM on our H100 bit for bit on >= 99.9%
+// of the outputs (docs/numerics.md, "Accumulator model").
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_NUMERICS_ACCUMULATOR_H
 #define FP8_RUNTIME_NUMERICS_ACCUMULATOR_H
+
+#include "codegen/Recipe.h"
 
 #include <cstdint>
 
@@ -40,11 +47,14 @@ inline constexpr AccumulatorModel kHopperFP8Accumulator{13, 32};
 /// Largest mantissaBits the emulation supports (FP32's own).
 inline constexpr int kMaxAccumulatorBits = 23;
 
-/// One MMA step of the model: `acc` plus the `n` products `p`, aligned to
-/// their largest exponent and truncated to `mantissaBits` fraction bits.
-/// The scalar statement of the model; the GEMM kernels implement it
-/// vectorized and are tested against it. 1 <= mantissaBits <= 23.
-float emulateMmaStep(float acc, const float *p, int n, int mantissaBits);
+/// One MMA step of the model: `acc` plus the n products a[j] * b[j] of FP8
+/// values (formats `fa`, `fb`: they give the subnormal exponent), aligned to
+/// the largest exponent and truncated to `mantissaBits` fraction bits. The
+/// scalar statement of the model; the GEMM kernels implement it vectorized
+/// and are tested against it. 1 <= mantissaBits <= 23.
+float emulateMmaStep(float acc, const float *a, const float *b, int n,
+                     int mantissaBits, DType fa = DType::E4M3FN,
+                     DType fb = DType::E4M3FN);
 
 /// |x| truncated (toward zero) to `bits` fraction bits, sign kept.
 float truncateToBits(float x, int bits);
@@ -56,7 +66,8 @@ float truncateToBits(float x, int bits);
 /// the partials are sequential FP32 sums. The 1-row, 1-column case of the
 /// reference GEMM with unit scales.
 float emulatedDot(const float *a, const float *b, int64_t k,
-                  const AccumulatorModel &model, int64_t interval);
+                  const AccumulatorModel &model, int64_t interval,
+                  DType fa = DType::E4M3FN, DType fb = DType::E4M3FN);
 
 } // namespace fp8::numerics
 

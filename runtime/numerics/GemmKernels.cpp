@@ -67,31 +67,50 @@ inline __attribute__((always_inline)) void store8(float *p, v8f v) {
   std::memcpy(p, &v, sizeof(v));
 }
 
+/// The biased float exponent field of each lane.
+inline __attribute__((always_inline)) v8i exponentField(v8f v) {
+  return ((v8i)v >> 23) & 0xFF;
+}
+
 /// One MMA step (Accumulator.h) for 8 output columns of row `i`: products
 /// a[k][i] * b[k][j0 + lane] for k in [g0, g1), into the partial sums `t`.
-inline __attribute__((always_inline)) v8f emulatedStep(v8f t, const float *a,
-                                                       const float *b, int i,
-                                                       int j0, int64_t g0,
-                                                       int64_t g1, int bits) {
-  v8i absMask = {0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF,
-                 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF};
-  // Largest magnitude among the accumulator and the products.
-  v8i m = (v8i)t & absMask;
-  for (int64_t k = g0; k < g1; ++k) {
-    v8f p = a[k * kTileM + i] * load8(b + k * kTileN + j0);
-    v8i mp = (v8i)p & absMask;
-    m = mp > m ? mp : m; // non-negative floats order like their bits
-  }
-  // q = 2^(e - bits), 1/q = 2^(bits - e), from the biased exponent e + 127.
-  // Nonzero magnitudes here are at least 2^-32 (FP8 products), so both stay
-  // normal; an all-zero lane gets any valid exponent.
+/// Exponents are handled biased (+127); an FP8 subnormal (a float whose
+/// exponent is below the format's emin) counts as emin.
+inline __attribute__((always_inline)) v8f emulatedStep(v8f t,
+                                                       const TileF32 &tile,
+                                                       int i, int j0,
+                                                       int64_t g0, int64_t g1) {
+  const float *a = tile.a, *b = tile.b;
+  const int bits = tile.model.mantissaBits;
   const v8i zero = {};
+  const v8f zerof = {};
+  const v8i minB = zero + (127 + tile.minExpB);
+  const int minA = 127 + tile.minExpA;
+  // The alignment exponent: the accumulator's, and each nonzero product's
+  // exp(a) + exp(b) (before the product is normalized).
+  v8i e = exponentField(t); // 0 for a zero accumulator: never the max
+  for (int64_t k = g0; k < g1; ++k) {
+    float av = a[k * kTileM + i];
+    if (av == 0.0f)
+      continue;
+    uint32_t abits;
+    std::memcpy(&abits, &av, sizeof(abits));
+    int ea = std::max(int((abits >> 23) & 0xFF), minA) - 127;
+    v8f bv = load8(b + k * kTileN + j0);
+    v8i eb = exponentField(bv);
+    eb = eb < minB ? minB : eb;
+    v8i ep = (eb + ea) & (bv != zerof); // zero products do not count
+    e = ep > e ? ep : e;
+  }
+  // q = 2^(e - bits), 1/q = 2^(bits - e), biased. FP8 product exponents are
+  // at least -28 (E5M2 subnormals), so both stay normal; a lane with nothing
+  // nonzero gets any valid exponent (its sum is 0).
   const v8i minExp = zero + (bits + 1);
-  v8i e = (m >> 23) & 0xFF;
   e = e < minExp ? minExp : e;
   v8f q = (v8f)((e - bits) << 23);
   v8f invq = (v8f)((254 + bits - e) << 23);
-  // Align and truncate toward zero: exact integer sums (< 2^30).
+  // Align and truncate toward zero: exact integer sums (< 2^31: each term is
+  // below 2^(bits + 2), and there are at most 33 of 2^25).
   v8i s = __builtin_convertvector(t * invq, v8i);
   for (int64_t k = g0; k < g1; ++k) {
     v8f p = a[k * kTileM + i] * load8(b + k * kTileN + j0);
@@ -105,7 +124,7 @@ inline __attribute__((always_inline)) v8f emulatedStep(v8f t, const float *a,
   v8i big = mag >= (1 << 24);
   v8i y = big ? mag >> 8 : mag;
   v8f yf = __builtin_convertvector(y, v8f);
-  v8i lead = (((v8i)yf >> 23) & 0xFF) - 127 + (big & 8);
+  v8i lead = exponentField(yf) - 127 + (big & 8);
   v8i shift = lead - bits;
   shift = shift > zero ? shift : zero;
   mag = (mag >> shift) << shift;
@@ -115,7 +134,6 @@ inline __attribute__((always_inline)) v8f emulatedStep(v8f t, const float *a,
 
 inline __attribute__((always_inline)) void emulatedTile(const TileF32 &t,
                                                         float *acc) {
-  const int bits = t.model.mantissaBits;
   const int64_t group = std::max(t.model.groupK, 1);
   float part[kTileM * kTileN];
   int64_t chunk = 0;
@@ -127,7 +145,7 @@ inline __attribute__((always_inline)) void emulatedTile(const TileF32 &t,
       for (int i = 0; i < kTileM; ++i)
         for (int j0 = 0; j0 < kTileN; j0 += 8) {
           float *dst = part + i * kTileN + j0;
-          store8(dst, emulatedStep(load8(dst), t.a, t.b, i, j0, g0, g1, bits));
+          store8(dst, emulatedStep(load8(dst), t, i, j0, g0, g1));
         }
     }
     promote(t, chunk, part, acc);

@@ -36,6 +36,9 @@ struct TileF32 {
   const float *scaleB = nullptr;
   int64_t strideA = 0, strideB = 0;
   AccumulatorModel model; ///< how each chunk's partial sum is built
+  /// Smallest exponents of A's and B's FP8 formats (1 - bias): the
+  /// exponent the accumulator model gives their subnormals.
+  int minExpA = -6, minExpB = -6;
 };
 
 /// Runs `t` into acc[i * kTileN + j] (zero on entry): for each chunk c of

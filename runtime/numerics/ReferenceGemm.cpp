@@ -131,10 +131,18 @@ Expected<std::vector<float>> referenceGemm(const QuantizedTensor &a,
     return errorf("expected the accumulator mantissa bits to be in [0, ",
                   kMaxAccumulatorBits, "] (0: FP32 sums), found ",
                   model.mantissaBits);
-  if (model.groupK < 1 || model.groupK > 1024)
+  // The emulated sums are exact 32-bit integers: (groupK + 1) terms below
+  // 2^(mantissaBits + 2) each.
+  int64_t maxGroup =
+      model.emulated()
+          ? std::min<int64_t>(1024,
+                              (int64_t(1) << (29 - model.mantissaBits)) - 1)
+          : 1024;
+  if (model.groupK < 1 || model.groupK > maxGroup)
     return errorf("expected the accumulator group (products per MMA step) "
-                  "to be in [1, 1024], found ",
-                  model.groupK);
+                  "to be in [1, ",
+                  maxGroup, "] with ", model.mantissaBits,
+                  " mantissa bits, found ", model.groupK);
   OperandSpec specA{a.format, layoutA, a.granularity};
   OperandSpec specB{b.format, layoutB, b.granularity};
   std::optional<int64_t> interval;
@@ -199,6 +207,8 @@ Expected<std::vector<float>> referenceGemm(const QuantizedTensor &a,
       t.strideB = nPad;
     }
     t.model = model;
+    t.minExpA = 1 - fp8Format(a.format).bias;
+    t.minExpB = 1 - fp8Format(b.format).bias;
     float acc[kTileM * kTileN] = {};
     detail::runTileF32(t, acc, opts.portableKernels);
     for (int64_t i = 0; i < kTileM; ++i) {

@@ -105,12 +105,12 @@ void printStats(const QuantStats &s) {
   std::printf("  scale blocks      %lld (%lld all-zero)\n", (long long)s.blocks,
               (long long)s.zeroBlocks);
   std::printf("  amax              %.6g\n", s.amax);
-  std::printf("  underflow         %.4g%% (%lld of %lld nonzero values)\n",
+  std::printf("  underflow         %.5g%% (%lld of %lld nonzero values)\n",
               100 * s.underflowRatio, (long long)s.underflow,
               (long long)s.nonzero);
-  std::printf("  overflow          %.4g%% (%lld values)\n",
+  std::printf("  overflow          %.5g%% (%lld values)\n",
               100 * s.overflowRatio, (long long)s.overflow);
-  std::printf("  range collapse    %.4g%% (%lld distinct values -> %lld "
+  std::printf("  range collapse    %.5g%% (%lld distinct values -> %lld "
               "codes, summed over blocks)\n",
               100 * s.rangeCollapseRatio, (long long)s.distinctInputs,
               (long long)s.distinctQuantized);
@@ -285,12 +285,13 @@ int runQuantize(int argc, char **argv) {
   out["mode"] = toString(recipe.mode);
   out["threads"] = numThreads();
   if (!asJson)
-    std::printf("quantize %lldx%lld (%s) -> %s, %s, %s scales, %s scaling\n",
+    std::printf("quantize %lldx%lld (%s) -> %s, %s%s, %s scaling\n",
                 (long long)in->rows, (long long)in->cols,
                 in->description.c_str(),
                 std::string(toString(recipe.format)).c_str(),
                 toString(recipe.granularity).c_str(),
-                std::string(toString(recipe.granularity.scale)).c_str(),
+                recipe.granularity.scale == ScaleFormat::F32 ? " (f32 scales)"
+                                                             : "",
                 std::string(toString(recipe.mode)).c_str());
 
   if (recipe.mode == ScalingMode::Current) {
@@ -352,7 +353,7 @@ int runQuantize(int argc, char **argv) {
       r["used_history"] = st.usedHistory;
       rows.push_back(r);
     } else {
-      std::printf("  %-5lld %-11.5g %-11.5g %-8s %-10.4g %-10.4g %-10.4g "
+      std::printf("  %-5lld %-11.5g %-11.5g %-8s %-10.4g %-10.4g %-10.6g "
                   "%.4g\n",
                   (long long)step, st.amax, st.scaleAmax,
                   st.usedHistory ? "history" : "current", st.overflowRatio,

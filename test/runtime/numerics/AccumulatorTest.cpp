@@ -20,39 +20,58 @@ using namespace fp8;
 using namespace fp8::numerics;
 
 TEST(AccumulatorModel, AlignmentDropsBitsBelowTheGrid) {
-  // Largest magnitude 1 (e = 0): with 13 bits the grid is 2^-13, so 2^-14
-  // vanishes; with 14 bits it is kept.
-  float p[2] = {1.0f, 0x1p-14f};
-  EXPECT_EQ(emulateMmaStep(0.0f, p, 2, 13), 1.0f);
-  EXPECT_EQ(emulateMmaStep(0.0f, p, 2, 14), 1.0f + 0x1p-14f);
+  // Largest exponent 0: with 13 bits the grid is 2^-13, so the product
+  // 2^-14 (2^-7 * 2^-7, E4M3 subnormals) vanishes; with 14 bits it is kept.
+  float a[2] = {1.0f, 0x1p-7f}, b[2] = {1.0f, 0x1p-7f};
+  EXPECT_EQ(emulateMmaStep(0.0f, a, b, 2, 13), 1.0f);
+  EXPECT_EQ(emulateMmaStep(0.0f, a, b, 2, 14), 1.0f + 0x1p-14f);
   // Truncation is toward zero for negative terms too.
-  float n[2] = {-1.0f, -0x1p-14f};
-  EXPECT_EQ(emulateMmaStep(0.0f, n, 2, 13), -1.0f);
+  float na[2] = {-1.0f, -0x1p-7f};
+  EXPECT_EQ(emulateMmaStep(0.0f, na, b, 2, 13), -1.0f);
   // The accumulator is aligned with the products: a large product truncates
   // a small accumulator.
-  float big[1] = {1024.0f};
-  EXPECT_EQ(emulateMmaStep(1.0f + 0x1p-10f, big, 1, 10), 1025.0f);
+  float big[1] = {32.0f};
+  EXPECT_EQ(emulateMmaStep(1.0f + 0x1p-10f, big, big, 1, 10), 1025.0f);
+}
+
+TEST(AccumulatorModel, AlignsOnTheUnnormalizedProductExponent) {
+  // 1.5 * 1.5 = 2.25 has exponent 0 + 0 = 0 although it lies in [2, 4):
+  // with 3 bits the grid is 2^-3, not 2^-2, so the two products 0.140625
+  // (0.375^2, exponent -4) survive as one unit each: (18 + 1 + 1) / 8 =
+  // 2.5, normalized to 3 fraction bits: 2.5. Aligning on floor(log2 p)
+  // would give 2.25. (Measured on the H100: this rule, not that one, makes
+  // mixed-sign results bit-identical.)
+  float a[3] = {1.5f, 0.375f, 0.375f};
+  EXPECT_EQ(emulateMmaStep(0.0f, a, a, 3, 3), 2.5f);
+}
+
+TEST(AccumulatorModel, SubnormalsAlignOnTheFormatsMinimumExponent) {
+  // E5M2 subnormals 2^-16 and 3 * 2^-16 have exponent -14 (emin): grid
+  // 2^-15 with 1 bit, so 2^-16 drops and 3 * 2^-16 keeps one unit.
+  float a[2] = {0x1p-16f, 0x3p-16f}, b[2] = {1.0f, 1.0f};
+  EXPECT_EQ(emulateMmaStep(0.0f, a, b, 2, 1, DType::E5M2, DType::E4M3FN),
+            0x1p-15f);
 }
 
 TEST(AccumulatorModel, NormalizationTruncatesTheCarry) {
   // 3 x 1.75 = 5.25 on a 2-bit grid of 1/4: 21 units, 10101b; normalized to
   // 3 significant bits: 10100b = 20 units = 5.0.
-  float p[3] = {1.75f, 1.75f, 1.75f};
-  EXPECT_EQ(emulateMmaStep(0.0f, p, 3, 2), 5.0f);
+  float a[3] = {1.75f, 1.75f, 1.75f}, b[3] = {1.0f, 1.0f, 1.0f};
+  EXPECT_EQ(emulateMmaStep(0.0f, a, b, 3, 2), 5.0f);
   EXPECT_EQ(truncateToBits(5.25f, 2), 5.0f);
   EXPECT_EQ(truncateToBits(-5.25f, 2), -5.0f);
   EXPECT_EQ(truncateToBits(5.25f, 23), 5.25f);
 }
 
 TEST(AccumulatorModel, ExactWhenNothingIsDropped) {
-  float p[4] = {1.0f, 2.0f, 0.5f, 0.25f};
-  EXPECT_EQ(emulateMmaStep(8.0f, p, 4, 13), 11.75f);
-  EXPECT_EQ(emulateMmaStep(0.0f, p, 0, 13), 0.0f);
-  float a[64], b[64];
-  for (int i = 0; i < 64; ++i)
-    a[i] = b[i] = 1.0f;
+  float a[4] = {1.0f, 2.0f, 0.5f, 0.25f}, b[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+  EXPECT_EQ(emulateMmaStep(8.0f, a, b, 4, 13), 11.75f);
+  EXPECT_EQ(emulateMmaStep(0.0f, a, b, 0, 13), 0.0f);
+  float ones[64];
+  for (float &v : ones)
+    v = 1.0f;
   AccumulatorModel m{13, 32};
-  EXPECT_EQ(emulatedDot(a, b, 64, m, 0), 64.0f);
+  EXPECT_EQ(emulatedDot(ones, ones, 64, m, 0), 64.0f);
 }
 
 namespace {

@@ -123,7 +123,8 @@ std::vector<float> naiveGemm(const QuantizedTensor &a, Layout la,
       for (int64_t k0 = 0; k0 < k; k0 += chunk) {
         int64_t len = std::min(chunk, k - k0);
         // One chunk with unit scales: emulatedDot with no promotion.
-        float p = emulatedDot(&ra[size_t(k0)], &rb[size_t(k0)], len, model, 0);
+        float p = emulatedDot(&ra[size_t(k0)], &rb[size_t(k0)], len, model, 0,
+                              a.format, b.format);
         if (varying)
           acc = std::fma(p, as(i, k0) * bs(j, k0), acc);
         else
@@ -217,6 +218,19 @@ TEST(ReferenceGemm, MixedFormatsAndE5M2) {
       *d,
       naiveGemm(A.q, Layout::KMajor, B.q, Layout::MNMajor, nullptr, 128, {}),
       "e4m3 x e5m2");
+  // The accumulator model with E5M2 subnormal exponents, both kernels.
+  for (bool portable : {false, true}) {
+    ReferenceGemmOptions o;
+    o.accumulator = kHopperFP8Accumulator;
+    o.portableKernels = portable;
+    auto e =
+        referenceGemm(A.q, Layout::KMajor, B.q, Layout::MNMajor, nullptr, o);
+    ASSERT_TRUE(e) << e.message();
+    expectBitEqual(*e,
+                   naiveGemm(A.q, Layout::KMajor, B.q, Layout::MNMajor, nullptr,
+                             128, o.accumulator),
+                   "e4m3 x e5m2, emulated");
+  }
   auto exact = referenceGemmUnquantized(a.data(), Layout::KMajor, b.data(),
                                         Layout::KMajor, M, N, K);
   // E5M2 keeps 2 mantissa bits: DeepGEMM's 1e-3 is an E4M3 criterion.
