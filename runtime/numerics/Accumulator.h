@@ -15,9 +15,10 @@
 // significand product in [2, 4) keeps one more bit than floor(log2 |p|)
 // would), and every alignment drops bits toward zero, so long same-sign sums
 // are systematically underestimated. With mantissaBits = 13 (an e8m13
-// accumulator, 14 significant bits) and k32 steps the model reproduces
-// cuBLASLt's fast-accumulation FP8 GEMM on our H100 bit for bit on >= 99.9%
-// of the outputs (docs/numerics.md, "Accumulator model").
+// accumulator, 14 significant bits) and k32 steps the model gives the same
+// FP32 bits as cuBLASLt's FP8 GEMM on our H100, with fast accumulation
+// (promotion 0) and without (promotion 128), on every output we compared
+// (docs/numerics.md, "The tensor-core accumulator model").
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_NUMERICS_ACCUMULATOR_H

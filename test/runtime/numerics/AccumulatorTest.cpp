@@ -9,12 +9,14 @@
 #include "runtime/numerics/Accumulator.h"
 
 #include "runtime/numerics/Metrics.h"
+#include "runtime/numerics/Npy.h"
 #include "runtime/numerics/Random.h"
 #include "runtime/numerics/ReferenceGemm.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 using namespace fp8;
 using namespace fp8::numerics;
@@ -99,22 +101,27 @@ double measuredLikeLoss(int64_t k, int64_t interval, AccumulatorModel model) {
 
 TEST(AccumulatorModel, ReproducesTheH100Curve) {
   // DESIGN.md: 0.6% at K=512, 3.4% at 2048, 10.9% at 7168, 21.7% at 16384,
-  // 53% at 65536. The model gives 0.57, 3.5, 12.6, 25.1, 58.3 (within 16%
-  // of each figure); we require 20%.
+  // 53% at 65536. The model gives 0.57, 3.5, 12.6, 25.1, 58.3 on uniform
+  // inputs (within 16% of each figure); we require 20%. Measured again on
+  // our H100 with uniform [0, 1) inputs (docs/numerics.md): 0.579, 3.484,
+  // 12.607, 25.079, 58.356 -- the model is that curve to sampling noise (we
+  // require 3%); DESIGN.md's inputs were distributed differently.
   struct Point {
     int64_t k;
-    double measured;
-  } points[] = {{512, 0.006},
-                {2048, 0.034},
-                {7168, 0.109},
-                {16384, 0.217},
-                {65536, 0.53}};
+    double design, h100Uniform;
+  } points[] = {{512, 0.006, 0.005786},
+                {2048, 0.034, 0.034839},
+                {7168, 0.109, 0.126070},
+                {16384, 0.217, 0.250790},
+                {65536, 0.53, 0.583561}};
   double previous = 0;
   for (const Point &p : points) {
     double loss = measuredLikeLoss(p.k, 0, kHopperFP8Accumulator);
     RecordProperty("loss_k" + std::to_string(p.k), std::to_string(loss));
-    EXPECT_NEAR(loss / p.measured, 1.0, 0.20)
-        << "K=" << p.k << ": model " << loss << ", H100 " << p.measured;
+    EXPECT_NEAR(loss / p.design, 1.0, 0.20)
+        << "K=" << p.k << ": model " << loss << ", DESIGN.md " << p.design;
+    EXPECT_NEAR(loss / p.h100Uniform, 1.0, 0.03)
+        << "K=" << p.k << ": model " << loss << ", H100 " << p.h100Uniform;
     EXPECT_GT(loss, previous) << "the loss grows with K";
     previous = loss;
   }
@@ -138,5 +145,62 @@ TEST(AccumulatorModel, MoreBitsLoseLess) {
     double loss = measuredLikeLoss(4096, 0, {bits, 32});
     EXPECT_LT(loss, prev) << bits;
     prev = loss;
+  }
+}
+
+namespace {
+QuantizedTensor loadCodes(const std::string &path) {
+  auto a = readNpy(path);
+  EXPECT_TRUE(a) << a.message();
+  QuantizedTensor q;
+  q.format = DType::E4M3FN;
+  q.rows = a->shape[0];
+  q.cols = a->shape[1];
+  q.codes = *npyToBytes(*a);
+  q.scaleRows = q.scaleCols = 1;
+  q.scales = {1.0f};
+  return q;
+}
+
+double bitEqualShare(const std::vector<float> &x, const std::vector<float> &y) {
+  size_t same = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    same += std::memcmp(&x[i], &y[i], sizeof(float)) == 0;
+  return double(same) / double(x.size());
+}
+} // namespace
+
+TEST(AccumulatorModel, H100RecordedOutputsBitForBit) {
+  // Inputs/record_h100.py: cuBLASLt on the H100 (torch._scaled_mm), E4M3
+  // per-tensor 32x32x1024, same-sign (uniform) and mixed-sign (normal)
+  // inputs, with fast accumulation (no promotion) and without (cuBLASLt
+  // promotes every 128). The model must give the same FP32 bits.
+  const std::string dir = FP8_NUMERICS_TEST_INPUTS;
+  for (const char *dist : {"uniform", "normal"}) {
+    std::string base = dir + "/h100_" + dist + "_";
+    QuantizedTensor a = loadCodes(base + "a.npy"),
+                    b = loadCodes(base + "b.npy");
+    auto fast = npyToFloat(*readNpy(base + "fast.npy"));
+    auto promoted = npyToFloat(*readNpy(base + "promoted.npy"));
+    ASSERT_TRUE(fast && promoted);
+    for (int bits : {12, 13, 14}) {
+      ReferenceGemmOptions o;
+      o.accumulator = {bits, 32};
+      o.promotionInterval = 0;
+      auto d0 = referenceGemm(a, Layout::KMajor, b, Layout::KMajor, nullptr, o);
+      o.promotionInterval = 128;
+      auto d128 =
+          referenceGemm(a, Layout::KMajor, b, Layout::KMajor, nullptr, o);
+      ASSERT_TRUE(d0 && d128);
+      double share0 = bitEqualShare(*d0, *fast);
+      double share128 = bitEqualShare(*d128, *promoted);
+      if (bits == 13) {
+        EXPECT_EQ(share0, 1.0) << dist << ", fast accumulation";
+        EXPECT_EQ(share128, 1.0) << dist << ", promoted every 128";
+      } else {
+        // Another width is another machine: it must not match.
+        EXPECT_LT(share0, 0.5) << dist << " with " << bits << " bits";
+      }
+    }
   }
 }
