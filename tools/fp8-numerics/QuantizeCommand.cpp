@@ -285,14 +285,13 @@ int runQuantize(int argc, char **argv) {
   out["mode"] = toString(recipe.mode);
   out["threads"] = numThreads();
   if (!asJson)
-    std::printf("quantize %lldx%lld (%s) -> %s, %s%s, %s scaling\n",
-                (long long)in->rows, (long long)in->cols,
-                in->description.c_str(),
-                std::string(toString(recipe.format)).c_str(),
-                toString(recipe.granularity).c_str(),
-                recipe.granularity.scale == ScaleFormat::F32 ? " (f32 scales)"
-                                                             : "",
-                std::string(toString(recipe.mode)).c_str());
+    std::printf(
+        "quantize %lldx%lld (%s) -> %s, %s%s, %s scaling\n",
+        (long long)in->rows, (long long)in->cols, in->description.c_str(),
+        std::string(toString(recipe.format)).c_str(),
+        toString(recipe.granularity).c_str(),
+        recipe.granularity.scale == ScaleFormat::F32 ? " (f32 scales)" : "",
+        std::string(toString(recipe.mode)).c_str());
 
   if (recipe.mode == ScalingMode::Current) {
     QuantStats st;
