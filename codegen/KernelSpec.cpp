@@ -1,4 +1,5 @@
-//===- KernelSpec.cpp - Kernel naming and JSON form ------------------------===//
+//===- KernelSpec.cpp - Kernel naming and JSON form
+//------------------------===//
 
 #include "codegen/KernelSpec.h"
 
@@ -18,8 +19,8 @@ bool TileConfig::operator==(const TileConfig &o) const {
 }
 
 bool KernelSpec::operator==(const KernelSpec &o) const {
-  return arch == o.arch && kind == o.kind && m == o.m && n == o.n &&
-         k == o.k && groups == o.groups && a == o.a && b == o.b &&
+  return arch == o.arch && kind == o.kind && m == o.m && n == o.n && k == o.k &&
+         groups == o.groups && a == o.a && b == o.b &&
          promotionInterval == o.promotionInterval && out == o.out &&
          accumulate == o.accumulate && tile == o.tile;
 }
@@ -37,8 +38,8 @@ static std::string_view kindName(GemmKind k) {
 }
 
 static std::optional<GemmKind> parseKind(std::string_view s) {
-  for (GemmKind k : {GemmKind::Dense, GemmKind::GroupedContiguous,
-                     GemmKind::GroupedMasked})
+  for (GemmKind k :
+       {GemmKind::Dense, GemmKind::GroupedContiguous, GemmKind::GroupedMasked})
     if (kindName(k) == s)
       return k;
   return std::nullopt;
@@ -99,7 +100,8 @@ std::string KernelSpec::kernelName() const {
        "x" + std::to_string(tile.blockK);
   s += "s" + std::to_string(tile.stages) + "w" +
        std::to_string(tile.mathWarpgroups);
-  s += "c" + std::to_string(tile.clusterM) + "x" + std::to_string(tile.clusterN);
+  s +=
+      "c" + std::to_string(tile.clusterM) + "x" + std::to_string(tile.clusterN);
   s += tile.raster == Raster::AlongN ? "rn" : "rm";
   s += std::to_string(tile.swizzleGroup);
   if (!tile.persistent)
@@ -186,8 +188,8 @@ public:
       return;
     auto v = parse(s);
     if (!v) {
-      status_ = errorf("unknown value '", s, "' for key '", key, "' in ",
-                       where_);
+      status_ =
+          errorf("unknown value '", s, "' for key '", key, "' in ", where_);
       return;
     }
     out = *v;

@@ -180,8 +180,6 @@ int64_t sizeOf(DType t) {
   return 0;
 }
 
-float fp8MaxFinite(DType t) {
-  return t == DType::E5M2 ? 57344.0f : 448.0f;
-}
+float fp8MaxFinite(DType t) { return t == DType::E5M2 ? 57344.0f : 448.0f; }
 
 } // namespace fp8

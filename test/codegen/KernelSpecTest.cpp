@@ -67,9 +67,9 @@ TEST(KernelSpec, JSONErrorsNameTheProblem) {
 }
 
 TEST(Granularity, ParsesEveryFormAndRoundTrips) {
-  for (const char *text : {"per_tensor", "per_row", "per_column", "1x128",
-                           "128x128", "1x32:ue8m0", "128x128:f32_pow2",
-                           "per_row:ue8m0", "whole x 4"}) {
+  for (const char *text :
+       {"per_tensor", "per_row", "per_column", "1x128", "128x128", "1x32:ue8m0",
+        "128x128:f32_pow2", "per_row:ue8m0", "whole x 4"}) {
     auto g = parseGranularity(text);
     if (std::string(text) == "whole x 4") {
       EXPECT_FALSE(g.isOk());
