@@ -1,0 +1,58 @@
+//===- GeneratedKernel.h - Emitted CUDA source + launch metadata -*- C++
+//-*-===//
+//
+// What every emitter returns: the CUDA C++ translation unit, the kernel's
+// entry name, the NVRTC target, and everything the launcher needs to know
+// (block, cluster, shared memory, which TMA descriptors to build and how).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_CODEGEN_GENERATEDKERNEL_H
+#define FP8_CODEGEN_GENERATEDKERNEL_H
+
+#include "codegen/KernelSpec.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fp8 {
+
+/// How the launcher must encode one TMA descriptor (cuTensorMapEncodeTiled).
+struct TmaPlan {
+  enum class Operand : uint8_t { A, B, D };
+  Operand operand = Operand::A;
+  int elemBytes = 1;      ///< 1 (FP8), 2 (BF16), 4 (F32)
+  int boxInner = 128;     ///< elements along the contiguous dimension
+  int boxOuter = 128;     ///< rows
+  int swizzleBytes = 128; ///< 0 (none), 32, 64 or 128
+};
+
+/// Launch metadata of a generated kernel.
+struct LaunchInfo {
+  int threads = 0;     ///< threads per CTA
+  int sharedBytes = 0; ///< dynamic shared memory (incl. alignment slack)
+  int clusterX = 1;    ///< CTAs per cluster (along grid x)
+  int clusterM = 1, clusterN = 1; ///< how the cluster's CTAs pair tiles
+  bool persistent = true;         ///< grid = min(units, SMs)
+  int blockM = 0, blockN = 0;
+  int splitK = 1;
+  bool tmaStore = true;     ///< D written with TMA (else predicated stores)
+  std::vector<TmaPlan> tma; ///< descriptors, in kernel-parameter order
+};
+
+/// A generated kernel: source, entry point, target, launch metadata.
+struct GeneratedKernel {
+  std::string name;   ///< extern "C" entry point
+  std::string source; ///< the translation unit
+  Arch arch = Arch::SM90a;
+  LaunchInfo launch;
+};
+
+/// The device headers the generated sources include, as (include name,
+/// contents) pairs; NVRTC receives them in memory. Their contents are part
+/// of every cache key.
+const std::vector<std::pair<std::string, std::string>> &kernelHeaders();
+
+} // namespace fp8
+
+#endif // FP8_CODEGEN_GENERATEDKERNEL_H

@@ -1,0 +1,476 @@
+//===- Sm90Gemm.cpp - Hopper scaled FP8 GEMM code generator --------------===//
+
+#include "codegen/Sm90Gemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+namespace fp8 {
+
+namespace {
+/// Without promotion there is one accumulator: wgmma's own limit.
+constexpr int kMaxBlockN = 256;
+/// Split-K keeps the partial and the running sum live at once in the
+/// reduction: 160-wide promoted tiles spill there (ptxas -v), 144 do not.
+constexpr int kMaxSplitKBlockN = 144;
+
+int outBytes(const KernelSpec &s) { return s.out == DType::F32 ? 4 : 2; }
+
+bool tmaStore(const KernelSpec &s) { return (s.n * outBytes(s)) % 16 == 0; }
+
+/// Columns per TMA store chunk: the widest of 128/64/32/16 bytes that tiles
+/// BLOCK_N exactly (the chunk width is also the swizzle span).
+int outChunkCols(const KernelSpec &s) {
+  const int ob = outBytes(s);
+  for (int bytes : {128, 64, 32, 16})
+    if (s.tile.blockN % (bytes / ob) == 0)
+      return bytes / ob;
+  return 16 / ob;
+}
+
+/// setmaxnreg budgets (PTX ISA 9.7.17.1): 65536 registers per SM, one CTA.
+/// With one math warpgroup the launch bound already grants 255 per thread.
+/// The producer warpgroup can give the consumers registers (setmaxnreg)
+/// when its code is small: the TMA thread plus the cp.async scale loader of
+/// f32 scales in 8-column groups. The synchronous UE8M0 loader, per-column B
+/// scales and split-K's larger schedule need more.
+bool leanProducer(const KernelSpec &s) {
+  return s.tile.splitK == 1 && s.a.granularity.scale != ScaleFormat::UE8M0 &&
+         s.b.granularity.scale != ScaleFormat::UE8M0 &&
+         s.b.granularity.rows != 1;
+}
+
+/// setmaxnreg budgets (PTX ISA 9.7.17.1): 65536 registers per SM, one CTA of
+/// 3 warpgroups: 40 + 2 x 232 (lean producer) or 56 + 2 x 224.
+int producerRegs(const KernelSpec &s) {
+  if (const char *v = std::getenv("FP8_SM90_PRODUCER_REGS"))
+    return std::atoi(v);
+  if (s.tile.mathWarpgroups != 2)
+    return 0;
+  return leanProducer(s) ? 40 : 56;
+}
+int consumerRegs(const KernelSpec &s) {
+  if (const char *v = std::getenv("FP8_SM90_CONSUMER_REGS"))
+    return std::atoi(v);
+  if (s.tile.mathWarpgroups != 2)
+    return 0;
+  return leanProducer(s) ? 232 : 224;
+}
+
+/// Widest tile whose two BLOCK_N/2-float accumulators (tensor-core partials
+/// and promoted sums) fit the consumers' registers without spills. Measured
+/// with ptxas -v (CUDA 13.0) over test/runtime/Sm90CompileTest.cpp's matrix:
+/// 232 registers hold 192 columns, 224 registers 160; per-column B scales
+/// applied in the epilogue (per-channel recipes) cost registers too (160).
+/// Wider promoted tiles are split into N chunks (mmaN below).
+int maxUnchunkedBlockN(const KernelSpec &s) {
+  const bool perColumnEpilogue = s.b.granularity.rows != Granularity::kWhole &&
+                                 s.b.granularity.cols == Granularity::kWhole;
+  return leanProducer(s) && !perColumnEpilogue ? 192 : 160;
+}
+
+/// Widest promoted tile: chunking reaches 256 (wgmma's N limit) when the
+/// interval is at most one k-block and there is no split-K; the chunked
+/// kernel holds 128 + 64 accumulator floats per thread.
+int maxPromotedBlockN(const KernelSpec &s) {
+  const bool chunkable = s.promotionInterval > 0 &&
+                         s.promotionInterval <= 128 && s.tile.splitK == 1 &&
+                         maxUnchunkedBlockN(s) == 192;
+  return chunkable ? 256 : maxUnchunkedBlockN(s);
+}
+
+/// N columns per wgmma (the tensor-core accumulator's width). Tiles wider
+/// than the consumers can hold twice are split into two N chunks that reuse
+/// one chunk-wide accumulator, promoted after every chunk (so only for
+/// promotion intervals of at most one k-block, and without split-K).
+int mmaN(const KernelSpec &s) {
+  const int bn = s.tile.blockN;
+  const int64_t p = s.promotionInterval;
+  if (p > 0 && bn > maxUnchunkedBlockN(s))
+    return bn / 2; // maxPromotedBlockN admits this only when chunkable
+  return bn;
+}
+
+/// Columns of each warpgroup's 64-row slab staged per epilogue round: the
+/// whole tile up to 32 KiB of staging, else the widest chunk-aligned divisor
+/// of BLOCK_N whose staging stays within 16 KiB per buffer, so that wide
+/// tiles keep their pipeline stages.
+int epiCols(const KernelSpec &s) {
+  const int ob = outBytes(s);
+  const int mw = s.tile.mathWarpgroups;
+  const int bn = s.tile.blockN;
+  const int chunk = outChunkCols(s);
+  if (mw * 64 * bn * ob <= 32768)
+    return bn;
+  int best = chunk;
+  for (int d = chunk; d < bn; d += chunk)
+    if (bn % d == 0 && mw * 64 * d * ob <= 16384)
+      best = d;
+  return best;
+}
+
+int sharedBytesWith(const KernelSpec &s, int epiBuffers);
+
+/// Staging buffers: two (the next round's writes overlap the previous
+/// round's store) unless the second one would cost a pipeline stage.
+int epiBuffers(const KernelSpec &s) {
+  if (!tmaStore(s) || s.tile.blockN / epiCols(s) == 1)
+    return 1;
+  KernelSpec probe = s;
+  auto maxStages = [&](int buffers) {
+    int best = 0;
+    for (int st = 1; st <= 16; ++st) {
+      probe.tile.stages = st;
+      if (sharedBytesWith(probe, buffers) <= kSm90MaxSharedBytes)
+        best = st;
+    }
+    return best;
+  };
+  return maxStages(2) >= std::min(maxStages(1), 4) ? 2 : 1;
+}
+
+/// FP8_KERNEL_DEBUG=1: kernels that trap with a message instead of hanging.
+bool kernelDebug() {
+  const char *v = std::getenv("FP8_KERNEL_DEBUG");
+  return v && *v && std::string(v) != "0";
+}
+
+const char *operandName(bool isA) { return isA ? "A" : "B"; }
+
+std::string_view ptxType(DType t) { return t == DType::E5M2 ? "e5m2" : "e4m3"; }
+} // namespace
+
+Expected<Sm90ScalePlan> planSm90Scales(const KernelSpec &spec, bool isA) {
+  const OperandSpec &o = isA ? spec.a : spec.b;
+  const Granularity &g = o.granularity;
+  const char *name = operandName(isA);
+  Sm90ScalePlan plan;
+  plan.ue8m0 = g.scale == ScaleFormat::UE8M0;
+  // K-major storage: rows are M (A) or N (B), columns are K.
+  plan.outerBlock = g.rows;
+  plan.kBlock = g.cols;
+  if (g.rows < 0 || g.cols < 0)
+    return errorf("expected non-negative scale block extents for ", name,
+                  ", found ", g.rows, "x", g.cols);
+  if (g.cols == Granularity::kWhole) {
+    plan.mode = g.rows == Granularity::kWhole ? Sm90ScalePlan::Mode::Tensor
+                                              : Sm90ScalePlan::Mode::Outer;
+    return plan;
+  }
+  plan.mode = Sm90ScalePlan::Mode::K;
+  if (g.cols % 128 != 0)
+    return errorf("expected the K block of ", name, "'s scales (", g.cols,
+                  ") to be a multiple of 128 on sm_90a (scales are applied per "
+                  "128-wide k-block); MX 1x32 scaling needs sm_100a");
+  if (!isA && g.rows != Granularity::kWhole && g.rows != 1 && g.rows % 8 != 0)
+    return errorf("expected B's scale block along N (", g.rows,
+                  ") to be 1, whole, or a multiple of 8 on sm_90a");
+  return plan;
+}
+
+Status checkSm90Spec(const KernelSpec &s) {
+  if (s.arch != Arch::SM90a)
+    return errorf("expected arch sm_90a for the Hopper generator, found ",
+                  toString(s.arch));
+  if (s.kind != GemmKind::Dense)
+    return errorf("the sm_90a generator supports dense GEMMs only; grouped "
+                  "GEMMs are not implemented yet");
+  if (s.n <= 0 || s.k <= 0)
+    return errorf("expected positive N and K, found N = ", s.n, ", K = ", s.k);
+  if (s.n > (int64_t(1) << 31) - 1 || s.k > (int64_t(1) << 31) - 1)
+    return errorf("expected N and K below 2^31, found N = ", s.n,
+                  ", K = ", s.k);
+  if (s.k % 16 != 0)
+    return errorf("expected K (", s.k,
+                  ") to be a multiple of 16: TMA needs 16-byte aligned row "
+                  "strides for the FP8 operands");
+  if (!isFP8(s.a.format) || !isFP8(s.b.format))
+    return errorf("expected FP8 operands (e4m3fn or e5m2), found A ",
+                  toString(s.a.format), " and B ", toString(s.b.format));
+  if (s.out != DType::BF16 && s.out != DType::F32)
+    return errorf("expected a bf16 or f32 result, found ", toString(s.out));
+  if (s.a.layout != Layout::KMajor || s.b.layout != Layout::KMajor)
+    return errorf("expected K-major A and B on sm_90a (FP8 wgmma reads both "
+                  "operands K-major from shared memory), found A ",
+                  toString(s.a.layout), " and B ", toString(s.b.layout),
+                  ": transpose the operand first");
+  auto pa = planSm90Scales(s, true);
+  if (!pa)
+    return pa.status();
+  auto pb = planSm90Scales(s, false);
+  if (!pb)
+    return pb.status();
+  const int64_t p = s.promotionInterval;
+  if (p < 0 || p % 32 != 0)
+    return errorf("expected the promotion interval (", p,
+                  ") to be 0 or a positive multiple of 32");
+  for (const Sm90ScalePlan *plan : {&*pa, &*pb}) {
+    if (plan->mode != Sm90ScalePlan::Mode::K)
+      continue;
+    const char *name = plan == &*pa ? "A" : "B";
+    if (p == 0)
+      return errorf("expected a promotion interval: ", name,
+                    "'s scales vary along K and can only be applied when "
+                    "partial sums are promoted");
+    if (plan->kBlock % p != 0)
+      return errorf("expected the promotion interval (", p,
+                    ") to divide the K block of ", name, "'s scales (",
+                    plan->kBlock, ")");
+  }
+  if (pa->mode == Sm90ScalePlan::Mode::K &&
+      pb->mode == Sm90ScalePlan::Mode::K && pa->kBlock != pb->kBlock)
+    return errorf("expected equal K blocks for A's and B's scales, found ",
+                  pa->kBlock, " and ", pb->kBlock);
+
+  const TileConfig &t = s.tile;
+  if (t.blockK != 128)
+    return errorf("expected block_k 128 on sm_90a (one 128-byte swizzle "
+                  "atom of FP8), found ",
+                  t.blockK);
+  if (t.blockM != 64 && t.blockM != 128)
+    return errorf("expected block_m 64 or 128, found ", t.blockM);
+  if (t.mathWarpgroups != t.blockM / 64)
+    return errorf("expected ", t.blockM / 64, " math warpgroups for block_m ",
+                  t.blockM, " (64 rows each), found ", t.mathWarpgroups);
+  // Promoted tiles keep two accumulators in registers; wider ones are
+  // split into two N chunks (promotion at least every k-block, no split-K).
+  const int maxN = p > 0 ? maxPromotedBlockN(s) : kMaxBlockN;
+  if (t.blockN < 8 || t.blockN > maxN || t.blockN % 8 != 0)
+    return errorf("expected block_n to be a multiple of 8 in [8, ", maxN, "]",
+                  p > 0 && maxN < kMaxBlockN
+                      ? " (two accumulators live in registers; tiles up to "
+                        "256 need f32 scales, a promotion interval of at most "
+                        "128 and no split-K)"
+                      : "",
+                  ", found ", t.blockN);
+  if (mmaN(s) != t.blockN && (mmaN(s) % 8 != 0 || t.blockN % 16 != 0))
+    return errorf("expected block_n (", t.blockN,
+                  ") to be a multiple of 16 when it is split into two wgmma "
+                  "chunks");
+  if (pb->mode == Sm90ScalePlan::Mode::K && pb->outerBlock > 1 &&
+      pb->outerBlock % t.blockN != 0 && pb->outerBlock % 8 != 0)
+    return errorf("expected B's scale block along N (", pb->outerBlock,
+                  ") to be a multiple of 8 or of block_n (", t.blockN, ")");
+  const bool clusterOk = (t.clusterM == 1 && t.clusterN == 1) ||
+                         (t.clusterM == 2 && t.clusterN == 1) ||
+                         (t.clusterM == 1 && t.clusterN == 2);
+  if (!clusterOk)
+    return errorf("expected a cluster of 1x1, 2x1 or 1x2 CTAs (TMA multicast "
+                  "of B along M or of A along N), found ",
+                  t.clusterM, "x", t.clusterN);
+  if (t.clusterM == 2 && t.blockN % 16 != 0)
+    return errorf("expected block_n to be a multiple of 16 with cluster_m 2 "
+                  "(each CTA multicasts half of the B tile, in 8-row swizzle "
+                  "atoms), found ",
+                  t.blockN);
+  if (t.ctaGroup != 1)
+    return errorf("expected cta_group 1 on sm_90a, found ", t.ctaGroup);
+  if (t.swizzleGroup < 1)
+    return errorf("expected swizzle_group >= 1, found ", t.swizzleGroup);
+  const int64_t kBlocks = (s.k + 127) / 128;
+  const int64_t groupBlocks = p > 128 ? p / 128 : 1;
+  const int64_t groups = (kBlocks + groupBlocks - 1) / groupBlocks;
+  if (t.splitK < 1 || t.splitK > groups)
+    return errorf("expected split_k in [1, ", groups,
+                  "] (one slice per promotion group of K = ", s.k, "), found ",
+                  t.splitK);
+  if (t.splitK > 1 && t.blockN > kMaxSplitKBlockN)
+    return errorf("expected block_n <= ", kMaxSplitKBlockN,
+                  " with split_k > 1 (the reduction holds two accumulators), "
+                  "found block_n ",
+                  t.blockN, " with split_k ", t.splitK);
+  if (t.stages < 2)
+    return errorf("expected at least 2 pipeline stages, found ", t.stages);
+  const int smem = sm90SharedBytes(s);
+  if (smem > kSm90MaxSharedBytes)
+    return errorf("expected the kernel to fit in ", kSm90MaxSharedBytes,
+                  " bytes of shared memory, but ", t.stages, " stages of ",
+                  t.blockM, "x", t.blockN, " need ", smem, " (at most ",
+                  sm90MaxStages(s), " stages fit)");
+  return Status::ok();
+}
+
+namespace {
+int sharedBytesWith(const KernelSpec &s, int epiBuffers) {
+  // Mirrors Layout<Cfg> in sm90_gemm.cuh; the generated source static_asserts
+  // that both agree.
+  const TileConfig &t = s.tile;
+  auto pa = planSm90Scales(s, true);
+  auto pb = planSm90Scales(s, false);
+  const bool kA = pa && pa->mode == Sm90ScalePlan::Mode::K;
+  const bool kB = pb && pb->mode == Sm90ScalePlan::Mode::K;
+  int64_t bytes = int64_t(t.stages) * (t.blockM + t.blockN) * 128;
+  if (tmaStore(s))
+    bytes +=
+        int64_t(epiBuffers) * t.mathWarpgroups * 64 * epiCols(s) * outBytes(s);
+  const int sbStep = s.b.granularity.rows == 1 ? 1 : 8;
+  bytes += int64_t(t.stages) *
+           ((kA ? t.blockM : 0) + (kB ? t.blockN / sbStep : 0)) * 4;
+  bytes = (bytes + 7) / 8 * 8;
+  bytes += 2 * int64_t(t.stages) * 8 + 16;
+  bytes += 1024; // alignment slack for the swizzled tiles
+  return bytes > (int64_t(1) << 30) ? (1 << 30) : int(bytes);
+}
+} // namespace
+
+int sm90SharedBytes(const KernelSpec &s) {
+  return sharedBytesWith(s, epiBuffers(s));
+}
+
+int sm90MaxStages(const KernelSpec &s) {
+  KernelSpec probe = s;
+  int best = 0;
+  for (int st = 1; st <= 16; ++st) {
+    probe.tile.stages = st;
+    if (sm90SharedBytes(probe) <= kSm90MaxSharedBytes)
+      best = st;
+  }
+  return best;
+}
+
+static std::string modeName(Sm90ScalePlan::Mode m) {
+  switch (m) {
+  case Sm90ScalePlan::Mode::Tensor:
+    return "kScaleTensor";
+  case Sm90ScalePlan::Mode::Outer:
+    return "kScaleOuter";
+  case Sm90ScalePlan::Mode::K:
+    return "kScaleK";
+  }
+  return "?";
+}
+
+/// The wgmma wrapper for this tile width and format pair.
+static std::string emitMma(const KernelSpec &s) {
+  const int n = mmaN(s);
+  const int regs = n / 2;
+  std::ostringstream os;
+  os << "// wgmma.mma_async m64n" << n << "k32, " << ptxType(s.a.format)
+     << " x " << ptxType(s.b.format) << " -> f32 (PTX ISA 9.7.15.5.2).\n";
+  os << "__device__ __forceinline__ void mma_k32(float (&d)[" << regs
+     << "], u64 da, u64 db, u32 scale_d) {\n";
+  os << "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" << regs + 2
+     << ", 0;\\n\"\n";
+  os << "      \"wgmma.mma_async.sync.aligned.m64n" << n << "k32.f32."
+     << ptxType(s.a.format) << "." << ptxType(s.b.format) << " {\"\n      \"";
+  for (int i = 0; i < regs; ++i) {
+    os << "%" << i << (i + 1 < regs ? "," : "");
+    if (i % 16 == 15 && i + 1 < regs)
+      os << "\"\n      \"";
+  }
+  os << "}, %" << regs << ", %" << regs + 1 << ", p, 1, 1;\\n}\\n\"\n";
+  os << "      : ";
+  for (int i = 0; i < regs; ++i) {
+    os << "\"+f\"(d[" << i << "])" << (i + 1 < regs ? ", " : "");
+    if (i % 8 == 7 && i + 1 < regs)
+      os << "\n        ";
+  }
+  os << "\n      : \"l\"(da), \"l\"(db), \"r\"(scale_d));\n}\n";
+  return os.str();
+}
+
+Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
+  FP8_RETURN_IF_ERROR(checkSm90Spec(s));
+  const Sm90ScalePlan pa = *planSm90Scales(s, true);
+  const Sm90ScalePlan pb = *planSm90Scales(s, false);
+  const TileConfig &t = s.tile;
+  const int threads = (t.mathWarpgroups + 1) * 128;
+  const int smem = sm90SharedBytes(s);
+
+  GeneratedKernel g;
+  g.name = s.kernelName();
+  g.arch = Arch::SM90a;
+  LaunchInfo &l = g.launch;
+  l.threads = threads;
+  l.sharedBytes = smem;
+  l.clusterX = t.clusterM * t.clusterN;
+  l.clusterM = t.clusterM;
+  l.clusterN = t.clusterN;
+  l.persistent = t.persistent;
+  l.blockM = t.blockM;
+  l.blockN = t.blockN;
+  l.splitK = t.splitK;
+  l.tmaStore = tmaStore(s);
+  // With a cluster each CTA loads (and multicasts) half of the shared tile.
+  l.tma.push_back({TmaPlan::Operand::A, 1, 128,
+                   t.clusterN > 1 ? t.blockM / 2 : t.blockM, 128});
+  l.tma.push_back({TmaPlan::Operand::B, 1, 128,
+                   t.clusterM > 1 ? t.blockN / 2 : t.blockN, 128});
+  const int chunkCols = outChunkCols(s);
+  const int chunkBytes = chunkCols * outBytes(s);
+  l.tma.push_back({TmaPlan::Operand::D, outBytes(s), chunkCols, 64,
+                   chunkBytes >= 32 ? chunkBytes : 0});
+
+  std::ostringstream os;
+  os << "// Generated by the fp8 toolkit (codegen/Sm90Gemm.cpp): do not edit.\n"
+     << "// KernelSpec: " << toJSON(s) << "\n"
+     << (kernelDebug() ? "#define FP8_KERNEL_DEBUG 1\n" : "")
+     << "#include \"fp8/sm90_common.cuh\"\n\n"
+     << "namespace fp8k {\n\n"
+     << "struct Cfg {\n"
+     << "  static constexpr int kN = " << s.n << ";\n"
+     << "  static constexpr int kK = " << s.k << ";\n"
+     << "  static constexpr int kBlockM = " << t.blockM << ";\n"
+     << "  static constexpr int kBlockN = " << t.blockN << ";\n"
+     << "  static constexpr int kStages = " << t.stages << ";\n"
+     << "  static constexpr int kMathWG = " << t.mathWarpgroups << ";\n"
+     << "  static constexpr int kAcc = " << t.blockN / 2 << ";\n"
+     << "  static constexpr int kMmaN = " << mmaN(s) << ";\n"
+     << "  static constexpr int kNChunks = " << t.blockN / mmaN(s) << ";\n"
+     << "  static constexpr int kAccChunk = " << mmaN(s) / 2 << ";\n"
+
+     << "  static constexpr int kPromoSteps = " << s.promotionInterval / 32
+     << "; // promotion interval " << s.promotionInterval << " / k32\n"
+     << "  static constexpr int kSplitK = " << t.splitK << ";\n"
+     << "  static constexpr int kClusterM = " << t.clusterM << ";\n"
+     << "  static constexpr int kClusterN = " << t.clusterN << ";\n"
+     << "  static constexpr bool kRasterAlongN = "
+     << (t.raster == Raster::AlongN ? "true" : "false") << ";\n"
+     << "  static constexpr int kGroup = " << t.swizzleGroup << ";\n"
+     << "  static constexpr int kSaMode = " << modeName(pa.mode) << ";\n"
+     << "  static constexpr int kSaOuterBlock = " << pa.outerBlock << ";\n"
+     << "  static constexpr int kSaKBlock = " << pa.kBlock << ";\n"
+     << "  static constexpr bool kSaE8 = " << (pa.ue8m0 ? "true" : "false")
+     << ";\n"
+     << "  static constexpr int kSbMode = " << modeName(pb.mode) << ";\n"
+     << "  static constexpr int kSbOuterBlock = " << pb.outerBlock << ";\n"
+     << "  static constexpr int kSbKBlock = " << pb.kBlock << ";\n"
+     << "  static constexpr bool kSbE8 = " << (pb.ue8m0 ? "true" : "false")
+     << ";\n"
+     << "  static constexpr bool kOutF32 = "
+     << (s.out == DType::F32 ? "true" : "false") << ";\n"
+     << "  static constexpr bool kAccumulate = "
+     << (s.accumulate ? "true" : "false") << ";\n"
+     << "  static constexpr bool kTmaStore = "
+     << (l.tmaStore ? "true" : "false") << ";\n"
+     << "  static constexpr int kOutChunkCols = " << chunkCols << ";\n"
+     << "  static constexpr int kEpiCols = " << epiCols(s) << ";\n"
+     << "  static constexpr int kEpiBuffers = " << epiBuffers(s) << ";\n"
+     << "  static constexpr int kSharedBytes = " << smem << ";\n"
+     << "  // setmaxnreg: the producer gives registers to the consumers.\n"
+     << "  static constexpr int kProducerRegs = " << producerRegs(s) << ";\n"
+     << "  static constexpr int kConsumerRegs = " << consumerRegs(s) << ";\n"
+     << "};\n\n"
+     << emitMma(s) << "\n"
+     << "} // namespace fp8k\n\n"
+     << "#include \"fp8/sm90_gemm.cuh\"\n\n"
+     << "static_assert(fp8k::Layout<fp8k::Cfg>::kSmemTotal + 1024 == "
+        "fp8k::Cfg::kSharedBytes,\n"
+     << "              \"host and device shared-memory layouts disagree\");\n\n"
+     << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", 1)\n"
+     << g.name << "(const __grid_constant__ fp8k::TmaDesc tmap_a,\n"
+     << "    const __grid_constant__ fp8k::TmaDesc tmap_b,\n"
+     << "    const __grid_constant__ fp8k::TmaDesc tmap_d,\n"
+     << "    const fp8k::GemmParams params) {\n"
+     << (kernelDebug() ? "  if (threadIdx.x == 0 && blockIdx.x == 0)\n"
+                         "    printf(\"fp8 kernel: start, grid %d, m %d\\n\", "
+                         "gridDim.x, params.m);\n"
+                       : "")
+     << "  fp8k::gemm_body<fp8k::Cfg>(tmap_a, tmap_b, tmap_d, params);\n"
+     << "}\n";
+  g.source = os.str();
+  return g;
+}
+
+} // namespace fp8

@@ -1,0 +1,55 @@
+//===- Sm90Gemm.h - Hopper scaled FP8 GEMM code generator --------*- C++
+//-*-===//
+//
+// KernelSpec (arch sm_90a) -> a small CUDA translation unit that instantiates
+// codegen/kernels/sm90_gemm.cuh with the spec's constants and the wgmma
+// instruction for its tile width and formats.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_CODEGEN_SM90GEMM_H
+#define FP8_CODEGEN_SM90GEMM_H
+
+#include "codegen/GeneratedKernel.h"
+#include "codegen/KernelSpec.h"
+#include "codegen/Status.h"
+
+namespace fp8 {
+
+/// Largest dynamic shared memory a Hopper CTA may use (227 KiB).
+inline constexpr int kSm90MaxSharedBytes = 232448;
+
+/// How one operand's scales enter the kernel.
+struct Sm90ScalePlan {
+  enum class Mode : uint8_t {
+    Tensor, ///< one value, applied in the epilogue
+    Outer,  ///< varies along M (A) or N (B) only, applied in the epilogue
+    K,      ///< varies along K, applied at every promotion
+  };
+  Mode mode = Mode::Tensor;
+  int64_t outerBlock = 0; ///< rows (A) / columns (B) per scale; 0 = whole
+  int64_t kBlock = 0;     ///< K elements per scale; 0 = whole
+  bool ue8m0 = false;     ///< scales stored as UE8M0 bytes (else f32)
+};
+
+/// Scale plan of one operand of `spec` (A when `isA`), or why the sm_90a
+/// kernel cannot apply that granularity.
+Expected<Sm90ScalePlan> planSm90Scales(const KernelSpec &spec, bool isA);
+
+/// Checks that `spec` describes a kernel the sm_90a generator can emit (K-major
+/// FP8 operands, a supported granularity pair and promotion interval, a legal
+/// tile that fits registers and shared memory). The message names the field,
+/// what was expected and what was found.
+Status checkSm90Spec(const KernelSpec &spec);
+
+/// Shared memory the kernel for `spec` needs (bytes, incl. alignment slack).
+int sm90SharedBytes(const KernelSpec &spec);
+
+/// Largest pipeline depth that fits shared memory for `spec`'s tile.
+int sm90MaxStages(const KernelSpec &spec);
+
+/// Emits the kernel for `spec` (checked with checkSm90Spec first).
+Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &spec);
+
+} // namespace fp8
+
+#endif // FP8_CODEGEN_SM90GEMM_H

@@ -1,0 +1,689 @@
+//===- sm90_gemm.cuh - Warp-specialised scaled FP8 GEMM (sm_90a) --*- CUDA
+//-*-===//
+//
+// D[M, N] = epilogue( sum_k A[M, K] * B[N, K]^T )   (both operands K-major)
+//
+// One producer warpgroup (warp 0: TMA loads of A/B tiles; warp 1: the scale
+// factors that vary along K, read with plain loads so any scale layout and
+// stride works) feeds `kMathWG` consumer warpgroups through a `kStages`-deep
+// mbarrier pipeline. Each consumer owns 64 rows of the BLOCK_M x BLOCK_N tile
+// and issues wgmma.m64nNk32; every `kPromoSteps` k32 steps the tensor-core
+// partial sums are promoted into an FP32 accumulator with the per-row /
+// per-block scales applied (DeepSeek-V3). The grid is persistent: CTAs walk
+// output tiles (x split-K slices) in a rasterised order. Split-K slices write
+// FP32 partials to a workspace; the last slice to finish a tile sums them in
+// slice order (deterministic) and runs the epilogue. The epilogue applies the
+// scales that do not vary along K, adds C, converts, and stores through a
+// swizzled shared-memory tile with TMA (or with predicated stores when D's
+// row pitch is not 16-byte aligned).
+//
+// The generated translation unit defines, before including this file:
+//   struct Cfg { static constexpr ... };           (see Sm90GemmEmitter.cpp)
+//   void mma_k32(float (&)[Cfg::kAcc], u64 descA, u64 descB, u32 scaleD);
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "fp8/sm90_common.cuh"
+
+namespace fp8k {
+
+/// Launch arguments that are not baked into the kernel.
+struct GemmParams {
+  int m;          ///< rows of A and D
+  const void *sa; ///< scales of A ([ceil(M/r), ceil(K/c)] as stored)
+  i64 sa_ld_outer, sa_ld_k;
+  const void *sb; ///< scales of B ([ceil(N/r), ceil(K/c)] as stored)
+  i64 sb_ld_outer, sb_ld_k;
+  const void *c; ///< C (accumulate), same type as D; may alias D
+  i64 ldc;
+  void *d; ///< D, for the predicated-store epilogue
+  i64 ldd;
+  float *workspace; ///< split-K partials
+  int *counters;    ///< split-K arrival counters, one per tile, zeroed
+};
+// The host mirror (runtime/Gemm.cpp) asserts the same size.
+static_assert(sizeof(GemmParams) == 104, "GemmParams layout changed");
+
+template <class C> struct Layout {
+  static constexpr int kThreads = (C::kMathWG + 1) * 128;
+  static constexpr int kMathThreads = C::kMathWG * 128;
+  static constexpr int kTileABytes = C::kBlockM * 128;
+  static constexpr int kTileBBytes = C::kBlockN * 128;
+  static constexpr int kOutBytes = C::kOutF32 ? 4 : 2;
+  static constexpr int kChunkPitch = C::kOutChunkCols * kOutBytes;
+  static constexpr int kSmemA = 0;
+  static constexpr int kSmemB = kSmemA + C::kStages * kTileABytes;
+  static constexpr int kSmemD = kSmemB + C::kStages * kTileBBytes;
+  // The epilogue stages kEpiCols columns of each warpgroup's 64 rows at a
+  // time (several rounds for wide tiles), which leaves room for stages.
+  static constexpr int kEpiRounds = C::kBlockN / C::kEpiCols;
+  static constexpr int kEpiBuffers = C::kEpiBuffers; // 1 or 2
+  static constexpr int kDBytes =
+      C::kTmaStore ? kEpiBuffers * C::kMathWG * 64 * C::kEpiCols * kOutBytes
+                   : 0;
+  static constexpr int kSaPerStage = C::kSaMode == kScaleK ? C::kBlockM : 0;
+  /// B scales per stage: one per column, or one per 8-column group.
+  static constexpr int kSbStep = C::kSbOuterBlock == 1 ? 1 : 8;
+  static constexpr int kSbPerStage =
+      C::kSbMode == kScaleK ? C::kBlockN / kSbStep : 0;
+  static constexpr int kSmemScales = kSmemD + kDBytes;
+  static constexpr int kScaleBytes =
+      C::kStages * (kSaPerStage + kSbPerStage) * 4;
+  static constexpr int kSmemBars = (kSmemScales + kScaleBytes + 7) / 8 * 8;
+  static constexpr int kSmemFlag = kSmemBars + 2 * C::kStages * 8;
+  static constexpr int kSmemTotal = kSmemFlag + 16;
+  static constexpr bool kHasKScales =
+      C::kSaMode == kScaleK || C::kSbMode == kScaleK;
+};
+
+/// Maps a linear index to (m group, n group), in bands of kGroup groups so
+/// that concurrently running CTAs share operand tiles in L2.
+template <class C>
+__device__ __forceinline__ void tile_coords(int tile, int mt, int nt, int &mb,
+                                            int &nb) {
+  if (C::kRasterAlongN) {
+    const int band = tile / (C::kGroup * nt);
+    const int first = band * C::kGroup;
+    const int gs = min(C::kGroup, mt - first);
+    const int r = tile - band * C::kGroup * nt;
+    mb = first + r % gs;
+    nb = r / gs;
+  } else {
+    const int band = tile / (C::kGroup * mt);
+    const int first = band * C::kGroup;
+    const int gs = min(C::kGroup, nt - first);
+    const int r = tile - band * C::kGroup * mt;
+    nb = first + r % gs;
+    mb = r / gs;
+  }
+}
+
+/// The persistent schedule. Work units are (cluster tile group, K slice):
+/// a cluster of 2 along M takes m blocks 2g and 2g+1 of one n block (they
+/// share B through multicast), a cluster along N takes two n blocks of one
+/// m block (sharing A). A trailing odd block gives its CTA a phantom tile:
+/// all its loads are out of bounds (zeros) and its stores are clipped.
+template <class C> struct Schedule {
+  static constexpr int kCS = C::kClusterM * C::kClusterN;
+  static constexpr int kNTiles = (C::kN + C::kBlockN - 1) / C::kBlockN;
+  static constexpr int kNGroups = (kNTiles + C::kClusterN - 1) / C::kClusterN;
+  static constexpr int kNTilesPadded = kNGroups * C::kClusterN;
+  int m_groups;
+  int units;
+  int rank;
+
+  __device__ __forceinline__ Schedule(int m) {
+    const int m_tiles = (m + C::kBlockM - 1) / C::kBlockM;
+    m_groups = (m_tiles + C::kClusterM - 1) / C::kClusterM;
+    units = m_groups * kNGroups * C::kSplitK;
+    rank = kCS > 1 ? (int)cluster_ctarank() : 0;
+  }
+  __device__ __forceinline__ int first() const { return blockIdx.x / kCS; }
+  __device__ __forceinline__ int stride() const { return gridDim.x / kCS; }
+  /// This CTA's tile of unit `u`: block coordinates, split-K slice, and a
+  /// tile id for the split-K workspace (row-major over the padded grid).
+  __device__ __forceinline__ void decode(int u, int &mb, int &nb, int &split,
+                                         int &tile_id) const {
+    int gm, gn;
+    tile_coords<C>(u / C::kSplitK, m_groups, kNGroups, gm, gn);
+    split = u % C::kSplitK;
+    mb = gm * C::kClusterM + (C::kClusterM > 1 ? rank : 0);
+    nb = gn * C::kClusterN + (C::kClusterN > 1 ? rank : 0);
+    tile_id = mb * kNTilesPadded + nb;
+  }
+};
+
+/// The k-block range [begin, end) of split `s`, balanced in units of whole
+/// promotion groups so that no promotion batch straddles two slices.
+template <class C>
+__device__ __forceinline__ void split_range(int s, int &begin, int &end) {
+  constexpr int kBlocks = (C::kK + 127) / 128;
+  constexpr int kGroupBlocks = C::kPromoSteps > 4 ? C::kPromoSteps / 4 : 1;
+  constexpr int kGroups = (kBlocks + kGroupBlocks - 1) / kGroupBlocks;
+  const int g0 = (int)((long long)s * kGroups / C::kSplitK);
+  const int g1 = (int)((long long)(s + 1) * kGroups / C::kSplitK);
+  begin = g0 * kGroupBlocks;
+  end = min(kBlocks, g1 * kGroupBlocks);
+}
+
+template <bool kE8>
+__device__ __forceinline__ float load_scale(const void *base, i64 idx) {
+  if (kE8)
+    return ue8m0_to_f32(__ldg((const unsigned char *)base + idx));
+  return __ldg((const float *)base + idx);
+}
+
+/// Index of the scale of element (outer, k) for a block shape (ro, rk); a
+/// block extent of 0 means the whole dimension.
+template <int kRo, int kRk>
+__device__ __forceinline__ i64 scale_index(int outer, int k, i64 ld_outer,
+                                           i64 ld_k) {
+  const i64 o = kRo == 0 ? 0 : outer / kRo;
+  const i64 kk = kRk == 0 ? 0 : k / kRk;
+  return o * ld_outer + kk * ld_k;
+}
+
+/// Promotion of one N chunk: acc[chunk] += tc * (scale of the row) * (scale of
+/// the column), with the column scales of this k-block read from shared
+/// memory (one value for the tile, one per 8-column group, or one per
+/// column).
+template <class C, int kChunk>
+__device__ __forceinline__ void
+promote(float (&acc)[C::kAcc], const float (&tc)[C::kAccChunk],
+        const float (&row_scale)[2], const float *sb, int c0) {
+  constexpr int kA = C::kAccChunk;
+  constexpr int kBase = kChunk * kA;         // first accumulator of the chunk
+  constexpr int kJ0 = kChunk * C::kMmaN / 8; // first 8-column group
+  if (C::kSbMode == kScaleK) {
+    if (C::kSbOuterBlock == 0 || C::kSbOuterBlock % C::kBlockN == 0) {
+      const float b = sb[0];
+      const float s0 = row_scale[0] * b, s1 = row_scale[1] * b;
+#pragma unroll
+      for (int i = 0; i < kA; ++i)
+        acc[kBase + i] = fmaf(tc[i], ((i >> 1) & 1) ? s1 : s0, acc[kBase + i]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kA / 4; ++j) {
+        float b0, b1;
+        if (C::kSbOuterBlock == 1) {
+          b0 = sb[8 * (kJ0 + j) + c0];
+          b1 = sb[8 * (kJ0 + j) + c0 + 1];
+        } else {
+          b0 = b1 = sb[kJ0 + j];
+        }
+        float *a = acc + kBase + 4 * j;
+        a[0] = fmaf(tc[4 * j], row_scale[0] * b0, a[0]);
+        a[1] = fmaf(tc[4 * j + 1], row_scale[0] * b1, a[1]);
+        a[2] = fmaf(tc[4 * j + 2], row_scale[1] * b0, a[2]);
+        a[3] = fmaf(tc[4 * j + 3], row_scale[1] * b1, a[3]);
+      }
+    }
+  } else if (C::kSaMode == kScaleK) {
+#pragma unroll
+    for (int i = 0; i < kA; ++i)
+      acc[kBase + i] = fmaf(tc[i], row_scale[(i >> 1) & 1], acc[kBase + i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kA; ++i)
+      acc[kBase + i] += tc[i];
+  }
+}
+
+/// One k-block of MMAs for N chunk kChunk (k32 steps ks = 0..3), promoting
+/// every kPromoSteps steps. Returns with the chunk's wgmmas complete.
+template <class C, int kChunk>
+__device__ __forceinline__ void
+mma_chunk(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
+          bool &fresh, const float (&row_scale)[2], const float *sb, int c0,
+          bool last_block, bool group_end) {
+  // The chunk's B rows start kChunk * kMmaN rows into the tile
+  // (128 bytes per row, 16-byte descriptor units).
+  const u64 dbc = db + (u64)(kChunk * C::kMmaN * 128 / 16);
+  bool waited = false;
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {
+    if (ks == 0 || waited)
+      wgmma_fence();
+    waited = false;
+    // Advancing K by 32 FP8 elements = 32 bytes = 2 descriptor units.
+    mma_k32(tc, da + 2 * ks, dbc + 2 * ks, fresh ? 0u : 1u);
+    fresh = false;
+    bool promote_now = false;
+    if (C::kPromoSteps > 0 && C::kPromoSteps <= 4)
+      promote_now = ((ks + 1) % C::kPromoSteps) == 0;
+    else if (C::kPromoSteps > 4)
+      // Also at the unit's last block: a shorter final group (K not a
+      // multiple of the interval) is promoted before its stage is freed.
+      promote_now = ks == 3 && (group_end || last_block);
+    if (promote_now) {
+      wgmma_commit();
+      wgmma_wait<0>();
+      reg_fence(tc);
+      promote<C, kChunk>(acc, tc, row_scale, sb, c0);
+      fresh = true;
+      waited = true;
+    }
+  }
+  if (!waited) {
+    wgmma_commit();
+    wgmma_wait<0>();
+    reg_fence(tc);
+  }
+}
+
+/// Unrolls mma_chunk over the N chunks of the tile.
+template <class C, int kChunk = 0>
+__device__ __forceinline__ void
+mma_all_chunks(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
+               bool &fresh, const float (&row_scale)[2], const float *sb,
+               int c0, bool last_block, bool group_end) {
+  if constexpr (kChunk < C::kNChunks) {
+    mma_chunk<C, kChunk>(acc, tc, da, db, fresh, row_scale, sb, c0, last_block,
+                         group_end);
+    mma_all_chunks<C, kChunk + 1>(acc, tc, da, db, fresh, row_scale, sb, c0,
+                                  last_block, group_end);
+  }
+}
+
+template <class C>
+__device__ __forceinline__ void
+gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
+          const GemmParams &p) {
+  using L = Layout<C>;
+  constexpr int kAcc = C::kAcc; // accumulator floats per thread = BLOCK_N / 2
+  extern __shared__ unsigned char smem_raw[];
+  // Swizzled tiles need 1024-byte alignment; the launcher adds the slack.
+  const u32 raw = smem_addr(smem_raw);
+  const u32 base = (raw + 1023u) & ~1023u;
+  unsigned char *smem = smem_raw + (base - raw);
+
+  const u32 bar_full = base + L::kSmemBars;
+  const u32 bar_empty = bar_full + C::kStages * 8;
+  const int warp_group = threadIdx.x / 128;
+  const int tid_in_wg = threadIdx.x % 128;
+
+  constexpr int kCS = Schedule<C>::kCS;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < C::kStages; ++s) {
+      mbar_init(bar_full + s * 8, 1 + (L::kHasKScales ? 32 : 0));
+      // A stage is free once every consumer warp of every CTA that the
+      // stage's multicast writes into has released it.
+      mbar_init(bar_empty + s * 8, kCS * C::kMathWG * 4);
+    }
+    mbar_fence_init();
+  }
+  if (threadIdx.x == C::kMathWG * 128) {
+    tma_prefetch_desc(&tmap_a);
+    tma_prefetch_desc(&tmap_b);
+    if (C::kTmaStore)
+      tma_prefetch_desc(&tmap_d);
+  }
+  // The peer's barriers must be initialised before any multicast or remote
+  // arrive reaches them.
+  if (kCS > 1)
+    cluster_sync();
+  else
+    __syncthreads();
+
+  const Schedule<C> sched(p.m);
+
+  if (warp_group == C::kMathWG) {
+    //===------------------------------------------------------------------===//
+    // Producer warpgroup.
+    //===------------------------------------------------------------------===//
+    if (C::kProducerRegs > 0)
+      setmaxnreg_dec<C::kProducerRegs>();
+    const int warp = tid_in_wg / 32;
+    const int lane = tid_in_wg % 32;
+    if (warp == 0 && lane == 0) {
+      // Multicast halves: along M the pair shares B, along N it shares A.
+      constexpr int kARows = C::kClusterN > 1 ? C::kBlockM / 2 : C::kBlockM;
+      constexpr int kBRows = C::kClusterM > 1 ? C::kBlockN / 2 : C::kBlockN;
+      int it = 0;
+      for (int u = sched.first(); u < sched.units; u += sched.stride()) {
+        int mb, nb, split, tile_id, kb0, kb1;
+        sched.decode(u, mb, nb, split, tile_id);
+        split_range<C>(split, kb0, kb1);
+        for (int kb = kb0; kb < kb1; ++kb, ++it) {
+          const int s = it % C::kStages;
+          const u32 ph = (it / C::kStages) & 1;
+          mbar_wait(bar_empty + s * 8, ph ^ 1);
+          const u32 full = bar_full + s * 8;
+          mbar_arrive_expect_tx(full, L::kTileABytes + L::kTileBBytes);
+          const u32 a_dst = base + L::kSmemA + s * L::kTileABytes;
+          const u32 b_dst = base + L::kSmemB + s * L::kTileBBytes;
+          if (C::kClusterN > 1)
+            tma_load_2d_multicast(a_dst + sched.rank * kARows * 128, &tmap_a,
+                                  full, kb * 128,
+                                  mb * C::kBlockM + sched.rank * kARows, 0x3);
+          else
+            tma_load_2d(a_dst, &tmap_a, full, kb * 128, mb * C::kBlockM);
+          if (C::kClusterM > 1)
+            tma_load_2d_multicast(b_dst + sched.rank * kBRows * 128, &tmap_b,
+                                  full, kb * 128,
+                                  nb * C::kBlockN + sched.rank * kBRows, 0x3);
+          else
+            tma_load_2d(b_dst, &tmap_b, full, kb * 128, nb * C::kBlockN);
+        }
+      }
+    } else if (L::kHasKScales && warp == 1) {
+      // Scale loader: the scales of each stage's k-block, one per row of A
+      // and one per column (or per 8-column group) of B. f32 scales travel
+      // with cp.async and arrive on the stage's barrier when they land, so
+      // the loader runs ahead like the TMA thread; UE8M0 bytes are loaded,
+      // decoded and stored synchronously.
+      constexpr bool kAsync = !C::kSaE8 && !C::kSbE8;
+      constexpr int kSbStep = L::kSbStep;
+      const u32 sa_base = base + L::kSmemScales;
+      const u32 sb_base = sa_base + C::kStages * L::kSaPerStage * 4;
+      float *sa_smem = (float *)(smem + L::kSmemScales);
+      float *sb_smem = sa_smem + C::kStages * L::kSaPerStage;
+      int it = 0;
+      for (int u = sched.first(); u < sched.units; u += sched.stride()) {
+        int mb, nb, split, tile_id, kb0, kb1;
+        sched.decode(u, mb, nb, split, tile_id);
+        split_range<C>(split, kb0, kb1);
+        for (int kb = kb0; kb < kb1; ++kb, ++it) {
+          const int s = it % C::kStages;
+          const u32 ph = (it / C::kStages) & 1;
+          mbar_wait(bar_empty + s * 8, ph ^ 1);
+          if (C::kSaMode == kScaleK) {
+#pragma unroll
+            for (int r = lane; r < C::kBlockM; r += 32) {
+              const int row = mb * C::kBlockM + r;
+              const bool valid = row < p.m;
+              const i64 idx = scale_index<C::kSaOuterBlock, C::kSaKBlock>(
+                  valid ? row : 0, kb * 128, p.sa_ld_outer, p.sa_ld_k);
+              if (kAsync)
+                cp_async_4(sa_base + (s * L::kSaPerStage + r) * 4,
+                           (const float *)p.sa + idx, valid);
+              else
+                sa_smem[s * L::kSaPerStage + r] =
+                    valid ? load_scale<C::kSaE8>(p.sa, idx) : 0.0f;
+            }
+          }
+          if (C::kSbMode == kScaleK) {
+#pragma unroll
+            for (int c = lane * kSbStep; c < C::kBlockN; c += 32 * kSbStep) {
+              const int col = nb * C::kBlockN + c;
+              const bool valid = col < C::kN;
+              const i64 idx = scale_index<C::kSbOuterBlock, C::kSbKBlock>(
+                  valid ? col : 0, kb * 128, p.sb_ld_outer, p.sb_ld_k);
+              const int slot = s * L::kSbPerStage + c / kSbStep;
+              if (kAsync)
+                cp_async_4(sb_base + slot * 4, (const float *)p.sb + idx,
+                           valid);
+              else
+                sb_smem[slot] = valid ? load_scale<C::kSbE8>(p.sb, idx) : 0.0f;
+            }
+          }
+          if (kAsync)
+            cp_async_arrive(bar_full + s * 8);
+          else
+            // The arrive has release semantics: the stores above are
+            // visible to the consumers that wait on this barrier.
+            mbar_arrive(bar_full + s * 8);
+        }
+      }
+    }
+    __syncwarp();
+    // No early exit: in a cluster every thread meets the final cluster_sync
+    // (the peer may still multicast into this CTA or arrive on its barriers).
+    if (kCS > 1)
+      cluster_sync();
+    return;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Consumer (math) warpgroups.
+  //===--------------------------------------------------------------------===//
+  if (C::kConsumerRegs > 0)
+    setmaxnreg_inc<C::kConsumerRegs>();
+  const int warp = tid_in_wg / 32;
+  const int lane = tid_in_wg % 32;
+  const int ctid = threadIdx.x; // 0 .. kMathThreads-1
+  // Accumulator fragment coordinates (PTX ISA 9.7.15.5.4, m64nNk32 f32 D):
+  // register i holds row r0 + 8*((i>>1)&1), column 8*(i>>2) + 2*(lane&3) +
+  // (i&1) of this warpgroup's 64 x BLOCK_N slab.
+  const int r0 = warp * 16 + lane / 4;
+  const int c0 = 2 * (lane & 3);
+  const float *sa_smem = (const float *)(smem + L::kSmemScales);
+  const float *sb_smem = sa_smem + C::kStages * L::kSaPerStage;
+  volatile int *flag = (volatile int *)(smem + L::kSmemFlag);
+
+  // A chunked tile reuses one chunk-wide tensor-core accumulator for each N
+  // chunk in turn, promoting it into the full-width FP32 accumulator; this
+  // is what lets a 128x256 tile fit in registers with promotion.
+  static_assert(C::kNChunks == 1 ||
+                    (C::kPromoSteps >= 1 && C::kPromoSteps <= 4),
+                "N chunks need a promotion at least every k-block");
+  static_assert(C::kNChunks == 1 || C::kSplitK == 1,
+                "split-K sums into the chunk accumulator");
+  float tc[C::kAccChunk]; // wgmma accumulator (tensor-core precision)
+  float acc[kAcc];        // promoted FP32 accumulator
+  int it = 0;
+  int epi_round = 0; // epilogue rounds so far (staging buffer parity)
+
+  for (int u = sched.first(); u < sched.units; u += sched.stride()) {
+    int mb, nb, split, tile, kb0, kb1;
+    sched.decode(u, mb, nb, split, tile);
+    split_range<C>(split, kb0, kb1);
+    const int m0 = mb * C::kBlockM;
+    const int n0 = nb * C::kBlockN;
+
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i)
+      acc[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < C::kAccChunk; ++i)
+      tc[i] = 0.0f;
+    bool fresh = true; // the next wgmma starts a new partial sum
+    float kscale_row[2] = {1.0f, 1.0f};
+
+    // Reads this k-block's row scales (stage s) into rs.
+    auto row_scales = [&](int s, float (&rs)[2]) {
+      if (C::kSaMode == kScaleK) {
+        const float *sa = sa_smem + s * L::kSaPerStage + warp_group * 64;
+        rs[0] = sa[r0];
+        rs[1] = sa[r0 + 8];
+      }
+    };
+    // Hands stage s back (to the peer CTA too, whose multicast writes into
+    // this stage).
+    auto release = [&](int s) {
+      __syncwarp();
+      if (lane == 0)
+        mbar_arrive(bar_empty + s * 8);
+      else if (kCS > 1 && lane == 1)
+        mbar_arrive_cluster(bar_empty + s * 8, sched.rank ^ 1);
+    };
+
+    // NOTE: promotion waits for the k-block's wgmmas (wait_group 0). An
+    // overlapped variant (next k-block issued into a second accumulator,
+    // wait_group 1, then promotion) measured 9% slower on the H100: ptxas
+    // 13.0 serialises it (C7514). Measured in docs/hopper-kernel.md.
+    for (int kb = kb0; kb < kb1; ++kb, ++it) {
+      const int s = it % C::kStages;
+      const u32 ph = (it / C::kStages) & 1;
+      mbar_wait(bar_full + s * 8, ph);
+      row_scales(s, kscale_row);
+      const u64 da = make_desc_sw128(base + L::kSmemA + s * L::kTileABytes +
+                                     warp_group * 64 * 128);
+      const u64 db = make_desc_sw128(base + L::kSmemB + s * L::kTileBBytes);
+      const bool group_end =
+          C::kPromoSteps > 4 && ((kb - kb0 + 1) % (C::kPromoSteps / 4)) == 0;
+      mma_all_chunks<C>(acc, tc, da, db, fresh, kscale_row,
+                        sb_smem + s * L::kSbPerStage, c0, kb == kb1 - 1,
+                        group_end);
+      release(s);
+    }
+    float *res = C::kPromoSteps > 0 ? acc : tc;
+
+    //===------------------------------------------------------------------===//
+    // Split-K: publish the partial; the last slice of the tile reduces.
+    //===------------------------------------------------------------------===//
+    if (C::kSplitK > 1) {
+      const i64 slot_stride = (i64)(kAcc / 4) * L::kMathThreads * 4;
+      float *ws = p.workspace + (i64)tile * C::kSplitK * slot_stride;
+#pragma unroll
+      for (int q = 0; q < kAcc / 4; ++q)
+        st_cg_v4(ws + split * slot_stride +
+                     ((i64)q * L::kMathThreads + ctid) * 4,
+                 res[4 * q], res[4 * q + 1], res[4 * q + 2], res[4 * q + 3]);
+      __threadfence();
+      named_barrier(1, L::kMathThreads);
+      if (ctid == 0) {
+        const int old = atomicAdd(p.counters + tile, 1);
+        const int last = old == C::kSplitK - 1;
+        if (last)
+          atomicExch(p.counters + tile, 0); // ready for the next launch
+        *flag = last;
+      }
+      named_barrier(1, L::kMathThreads);
+      const int last = *flag;
+      if (!last)
+        continue;
+      __threadfence();
+      // Sum the slices in slice order: the result does not depend on which
+      // slice finished last.
+      // The other accumulator array is dead by now (and full width: split-K
+      // kernels have one N chunk): sum into it.
+      float *sum = C::kPromoSteps > 0 ? tc : acc;
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i)
+        sum[i] = 0.0f;
+      for (int t = 0; t < C::kSplitK; ++t) {
+        if (t == split) {
+#pragma unroll
+          for (int i = 0; i < kAcc; ++i)
+            sum[i] += res[i];
+        } else {
+#pragma unroll
+          for (int q = 0; q < kAcc / 4; ++q) {
+            float a, b, c, d;
+            ld_cg_v4(ws + t * slot_stride +
+                         ((i64)q * L::kMathThreads + ctid) * 4,
+                     a, b, c, d);
+            sum[4 * q] += a;
+            sum[4 * q + 1] += b;
+            sum[4 * q + 2] += c;
+            sum[4 * q + 3] += d;
+          }
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i)
+        res[i] = sum[i];
+    }
+
+    //===------------------------------------------------------------------===//
+    // Epilogue: scales constant along K, C, conversion, store.
+    //===------------------------------------------------------------------===//
+    const int row_base = m0 + warp_group * 64 + r0;
+    float ea[2] = {1.0f, 1.0f};
+    if (C::kSaMode != kScaleK) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row_base + 8 * h;
+        if (C::kSaMode == kScaleTensor)
+          ea[h] = load_scale<C::kSaE8>(p.sa, 0);
+        else if (row < p.m)
+          ea[h] = load_scale<C::kSaE8>(
+              p.sa, scale_index<C::kSaOuterBlock, 0>(row, 0, p.sa_ld_outer, 0));
+      }
+    }
+    float eb_tensor = 1.0f;
+    if (C::kSbMode == kScaleTensor)
+      eb_tensor = load_scale<C::kSbE8>(p.sb, 0);
+
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) {
+      const int col = n0 + 8 * (i >> 2) + c0 + (i & 1);
+      float v = res[i] * ea[(i >> 1) & 1];
+      if (C::kSbMode == kScaleTensor)
+        v *= eb_tensor;
+      else if (C::kSbMode == kScaleOuter)
+        v *= col < C::kN
+                 ? load_scale<C::kSbE8>(p.sb, scale_index<C::kSbOuterBlock, 0>(
+                                                  col, 0, p.sb_ld_outer, 0))
+                 : 0.0f;
+      if (C::kAccumulate) {
+        const int row = row_base + 8 * ((i >> 1) & 1);
+        if (row < p.m && col < C::kN) {
+          if (C::kOutF32)
+            v += ((const float *)p.c)[(i64)row * p.ldc + col];
+          else
+            v += bf16_to_f32(
+                ((const unsigned short *)p.c)[(i64)row * p.ldc + col]);
+        }
+      }
+      res[i] = v;
+    }
+
+    if (C::kTmaStore) {
+      // Each warpgroup stages its 64 x BLOCK_N slab kEpiCols columns at a
+      // time, as 128/64/32-byte wide swizzled column chunks, and stores them
+      // with TMA (which clips the rows >= M and the columns >= N).
+      constexpr int kRounds = L::kEpiRounds;
+      constexpr int kChunks = C::kEpiCols / C::kOutChunkCols;
+      constexpr int kChunkBytes = 64 * L::kChunkPitch;
+      constexpr int kSlabBytes = kChunks * kChunkBytes;
+      constexpr u32 kSwzMask = L::kChunkPitch == 128  ? 7
+                               : L::kChunkPitch == 64 ? 3
+                               : L::kChunkPitch == 32 ? 1
+                                                      : 0;
+#pragma unroll
+      for (int round = 0; round < kRounds; ++round, ++epi_round) {
+        // Two staging buffers alternate when there are several rounds: the
+        // store issued two rounds ago (same buffer) must have finished
+        // reading it; one more may still be in flight.
+        const int buf = L::kEpiBuffers > 1 ? (epi_round & 1) : 0;
+        const u32 slab =
+            base + L::kSmemD + (buf * C::kMathWG + warp_group) * kSlabBytes;
+        if (tid_in_wg == 0) {
+          if (L::kEpiBuffers > 1)
+            tma_store_wait_read<1>();
+          else
+            tma_store_wait_read<0>();
+        }
+        named_barrier(2 + warp_group, 128);
+#pragma unroll
+        for (int i = 0; i < kAcc; i += 2) {
+          // Register i's 8-column group decides its round (compile time).
+          if ((8 * (i >> 2)) / C::kEpiCols != round)
+            continue;
+          const int c = 8 * (i >> 2) - round * C::kEpiCols + c0;
+          const int r = r0 + 8 * ((i >> 1) & 1);
+          const int q = c / C::kOutChunkCols;
+          const int cc = c % C::kOutChunkCols;
+          u32 off = r * L::kChunkPitch + cc * L::kOutBytes;
+          off ^= ((off >> 7) & kSwzMask) << 4;
+          const u32 addr = slab + q * kChunkBytes + off;
+          if (C::kOutF32)
+            st_shared_v2_f32(addr, res[i], res[i + 1]);
+          else
+            st_shared_u32(addr, pack_bf16x2(res[i], res[i + 1]));
+        }
+        fence_proxy_async_smem();
+        named_barrier(2 + warp_group, 128);
+        if (tid_in_wg == 0) {
+#pragma unroll
+          for (int q = 0; q < kChunks; ++q)
+            tma_store_2d(&tmap_d, slab + q * kChunkBytes,
+                         n0 + round * C::kEpiCols + q * C::kOutChunkCols,
+                         m0 + warp_group * 64);
+          tma_store_commit();
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kAcc; i += 2) {
+        const int col = n0 + 8 * (i >> 2) + c0;
+        const int row = row_base + 8 * ((i >> 1) & 1);
+        if (row >= p.m || col >= C::kN)
+          continue;
+        const bool pair = col + 1 < C::kN;
+        if (C::kOutF32) {
+          float *d = (float *)p.d + (i64)row * p.ldd + col;
+          d[0] = res[i];
+          if (pair)
+            d[1] = res[i + 1];
+        } else {
+          unsigned short *d = (unsigned short *)p.d + (i64)row * p.ldd + col;
+          const u32 v = pack_bf16x2(res[i], res[i + 1]);
+          d[0] = (unsigned short)(v & 0xFFFF);
+          if (pair)
+            d[1] = (unsigned short)(v >> 16);
+        }
+      }
+    }
+  }
+  if (C::kTmaStore && tid_in_wg == 0)
+    tma_store_wait_all();
+  __syncwarp();
+  if (kCS > 1)
+    cluster_sync();
+}
+
+} // namespace fp8k
