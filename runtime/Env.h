@@ -1,0 +1,32 @@
+//===- Env.h - Environment knobs of the runtime ------------------*- C++
+//-*-===//
+//
+// Every knob is documented in the README:
+//   FP8_CACHE_DIR    kernel cache directory (default
+//   $XDG_CACHE_HOME/fp8-toolkit
+//                    or ~/.cache/fp8-toolkit); "off" disables the disk cache
+//   FP8_JIT_DEBUG    1: print what the JIT does (compile/load, timings, ptxas
+//                    statistics) to stderr and compile with -lineinfo
+//   FP8_DUMP_SOURCE  a directory: write every generated source there
+//   FP8_DEVICE       CUDA device ordinal (default 0)
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_RUNTIME_ENV_H
+#define FP8_RUNTIME_ENV_H
+
+#include <string>
+
+namespace fp8::env {
+
+/// The disk cache directory ("" when disabled).
+std::string cacheDir();
+/// True when FP8_JIT_DEBUG is set to a non-zero value.
+bool jitDebug();
+/// FP8_DUMP_SOURCE, or "".
+std::string dumpSourceDir();
+/// FP8_DEVICE, or 0.
+int deviceOrdinal();
+
+} // namespace fp8::env
+
+#endif // FP8_RUNTIME_ENV_H

@@ -1,0 +1,108 @@
+//===- Nvrtc.cpp - Compiling generated kernels with NVRTC -----------------===//
+
+#include "runtime/Nvrtc.h"
+#include "runtime/Env.h"
+
+#include <nvrtc.h>
+
+#include <chrono>
+#include <cstdio>
+#include <regex>
+
+namespace fp8 {
+
+std::string nvrtcVersionString() {
+  int major = 0, minor = 0;
+  if (::nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+    return "unknown";
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::string nvrtcArchFlag(Arch arch) {
+  return std::string("--gpu-architecture=") +
+         (arch == Arch::SM90a ? "sm_90a" : "sm_100a");
+}
+
+std::vector<std::string> nvrtcOptions(Arch arch) {
+  std::vector<std::string> opts = {
+      nvrtcArchFlag(arch),
+      "-std=c++17",
+      // No fast-math: fmaf/mul must round like the CPU oracle, and UE8M0's
+      // 2^-127 is a float denormal that -ftz would flush.
+      "--ptxas-options=-v",
+  };
+  if (env::jitDebug())
+    opts.push_back("-lineinfo");
+  return opts;
+}
+
+void parsePtxasInfo(const std::string &log, CompiledKernel &k) {
+  std::smatch m;
+  static const std::regex regs(R"(Used (\d+) registers)");
+  static const std::regex frame(
+      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  if (std::regex_search(log, m, regs))
+    k.registers = std::stoi(m[1]);
+  if (std::regex_search(log, m, frame)) {
+    k.stackBytes = std::stoi(m[1]);
+    k.spillBytes = std::stoi(m[2]) + std::stoi(m[3]);
+  }
+}
+
+Expected<CompiledKernel> compileWithNvrtc(const GeneratedKernel &kernel) {
+  auto start = std::chrono::steady_clock::now();
+  const auto &headers = kernelHeaders();
+  std::vector<const char *> hdrSrc, hdrNames;
+  for (const auto &[name, text] : headers) {
+    hdrNames.push_back(name.c_str());
+    hdrSrc.push_back(text.c_str());
+  }
+  nvrtcProgram prog;
+  std::string file = kernel.name + ".cu";
+  nvrtcResult r =
+      nvrtcCreateProgram(&prog, kernel.source.c_str(), file.c_str(),
+                         int(headers.size()), hdrSrc.data(), hdrNames.data());
+  if (r != NVRTC_SUCCESS)
+    return errorf("nvrtcCreateProgram failed for kernel ", kernel.name, ": ",
+                  nvrtcGetErrorString(r));
+  std::vector<std::string> opts = nvrtcOptions(kernel.arch);
+  std::vector<const char *> optPtrs;
+  for (const auto &o : opts)
+    optPtrs.push_back(o.c_str());
+  r = nvrtcCompileProgram(prog, int(optPtrs.size()), optPtrs.data());
+
+  CompiledKernel out;
+  out.name = kernel.name;
+  size_t logSize = 0;
+  if (nvrtcGetProgramLogSize(prog, &logSize) == NVRTC_SUCCESS && logSize > 1) {
+    out.log.resize(logSize);
+    nvrtcGetProgramLog(prog, out.log.data());
+    out.log.resize(logSize - 1);
+  }
+  if (r != NVRTC_SUCCESS) {
+    nvrtcDestroyProgram(&prog);
+    std::string where;
+    if (auto dir = env::dumpSourceDir(); !dir.empty())
+      where = " (source dumped to " + dir + "/" + kernel.name + ".cu)";
+    return errorf("NVRTC failed to compile kernel ", kernel.name, " for ",
+                  nvrtcArchFlag(kernel.arch), ": ", nvrtcGetErrorString(r),
+                  where, "\n", out.log);
+  }
+  size_t cubinSize = 0;
+  r = nvrtcGetCUBINSize(prog, &cubinSize);
+  if (r == NVRTC_SUCCESS) {
+    out.cubin.resize(cubinSize);
+    r = nvrtcGetCUBIN(prog, out.cubin.data());
+  }
+  nvrtcDestroyProgram(&prog);
+  if (r != NVRTC_SUCCESS || cubinSize == 0)
+    return errorf("NVRTC produced no cubin for kernel ", kernel.name, ": ",
+                  nvrtcGetErrorString(r));
+  out.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  parsePtxasInfo(out.log, out);
+  return out;
+}
+
+} // namespace fp8

@@ -1,0 +1,47 @@
+//===- Nvrtc.h - Compiling generated kernels with NVRTC ---------*- C++ -*-===//
+//
+// NVRTC runs without a GPU: every generated kernel can be compiled to a cubin
+// on any machine with the CUDA toolkit (CI does this for a config matrix).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_RUNTIME_NVRTC_H
+#define FP8_RUNTIME_NVRTC_H
+
+#include "codegen/GeneratedKernel.h"
+#include "codegen/Status.h"
+
+#include <string>
+#include <vector>
+
+namespace fp8 {
+
+/// A cubin and what ptxas said about it.
+struct CompiledKernel {
+  std::string name;        ///< entry point
+  std::vector<char> cubin; ///< the binary
+  std::string log;         ///< NVRTC + ptxas log (ptxas -v)
+  double compileSeconds = 0;
+  int registers = -1;  ///< per thread, from ptxas -v (-1: not reported)
+  int spillBytes = -1; ///< spill stores + loads (-1: not reported)
+  int stackBytes = -1; ///< stack frame (-1: not reported)
+};
+
+/// "<major>.<minor>" of the NVRTC library in use.
+std::string nvrtcVersionString();
+
+/// The NVRTC options used for `arch` (part of every cache key).
+std::vector<std::string> nvrtcOptions(Arch arch);
+
+/// "sm_90a" -> "--gpu-architecture=sm_90a".
+std::string nvrtcArchFlag(Arch arch);
+
+/// Compiles `kernel` with NVRTC. On failure the message carries the kernel
+/// name and the full NVRTC log.
+Expected<CompiledKernel> compileWithNvrtc(const GeneratedKernel &kernel);
+
+/// Parses ptxas -v statistics out of an NVRTC log into `k`.
+void parsePtxasInfo(const std::string &log, CompiledKernel &k);
+
+} // namespace fp8
+
+#endif // FP8_RUNTIME_NVRTC_H
