@@ -8,4 +8,6 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/build.sh" "$@"
 build="${BUILD_DIR:-$root/build}"
 cd "$build"
-ctest --output-on-failure -j "$(nproc)" --timeout 1800
+echo "test.sh: the GPU tests (ctest label 'gpu') need an H100 and run through"
+echo "         scripts/gpu-check.sh on the GPU machine; they are excluded here."
+ctest --output-on-failure -j "$(nproc)" --timeout 1800 -LE gpu

@@ -1,0 +1,369 @@
+//===- Gemm.cpp - The runtime's scaled FP8 GEMM entry point ---------------===//
+
+#include "runtime/Gemm.h"
+#include "codegen/Heuristics.h"
+#include "codegen/Sm90Gemm.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/LoadedKernels.h"
+#include "runtime/TensorMap.h"
+
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+namespace fp8 {
+
+namespace {
+
+/// Host mirror of fp8k::GemmParams (codegen/kernels/sm90_gemm.cuh); both
+/// sides assert the same size.
+struct Sm90Params {
+  int m;
+  const void *sa;
+  int64_t saLdOuter, saLdK;
+  const void *sb;
+  int64_t sbLdOuter, sbLdK;
+  const void *c;
+  int64_t ldc;
+  void *d;
+  int64_t ldd;
+  float *workspace;
+  int *counters;
+};
+static_assert(sizeof(Sm90Params) == 104, "must match fp8k::GemmParams");
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Rows/columns of an operand as stored.
+void storedShape(const OperandSpec &o, int64_t outer, int64_t k, int64_t &rows,
+                 int64_t &cols) {
+  rows = o.layout == Layout::KMajor ? outer : k;
+  cols = o.layout == Layout::KMajor ? k : outer;
+}
+
+struct ScaleGeometry {
+  int64_t rows, cols, ldOuter, ldK;
+};
+
+ScaleGeometry scaleGeometry(const OperandSpec &o, int64_t outer, int64_t k,
+                            int64_t ldOuter, int64_t ldK) {
+  int64_t r, c;
+  storedShape(o, outer, k, r, c);
+  ScaleGeometry g;
+  g.rows = o.granularity.scaleRows(r);
+  g.cols = o.granularity.scaleCols(c);
+  g.ldOuter = ldOuter ? ldOuter : g.cols;
+  g.ldK = ldK ? ldK : 1;
+  return g;
+}
+
+int64_t scaleBytes(const OperandSpec &o) {
+  return o.granularity.scale == ScaleFormat::UE8M0 ? 1 : 4;
+}
+
+/// Checks with the driver that [p, p + bytes) lies in one device allocation.
+Status checkExtent(const CudaDriver &d, const void *p, int64_t bytes,
+                   const char *what) {
+  CUdeviceptr ptr = reinterpret_cast<CUdeviceptr>(p);
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  if (d.cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                              ptr) != CUDA_SUCCESS ||
+      d.cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr) !=
+          CUDA_SUCCESS)
+    return errorf("expected ", what, " (", p,
+                  ") to be device memory allocated with cuMemAlloc/"
+                  "cudaMalloc, but the driver does not know this address");
+  const int64_t avail = int64_t(start + size - ptr);
+  if (avail < bytes)
+    return errorf("expected ", what, " to hold at least ", bytes,
+                  " bytes for this shape, but its allocation ends after ",
+                  avail, " bytes");
+  return Status::ok();
+}
+
+/// Split-K scratch, one per stream (concurrent streams must not share it).
+struct Workspace {
+  CUdeviceptr partials = 0;
+  size_t partialBytes = 0;
+  CUdeviceptr counters = 0;
+  size_t counterBytes = 0;
+};
+std::mutex gWorkspaceMutex;
+std::unordered_map<CUstream, Workspace> gWorkspaces;
+
+Status getWorkspace(const CudaDriver &d, CUstream stream, size_t partialBytes,
+                    size_t counterBytes, Workspace &out) {
+  std::lock_guard<std::mutex> lock(gWorkspaceMutex);
+  Workspace &w = gWorkspaces[stream];
+  if (w.partialBytes < partialBytes) {
+    if (w.partials)
+      d.cuMemFree(w.partials);
+    w.partials = 0;
+    w.partialBytes = 0;
+    FP8_RETURN_IF_ERROR(cuCheck(d.cuMemAlloc(&w.partials, partialBytes),
+                                "cuMemAlloc(split-K workspace)"));
+    w.partialBytes = partialBytes;
+  }
+  if (w.counterBytes < counterBytes) {
+    if (w.counters)
+      d.cuMemFree(w.counters);
+    w.counters = 0;
+    w.counterBytes = 0;
+    FP8_RETURN_IF_ERROR(cuCheck(d.cuMemAlloc(&w.counters, counterBytes),
+                                "cuMemAlloc(split-K counters)"));
+    // The kernel leaves every counter at zero when it finishes.
+    FP8_RETURN_IF_ERROR(cuCheck(d.cuMemsetD8(w.counters, 0, counterBytes),
+                                "cuMemsetD8(split-K counters)"));
+    w.counterBytes = counterBytes;
+  }
+  out = w;
+  return Status::ok();
+}
+
+std::string problemKey(const GemmRecipe &r, int64_t m, int64_t n, int64_t k) {
+  std::ostringstream os;
+  os << m << ',' << n << ',' << k << ',' << int(r.a.format) << ','
+     << int(r.a.layout) << ',' << r.a.granularity.rows << ','
+     << r.a.granularity.cols << ',' << int(r.a.granularity.scale) << ','
+     << int(r.b.format) << ',' << int(r.b.layout) << ',' << r.b.granularity.rows
+     << ',' << r.b.granularity.cols << ',' << int(r.b.granularity.scale) << ','
+     << r.promotionInterval << ',' << int(r.out) << ',' << r.accumulate;
+  return os.str();
+}
+
+std::mutex gConfigMutex;
+std::unordered_map<std::string, TileConfig> gConfigs;
+
+} // namespace
+
+Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &r, int64_t m, int64_t n,
+                                    int64_t k, int smCount,
+                                    const std::optional<TileConfig> &tile) {
+  KernelSpec spec;
+  spec.arch = Arch::SM90a;
+  spec.m = m;
+  spec.n = n;
+  spec.k = k;
+  spec.a = r.a;
+  spec.b = r.b;
+  spec.promotionInterval = r.promotionInterval;
+  spec.out = r.out;
+  spec.accumulate = r.accumulate;
+  if (tile) {
+    spec.tile = *tile;
+  } else {
+    std::string key = problemKey(r, m, n, k);
+    std::lock_guard<std::mutex> lock(gConfigMutex);
+    if (auto it = gConfigs.find(key); it != gConfigs.end()) {
+      spec.tile = it->second;
+    } else {
+      // The tile check needs a plausible tile; the heuristic then only
+      // proposes configurations that pass it.
+      spec.tile = selectSm90Config(spec, smCount).tile;
+      gConfigs.emplace(key, spec.tile);
+    }
+  }
+  FP8_RETURN_IF_ERROR(checkSm90Spec(spec));
+  return spec;
+}
+
+Status checkGemmArgs(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
+                     const GemmTensors &t) {
+  if (m < 0 || n <= 0 || k <= 0)
+    return errorf("expected M >= 0, N > 0 and K > 0, found M = ", m,
+                  ", N = ", n, ", K = ", k);
+  if (m > (int64_t(1) << 31) - 1)
+    return errorf("expected M below 2^31, found ", m);
+  if (!t.a || !t.b || !t.d)
+    return errorf("expected device pointers for A, B and D, found A = ", t.a,
+                  ", B = ", t.b, ", D = ", t.d);
+  if (!t.scaleA || !t.scaleB)
+    return errorf("expected device pointers for the scales of A and B, found "
+                  "scaleA = ",
+                  t.scaleA, ", scaleB = ", t.scaleB);
+  if (r.accumulate && !t.c)
+    return errorf("expected a C pointer: the recipe accumulates into C");
+  int64_t ar, ac, br, bc;
+  storedShape(r.a, m, k, ar, ac);
+  storedShape(r.b, n, k, br, bc);
+  const int64_t lda = t.lda ? t.lda : ac, ldb = t.ldb ? t.ldb : bc;
+  const int64_t ldd = t.ldd ? t.ldd : n, ldc = t.ldc ? t.ldc : n;
+  if (lda < ac)
+    return errorf("expected lda >= ", ac, ", found ", lda);
+  if (ldb < bc)
+    return errorf("expected ldb >= ", bc, ", found ", ldb);
+  if (ldd < n)
+    return errorf("expected ldd >= N (", n, "), found ", ldd);
+  if (r.accumulate && ldc < n)
+    return errorf("expected ldc >= N (", n, "), found ", ldc);
+  if (reinterpret_cast<uintptr_t>(t.a) % 16 ||
+      reinterpret_cast<uintptr_t>(t.b) % 16)
+    return errorf("expected A and B to be 16-byte aligned (TMA), found A = ",
+                  t.a, ", B = ", t.b);
+  if (lda % 16 || ldb % 16)
+    return errorf("expected the row pitches of A and B to be multiples of 16 "
+                  "bytes (TMA), found lda = ",
+                  lda, ", ldb = ", ldb);
+  const int64_t ob = sizeOf(r.out);
+  if ((n * ob) % 16 == 0) {
+    if (reinterpret_cast<uintptr_t>(t.d) % 16 || (ldd * ob) % 16)
+      return errorf("expected D to be 16-byte aligned with a row pitch that "
+                    "is a multiple of 16 bytes (TMA store), found D = ",
+                    t.d, ", ldd = ", ldd);
+  } else if (reinterpret_cast<uintptr_t>(t.d) % ob) {
+    return errorf("expected D to be aligned to its element size (", ob,
+                  " bytes), found ", t.d);
+  }
+  if (r.accumulate && reinterpret_cast<uintptr_t>(t.c) % ob)
+    return errorf("expected C to be aligned to its element size (", ob,
+                  " bytes), found ", t.c);
+  ScaleGeometry sa = scaleGeometry(r.a, m, k, t.scaleALdOuter, t.scaleALdK);
+  ScaleGeometry sb = scaleGeometry(r.b, n, k, t.scaleBLdOuter, t.scaleBLdK);
+  if (sa.ldOuter < 0 || sa.ldK < 0 || sb.ldOuter < 0 || sb.ldK < 0)
+    return errorf("expected non-negative scale strides");
+  if (reinterpret_cast<uintptr_t>(t.scaleA) % scaleBytes(r.a) ||
+      reinterpret_cast<uintptr_t>(t.scaleB) % scaleBytes(r.b))
+    return errorf("expected the scale tensors to be aligned to their element "
+                  "size");
+  return Status::ok();
+}
+
+Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
+            const GemmTensors &t, CUstream stream, const GemmOptions &options,
+            GemmReport *report) {
+  FP8_RETURN_IF_ERROR(checkGemmArgs(r, m, n, k, t));
+  if (m == 0)
+    return Status::ok();
+  auto dev = CudaDevice::get();
+  if (!dev)
+    return dev.status();
+  const CudaDriver &d = *(*dev)->driver;
+  auto spec = gemmKernelSpec(r, m, n, k, (*dev)->smCount, options.tile);
+  if (!spec)
+    return spec.status();
+
+  int64_t ar, ac, br, bc;
+  storedShape(r.a, m, k, ar, ac);
+  storedShape(r.b, n, k, br, bc);
+  const int64_t lda = t.lda ? t.lda : ac, ldb = t.ldb ? t.ldb : bc;
+  const int64_t ldd = t.ldd ? t.ldd : n, ldc = t.ldc ? t.ldc : n;
+  const int64_t ob = sizeOf(r.out);
+  ScaleGeometry sa = scaleGeometry(r.a, m, k, t.scaleALdOuter, t.scaleALdK);
+  ScaleGeometry sb = scaleGeometry(r.b, n, k, t.scaleBLdOuter, t.scaleBLdK);
+
+  if (options.checkExtents) {
+    FP8_RETURN_IF_ERROR(checkExtent(d, t.a, (ar - 1) * lda + ac, "A"));
+    FP8_RETURN_IF_ERROR(checkExtent(d, t.b, (br - 1) * ldb + bc, "B"));
+    FP8_RETURN_IF_ERROR(checkExtent(d, t.d, ((m - 1) * ldd + n) * ob, "D"));
+    if (r.accumulate)
+      FP8_RETURN_IF_ERROR(checkExtent(d, t.c, ((m - 1) * ldc + n) * ob, "C"));
+    FP8_RETURN_IF_ERROR(
+        checkExtent(d, t.scaleA,
+                    ((sa.rows - 1) * sa.ldOuter + (sa.cols - 1) * sa.ldK + 1) *
+                        scaleBytes(r.a),
+                    "the scales of A"));
+    FP8_RETURN_IF_ERROR(
+        checkExtent(d, t.scaleB,
+                    ((sb.rows - 1) * sb.ldOuter + (sb.cols - 1) * sb.ldK + 1) *
+                        scaleBytes(r.b),
+                    "the scales of B"));
+  }
+
+  const KernelSpec s = *spec;
+  auto kernel = loadKernel(s.kernelName(), [&] { return emitSm90Gemm(s); });
+  if (!kernel)
+    return kernel.status();
+  const LoadedKernel &kn = **kernel;
+  const LaunchInfo &li = kn.launch;
+
+  // TMA descriptors, in kernel-parameter order (A, B, D).
+  CUtensorMap maps[3];
+  std::memset(maps, 0, sizeof(maps));
+  for (size_t i = 0; i < li.tma.size() && i < 3; ++i) {
+    const TmaPlan &p = li.tma[i];
+    Expected<CUtensorMap> map = Status::error("unset");
+    if (p.operand == TmaPlan::Operand::A)
+      map = encodeTensorMap2D(d, t.a, 1, m, k, lda, p.boxOuter, p.boxInner,
+                              p.swizzleBytes, "A");
+    else if (p.operand == TmaPlan::Operand::B)
+      map = encodeTensorMap2D(d, t.b, 1, n, k, ldb, p.boxOuter, p.boxInner,
+                              p.swizzleBytes, "B");
+    else if (li.tmaStore)
+      map = encodeTensorMap2D(d, t.d, p.elemBytes, m, n, ldd * ob, p.boxOuter,
+                              p.boxInner, p.swizzleBytes, "D");
+    else
+      continue;
+    if (!map)
+      return map.status();
+    maps[i] = *map;
+  }
+
+  // Mirrors Schedule<Cfg> in sm90_gemm.cuh: units are cluster tile groups
+  // times K slices; the tile grid is padded to whole clusters.
+  const int64_t mGroups = ceilDiv(ceilDiv(m, li.blockM), li.clusterM);
+  const int64_t nGroups = ceilDiv(ceilDiv(n, li.blockN), li.clusterN);
+  const int64_t mTiles = mGroups * li.clusterM, nTiles = nGroups * li.clusterN;
+  const int64_t units = mGroups * nGroups * li.splitK;
+  int64_t slots = (*dev)->smCount / li.clusterX;
+  if (li.clusterX > 1 && kn.maxActiveClusters > 0)
+    slots = kn.maxActiveClusters;
+  const int64_t grid =
+      (li.persistent ? std::min<int64_t>(units, slots) : units) * li.clusterX;
+
+  Sm90Params params{};
+  params.m = int(m);
+  params.sa = t.scaleA;
+  params.saLdOuter = sa.ldOuter;
+  params.saLdK = sa.ldK;
+  params.sb = t.scaleB;
+  params.sbLdOuter = sb.ldOuter;
+  params.sbLdK = sb.ldK;
+  params.c = t.c;
+  params.ldc = ldc;
+  params.d = t.d;
+  params.ldd = ldd;
+  if (li.splitK > 1) {
+    const size_t threads = size_t(li.blockM / 64) * 128;
+    const size_t partial = size_t(mTiles * nTiles) * li.splitK * threads *
+                           size_t(li.blockN / 2) * sizeof(float);
+    const size_t counters = size_t(mTiles * nTiles) * sizeof(int);
+    Workspace w;
+    FP8_RETURN_IF_ERROR(getWorkspace(d, stream, partial, counters, w));
+    params.workspace = reinterpret_cast<float *>(w.partials);
+    params.counters = reinterpret_cast<int *>(w.counters);
+  }
+
+  void *args[] = {&maps[0], &maps[1], &maps[2], &params};
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = unsigned(grid);
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = unsigned(li.threads);
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = unsigned(li.sharedBytes);
+  cfg.hStream = stream;
+  CUlaunchAttribute attr[1];
+  if (li.clusterX > 1) {
+    attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr[0].value.clusterDim.x = unsigned(li.clusterX);
+    attr[0].value.clusterDim.y = 1;
+    attr[0].value.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  Status ls = cuCheck(d.cuLaunchKernelEx(&cfg, kn.function, args, nullptr),
+                      "cuLaunchKernelEx");
+  if (!ls.isOk())
+    return ls.withContext("launching " + kn.name);
+  if (report) {
+    report->kernel = kn.name;
+    report->tile = s.tile;
+    report->grid = int(grid);
+    report->maxActiveClusters = kn.maxActiveClusters;
+    report->jitSeconds = kn.jitSeconds;
+  }
+  return Status::ok();
+}
+
+} // namespace fp8

@@ -1,0 +1,101 @@
+//===- Gemm.h - The runtime's scaled FP8 GEMM entry point --------*- C++
+//-*-===//
+//
+// What a framework calls: give the recipe, the shape and device pointers; the
+// runtime checks every argument before anything reaches the GPU, picks a tile
+// configuration (tuning DB, else the heuristic), generates and JIT-compiles
+// the kernel on first use (cached in memory and on disk), builds the TMA
+// descriptors and launches on the given stream.
+//
+//   fp8::GemmRecipe r;                                // DeepSeek-V3 recipe
+//   r.a.granularity = fp8::Granularity::block(1, 128);
+//   r.b.granularity = fp8::Granularity::block(128, 128);
+//   fp8::GemmTensors t{.a = A, .scaleA = SA, .b = B, .scaleB = SB, .d = D};
+//   if (fp8::Status s = fp8::gemm(r, M, N, K, t, stream); !s)
+//     std::cerr << s.message() << "\n";
+//
+// Alignment requirements (checked): A and B 16-byte aligned with row pitches
+// that are multiples of 16 bytes (so K % 16 == 0 when packed); D 16-byte
+// aligned with a 16-byte row pitch when N * sizeof(out) is a multiple of 16
+// (the TMA store path), else 4-byte aligned (predicated stores).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_RUNTIME_GEMM_H
+#define FP8_RUNTIME_GEMM_H
+
+#include "codegen/KernelSpec.h"
+#include "codegen/Status.h"
+
+#include <cuda.h>
+
+#include <optional>
+#include <string>
+
+namespace fp8 {
+
+/// The recipe of one GEMM: what `fp8.scaled_matmul` states.
+struct GemmRecipe {
+  OperandSpec a;                   ///< A: logically [M, K]
+  OperandSpec b;                   ///< B: logically [N, K] (D = A * B^T)
+  int64_t promotionInterval = 128; ///< 0 = tensor-core accumulation only
+  DType out = DType::BF16;
+  bool accumulate = false; ///< D = A * B^T + C
+};
+
+/// Device pointers and strides (in elements; 0 = packed) of one GEMM. Scale
+/// tensors are [ceil(rows/r), ceil(cols/c)] for a (r x c) granularity over the
+/// operand as stored, row-major by default (ld_outer = number of columns,
+/// ld_k = 1); f32 values, or bytes for UE8M0 scales.
+struct GemmTensors {
+  const void *a = nullptr;
+  int64_t lda = 0;
+  const void *scaleA = nullptr;
+  int64_t scaleALdOuter = 0, scaleALdK = 0;
+  const void *b = nullptr;
+  int64_t ldb = 0;
+  const void *scaleB = nullptr;
+  int64_t scaleBLdOuter = 0, scaleBLdK = 0;
+  const void *c = nullptr; ///< required when recipe.accumulate; may equal d
+  int64_t ldc = 0;
+  void *d = nullptr;
+  int64_t ldd = 0;
+};
+
+/// Knobs of one call.
+struct GemmOptions {
+  /// Use this tile configuration instead of the tuning DB / heuristic.
+  std::optional<TileConfig> tile;
+  /// Check with the driver that every buffer is device memory large enough
+  /// for the shape (a few microseconds; prevents faults from bad extents).
+  bool checkExtents = true;
+};
+
+/// What a call did (for tools and benchmarks).
+struct GemmReport {
+  std::string kernel;
+  TileConfig tile;
+  int grid = 0;
+  int maxActiveClusters = 0; ///< cluster kernels: clusters resident at once
+  double jitSeconds =
+      0; ///< compile or disk-cache load at the kernel's first use
+};
+
+/// The kernel spec the runtime would launch for this problem (its tile from
+/// `tile` if given, else the heuristic for `smCount` SMs).
+Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &recipe, int64_t m,
+                                    int64_t n, int64_t k, int smCount,
+                                    const std::optional<TileConfig> &tile);
+
+/// Checks the arguments without touching the GPU (shape, recipe, pointers,
+/// alignment, strides). gemm() runs it first.
+Status checkGemmArgs(const GemmRecipe &recipe, int64_t m, int64_t n, int64_t k,
+                     const GemmTensors &t);
+
+/// D = A * B^T (+ C) with the recipe's scaling, on `stream`.
+Status gemm(const GemmRecipe &recipe, int64_t m, int64_t n, int64_t k,
+            const GemmTensors &t, CUstream stream,
+            const GemmOptions &options = {}, GemmReport *report = nullptr);
+
+} // namespace fp8
+
+#endif // FP8_RUNTIME_GEMM_H

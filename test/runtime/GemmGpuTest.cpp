@@ -1,0 +1,200 @@
+//===- GemmGpuTest.cpp - Generated sm_90a GEMMs against the CPU oracle ----===//
+//
+// Runs on the GPU machine (ctest label "gpu", via scripts/gpu-check.sh): every
+// case quantizes random data with the recipe, runs the JIT-compiled kernel,
+// and compares with (1) the oracle's emulation of the same promotion
+// structure and (2) the unquantized FP64 product (DeepGEMM's similarity).
+// D is poisoned with NaN first, so an unwritten element fails.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/DeviceBuffer.h"
+#include "runtime/Gemm.h"
+#include "test/runtime/GpuCheck.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+using namespace fp8;
+
+namespace {
+
+GemmRecipe recipe(Granularity ga, Granularity gb, int64_t p,
+                  DType out = DType::BF16, DType fa = DType::E4M3FN,
+                  DType fb = DType::E4M3FN) {
+  GemmRecipe r;
+  r.a.format = fa;
+  r.b.format = fb;
+  r.a.granularity = ga;
+  r.b.granularity = gb;
+  r.promotionInterval = p;
+  r.out = out;
+  return r;
+}
+
+const Granularity kTok = Granularity::block(1, 128);
+const Granularity kBlk = Granularity::block(128, 128);
+
+void expectCase(const GpuCase &c) {
+  auto r = runGpuCase(c);
+  ASSERT_TRUE(r.isOk()) << describe(c) << ": " << r.message();
+  EXPECT_TRUE(r->passed) << describe(c) << ": " << r->summary;
+  // One line per case for scripts/gpu-check.sh's summary.
+  std::printf("[case] %s %s: %s\n", r->passed ? "PASS" : "FAIL",
+              describe(c).c_str(), r->summary.c_str());
+}
+
+} // namespace
+
+TEST(GemmGpu, DeepSeekRecipeSquare) {
+  expectCase({recipe(kTok, kBlk, 128), 128, 128, 128});
+  expectCase({recipe(kTok, kBlk, 128), 256, 256, 512});
+}
+
+TEST(GemmGpu, DeepSeekRecipeRaggedShapes) {
+  for (int64_t m : {1, 7, 64, 129, 1000})
+    expectCase({recipe(kTok, kBlk, 128), m, 200, 1040});
+  expectCase({recipe(kTok, kBlk, 128), 129, 2112, 7168});
+  expectCase({recipe(kTok, kBlk, 128), 7, 576, 7168});
+}
+
+TEST(GemmGpu, DeepSeekRecipeBenchShapes) {
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{2112, 7168},
+                      {576, 7168},
+                      {24576, 1536},
+                      {32768, 512},
+                      {7168, 16384},
+                      {4096, 7168},
+                      {7168, 2048}})
+    for (int64_t m : {128, 4096})
+      expectCase({recipe(kTok, kBlk, 128), m, n, k});
+}
+
+TEST(GemmGpu, EveryPromotionInterval) {
+  for (int64_t p : {32, 64, 128})
+    expectCase({recipe(kTok, kBlk, p), 129, 256, 1024});
+  for (int64_t p : {0, 32, 128, 256, 512})
+    expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), p),
+                129, 256, 1024});
+}
+
+TEST(GemmGpu, EveryGranularityPair) {
+  expectCase({recipe(Granularity::perRow(), Granularity::perRow(), 128), 257,
+              384, 512});
+  expectCase({recipe(Granularity::perTensor(), Granularity::perRow(), 128), 64,
+              128, 256});
+  expectCase({recipe(kTok, kTok, 128), 129, 320, 768}); // weight-gradient style
+  expectCase({recipe(kTok, Granularity::perTensor(), 128), 33, 256, 384});
+  expectCase({recipe(Granularity::block(1, 128, ScaleFormat::UE8M0),
+                     Granularity::block(128, 128, ScaleFormat::UE8M0), 128),
+              200, 512, 1024});
+  expectCase({recipe(Granularity::block(1, 128, ScaleFormat::F32Pow2),
+                     Granularity::block(128, 128, ScaleFormat::F32Pow2), 64),
+              77, 136, 640});
+}
+
+TEST(GemmGpu, FormatsAndOutputs) {
+  expectCase({recipe(kTok, kBlk, 128, DType::BF16, DType::E5M2, DType::E4M3FN),
+              128, 256, 512});
+  expectCase({recipe(kTok, kBlk, 128, DType::BF16, DType::E4M3FN, DType::E5M2),
+              128, 256, 512});
+  expectCase({recipe(kTok, kBlk, 128, DType::BF16, DType::E5M2, DType::E5M2),
+              65, 128, 256});
+  expectCase({recipe(kTok, kBlk, 128, DType::F32), 130, 264, 512});
+  // N * sizeof(bf16) not a multiple of 16: the predicated-store epilogue.
+  expectCase({recipe(kTok, kBlk, 128), 100, 1001, 256});
+  expectCase({recipe(kTok, kBlk, 128, DType::F32), 100, 130, 256});
+}
+
+TEST(GemmGpu, AccumulateIntoC) {
+  GemmRecipe r = recipe(kTok, kBlk, 128);
+  r.accumulate = true;
+  expectCase({r, 129, 256, 512});
+  r.out = DType::F32;
+  expectCase({r, 7, 136, 256});
+}
+
+TEST(GemmGpu, ExplicitTileConfigs) {
+  for (int bn : {64, 112, 128, 144, 160, 192, 208, 224, 256}) {
+    TileConfig t;
+    t.blockN = bn;
+    t.stages = bn >= 192 ? 4 : 5;
+    expectCase({recipe(kTok, kBlk, 128), 300, 1000 + bn, 1024, t});
+  }
+  TileConfig small;
+  small.blockM = 64;
+  small.mathWarpgroups = 1;
+  small.blockN = 256;
+  small.stages = 4;
+  expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 0), 70,
+              512, 512, small});
+  for (int split : {2, 3, 8}) {
+    TileConfig t;
+    t.splitK = split;
+    t.stages = 4;
+    expectCase({recipe(kTok, kBlk, 128), 128, 2112, 7168, t});
+    expectCase({recipe(Granularity::perRow(), Granularity::perRow(), 128), 100,
+                520, 3072, t});
+  }
+  // Clusters: multicast of B (2x1) or A (1x2); odd tile counts give the
+  // last pair a phantom partner; with split-K too.
+  for (auto [cm, cn] : {std::pair<int, int>{2, 1}, {1, 2}}) {
+    TileConfig t;
+    t.clusterM = cm;
+    t.clusterN = cn;
+    t.blockN = 128;
+    t.stages = 4;
+    expectCase({recipe(kTok, kBlk, 128), 129, 640, 1024, t}); // 2 m tiles
+    expectCase({recipe(kTok, kBlk, 128), 300, 1152, 768, t}); // 3 x 9 tiles
+    expectCase({recipe(kTok, kBlk, 128), 1, 384, 512, t});    // M = 1
+    expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 0),
+                257, 1000, 512, t});
+    t.splitK = 3;
+    expectCase({recipe(kTok, kBlk, 128), 200, 1000, 2048, t});
+  }
+  TileConfig alongM;
+  alongM.raster = Raster::AlongM;
+  alongM.swizzleGroup = 3;
+  expectCase({recipe(kTok, kBlk, 128), 1000, 1280, 512, alongM});
+}
+
+TEST(GemmGpu, RefusesBadArgumentsBeforeLaunch) {
+  GemmRecipe r = recipe(kTok, kBlk, 128);
+  auto a = DeviceBuffer::alloc(128 * 256);
+  auto b = DeviceBuffer::alloc(256 * 256);
+  auto sa = DeviceBuffer::alloc(128 * 2 * 4);
+  auto sb = DeviceBuffer::alloc(2 * 2 * 4);
+  auto d = DeviceBuffer::alloc(128 * 256 * 2);
+  ASSERT_TRUE(a && b && sa && sb && d);
+  GemmTensors t{a->get(),  0, sa->get(), 0,       0, b->get(), 0,
+                sb->get(), 0, 0,         nullptr, 0, d->get(), 0};
+  EXPECT_TRUE(gemm(r, 128, 256, 256, t, nullptr).isOk());
+  // Too small a buffer for the shape: refused, not a fault.
+  Status s = gemm(r, 129, 256, 256, t, nullptr);
+  EXPECT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("expected A to hold at least"), std::string::npos)
+      << s.message();
+  GemmTensors noScale = t;
+  noScale.scaleA = nullptr;
+  s = gemm(r, 128, 256, 256, noScale, nullptr);
+  EXPECT_NE(s.message().find("scales"), std::string::npos) << s.message();
+  GemmTensors host = t;
+  std::vector<uint8_t> hostA(128 * 256);
+  host.a = hostA.data() + 0; // host memory
+  s = gemm(r, 128, 256, 256, host, nullptr);
+  EXPECT_FALSE(s.isOk());
+  GemmTensors misaligned = t;
+  misaligned.a = static_cast<const char *>(t.a) + 8;
+  s = gemm(r, 64, 256, 256, misaligned, nullptr);
+  EXPECT_NE(s.message().find("16-byte aligned"), std::string::npos)
+      << s.message();
+  s = gemm(r, 128, 256, 200, t, nullptr); // K % 16 != 0
+  EXPECT_NE(s.message().find("multiples of 16"), std::string::npos)
+      << s.message();
+  GemmRecipe mx = r;
+  mx.a.granularity = Granularity::mx();
+  mx.b.granularity = Granularity::mx();
+  s = gemm(mx, 128, 256, 256, t, nullptr);
+  EXPECT_NE(s.message().find("sm_100a"), std::string::npos) << s.message();
+}

@@ -1,0 +1,180 @@
+//===- GpuCheck.cpp - One GPU GEMM case against the CPU oracle ------------===//
+//
+// Random float inputs are quantized by the oracle (runtime/numerics) with the
+// case's recipe; the kernel runs on those codes and scales; its output is
+// compared with
+//   (1) the oracle's emulation of the same computation (promotion structure,
+//       scales, the Hopper tensor-core accumulator model): max |d - ref| /
+//       max |ref| <= 8e-3 for bf16 output (two bf16 half-ulps plus FP32
+//       rounding), 2e-3 for f32 output;
+//   (2) the unquantized FP64 product of the float inputs, on a sample of
+//       rows: DeepGEMM's similarity < 1e-3.
+// D is poisoned with NaN first, so an unwritten element fails.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test/runtime/GpuCheck.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/DeviceBuffer.h"
+#include "runtime/numerics/Formats.h"
+#include "runtime/numerics/Metrics.h"
+#include "runtime/numerics/Quantize.h"
+#include "runtime/numerics/Random.h"
+#include "runtime/numerics/ReferenceGemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace fp8 {
+
+std::string describe(const GpuCase &c) {
+  std::ostringstream os;
+  os << c.m << "x" << c.n << "x" << c.k << " " << toString(c.recipe.a.format)
+     << "[" << toString(c.recipe.a.granularity) << "] x "
+     << toString(c.recipe.b.format) << "[" << toString(c.recipe.b.granularity)
+     << "] p" << c.recipe.promotionInterval << " -> " << toString(c.recipe.out)
+     << (c.recipe.accumulate ? " +C" : "");
+  if (c.tile)
+    os << " tile " << toJSON(*c.tile);
+  return os.str();
+}
+
+namespace {
+Expected<DeviceBuffer> uploadScales(const numerics::QuantizedTensor &q) {
+  return q.granularity.scale == ScaleFormat::UE8M0
+             ? DeviceBuffer::fromHost(q.scaleCodes)
+             : DeviceBuffer::fromHost(q.scales);
+}
+} // namespace
+
+Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
+  const GemmRecipe &r = c.recipe;
+  const uint64_t seed = c.seed * 7919 + uint64_t(c.m * 31 + c.n * 17 + c.k);
+  numerics::RandomSpec ra{numerics::Distribution::Normal, 1.0f, seed};
+  numerics::RandomSpec rb{numerics::Distribution::Normal, 0.5f, seed + 1};
+  std::vector<float> a = numerics::randomTensor(c.m * c.k, ra);
+  std::vector<float> b = numerics::randomTensor(c.n * c.k, rb);
+  QuantRecipe qra{r.a.format, r.a.granularity};
+  QuantRecipe qrb{r.b.format, r.b.granularity};
+  auto qa = numerics::quantize(a.data(), c.m, c.k, qra);
+  if (!qa)
+    return qa.status().withContext("quantizing A");
+  auto qb = numerics::quantize(b.data(), c.n, c.k, qrb);
+  if (!qb)
+    return qb.status().withContext("quantizing B");
+  std::vector<float> hostC;
+  if (r.accumulate) {
+    numerics::RandomSpec rc{numerics::Distribution::Normal, 4.0f, seed + 2};
+    hostC = numerics::randomTensor(c.m * c.n, rc);
+    if (r.out == DType::BF16)
+      for (auto &v : hostC)
+        v = numerics::bf16ToFloat(numerics::floatToBF16(v));
+  }
+
+  const int64_t ob = sizeOf(r.out);
+  auto dA = DeviceBuffer::fromHost(qa->codes);
+  auto dB = DeviceBuffer::fromHost(qb->codes);
+  auto dSA = uploadScales(*qa);
+  auto dSB = uploadScales(*qb);
+  auto dD = DeviceBuffer::alloc(size_t(c.m * c.n * ob));
+  for (auto *buf : {&dA, &dB, &dSA, &dSB, &dD})
+    if (!*buf)
+      return buf->status();
+  FP8_RETURN_IF_ERROR(dD->fill(0xFF)); // NaN in bf16 and f32
+  Expected<DeviceBuffer> dC = DeviceBuffer::alloc(1);
+  if (r.accumulate) {
+    if (r.out == DType::BF16) {
+      std::vector<uint16_t> bits(hostC.size());
+      for (size_t i = 0; i < bits.size(); ++i)
+        bits[i] = numerics::floatToBF16(hostC[i]);
+      dC = DeviceBuffer::fromHost(bits);
+    } else {
+      dC = DeviceBuffer::fromHost(hostC);
+    }
+    if (!dC)
+      return dC.status();
+  }
+  GemmTensors t;
+  t.a = dA->get();
+  t.b = dB->get();
+  t.scaleA = dSA->get();
+  t.scaleB = dSB->get();
+  t.d = dD->get();
+  t.c = r.accumulate ? dC->get() : nullptr;
+  GemmOptions opts;
+  opts.tile = c.tile;
+  GemmReport rep;
+  FP8_RETURN_IF_ERROR(gemm(r, c.m, c.n, c.k, t, nullptr, opts, &rep));
+  FP8_RETURN_IF_ERROR(waitStream(nullptr, 60.0, "kernel " + rep.kernel));
+  std::vector<float> out(size_t(c.m * c.n));
+  if (r.out == DType::BF16) {
+    std::vector<uint16_t> bits(out.size());
+    FP8_RETURN_IF_ERROR(dD->download(bits));
+    for (size_t i = 0; i < bits.size(); ++i)
+      out[i] = numerics::bf16ToFloat(bits[i]);
+  } else {
+    FP8_RETURN_IF_ERROR(dD->download(out));
+  }
+
+  // (1) The oracle's emulation of the kernel's computation.
+  numerics::ReferenceGemmOptions ro;
+  ro.promotionInterval = r.promotionInterval;
+  ro.accumulator = numerics::kHopperFP8Accumulator;
+  auto ref = numerics::referenceGemm(*qa, Layout::KMajor, *qb, Layout::KMajor,
+                                     r.accumulate ? hostC.data() : nullptr, ro);
+  if (!ref)
+    return ref.status().withContext("reference GEMM");
+  numerics::ErrorMetrics e =
+      numerics::compare(out.data(), ref->data(), int64_t(out.size()));
+  double maxRef = 0, maxErr = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    maxRef = std::max(maxRef, double(std::fabs((*ref)[i])));
+    if (std::isfinite(out[i]))
+      maxErr = std::max(maxErr, double(std::fabs(out[i] - (*ref)[i])));
+  }
+
+  // (2) The unquantized product, on the first and last rows (at most 64).
+  const int64_t rows = std::min<int64_t>(c.m, 64);
+  std::vector<float> sampleA, sampleOut;
+  std::vector<int64_t> sampleRows;
+  for (int64_t i = 0; i < rows; ++i)
+    sampleRows.push_back(i < rows / 2 ? i : c.m - (rows - i));
+  for (int64_t row : sampleRows) {
+    sampleA.insert(sampleA.end(), a.begin() + row * c.k,
+                   a.begin() + (row + 1) * c.k);
+    sampleOut.insert(sampleOut.end(), out.begin() + row * c.n,
+                     out.begin() + (row + 1) * c.n);
+  }
+  std::vector<float> sampleC;
+  if (r.accumulate)
+    for (int64_t row : sampleRows)
+      sampleC.insert(sampleC.end(), hostC.begin() + row * c.n,
+                     hostC.begin() + (row + 1) * c.n);
+  auto exact = numerics::referenceGemmUnquantized(
+      sampleA.data(), Layout::KMajor, b.data(), Layout::KMajor, rows, c.n, c.k,
+      r.accumulate ? sampleC.data() : nullptr);
+  if (!exact)
+    return exact.status().withContext("unquantized reference");
+
+  GpuCaseResult res;
+  res.kernel = rep.kernel;
+  res.rowsChecked = c.m;
+  res.relErrVsEmulated = maxRef > 0 ? maxErr / maxRef : maxErr;
+  res.similarity =
+      numerics::similarity(sampleOut.data(), exact->data(), rows * c.n);
+  const double tol = r.out == DType::BF16 ? 8e-3 : 2e-3;
+  res.passed =
+      e.nonFinite == 0 && res.relErrVsEmulated <= tol && res.similarity < 1e-3;
+  std::ostringstream os;
+  os << "kernel " << rep.kernel << " (grid " << rep.grid << "): "
+     << "max |d - emulated| / max |emulated| = " << res.relErrVsEmulated
+     << " (tol " << tol << "), similarity to the unquantized product "
+     << res.similarity << " (tol 1e-3, " << rows << " rows)";
+  if (e.nonFinite)
+    os << ", " << e.nonFinite << " non-finite outputs";
+  res.summary = os.str();
+  return res;
+}
+
+} // namespace fp8

@@ -1,0 +1,40 @@
+//===- GpuCheck.h - One GPU GEMM case against the CPU oracle -----*- C++
+//-*-===//
+#ifndef FP8_TEST_RUNTIME_GPUCHECK_H
+#define FP8_TEST_RUNTIME_GPUCHECK_H
+
+#include "runtime/Gemm.h"
+
+#include <optional>
+#include <string>
+
+namespace fp8 {
+
+/// A GEMM to run on the GPU and check.
+struct GpuCase {
+  GemmRecipe recipe;
+  int64_t m = 0, n = 0, k = 0;
+  std::optional<TileConfig> tile;
+  uint64_t seed = 1;
+};
+
+/// What the check found.
+struct GpuCaseResult {
+  bool passed = false;
+  std::string kernel;
+  double relErrVsEmulated = 0; ///< max |d - ref| / max |ref| (checked rows)
+  double similarity = 0;       ///< vs the oracle (DeepGEMM metric)
+  int64_t rowsChecked = 0;
+  std::string summary;
+};
+
+/// "m x n x k, recipe..." for messages.
+std::string describe(const GpuCase &c);
+
+/// Quantizes random data, runs the kernel, checks it. Errors are setup or
+/// launch failures; a wrong answer is a result with passed == false.
+Expected<GpuCaseResult> runGpuCase(const GpuCase &c);
+
+} // namespace fp8
+
+#endif // FP8_TEST_RUNTIME_GPUCHECK_H
