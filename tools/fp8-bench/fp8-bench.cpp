@@ -1,0 +1,608 @@
+//===- fp8-bench.cpp - Our kernels next to cuBLASLt, same inputs ----------===//
+//
+// For every shape of bench/shapes.json: the generated sm_90a kernel with the
+// DeepSeek recipe (1x128 activations, 128x128 weights, promotion every 128)
+// against cuBLASLt FP8 block-scaled (the same recipe), cuBLASLt FP8
+// per-tensor and cuBLASLt BF16, on the same data in one process. Kernel time
+// from CUDA events around each launch, L2 flushed before every launch,
+// median of --iters runs. Prints a table (TFLOP/s, % of roofline, ratios),
+// writes JSON, and reports JIT figures (cold compile, disk-cache load,
+// in-memory dispatch).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Sm90Gemm.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/DeviceBuffer.h"
+#include "runtime/Gemm.h"
+#include "runtime/KernelCache.h"
+#include "runtime/numerics/Formats.h"
+#include "tools/fp8-bench/CublasLtPeer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace fp8;
+using json = nlohmann::json;
+
+namespace {
+
+struct Options {
+  std::string shapes = "bench/shapes.json";
+  std::string jsonOut;
+  std::vector<int64_t> ms;
+  int iters = 30;
+  bool peers = true;
+  bool flush = true;
+  bool jit = true;
+  bool sweep = false;             // also time a grid of tile configs per shape
+  std::string only;               // "MxNxK"
+  std::optional<TileConfig> tile; // --tile JSON: force a configuration
+};
+
+[[noreturn]] void usage(int code) {
+  std::fprintf(
+      code ? stderr : stdout,
+      "usage: fp8-bench [--shapes FILE] [--m 128,4096] [--only MxNxK]\n"
+      "                 [--iters N] [--json FILE] [--no-peers]\n"
+      "                 [--no-flush] [--no-jit] [--sweep] [--tile JSON]\n"
+      "Benchmarks the generated sm_90a kernels against cuBLASLt on the\n"
+      "shapes of FILE (default bench/shapes.json).\n");
+  std::exit(code);
+}
+
+Options parseArgs(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "fp8-bench: expected a value after %s\n",
+                     a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--shapes")
+      o.shapes = next();
+    else if (a == "--json")
+      o.jsonOut = next();
+    else if (a == "--iters") {
+      o.iters = std::atoi(next().c_str());
+      if (o.iters < 1) {
+        std::fprintf(stderr, "fp8-bench: expected --iters >= 1\n");
+        std::exit(2);
+      }
+    } else if (a == "--m") {
+      std::stringstream ss(next());
+      std::string t;
+      while (std::getline(ss, t, ','))
+        o.ms.push_back(std::atoll(t.c_str()));
+    } else if (a == "--only")
+      o.only = next();
+    else if (a == "--no-peers")
+      o.peers = false;
+    else if (a == "--no-flush")
+      o.flush = false;
+    else if (a == "--no-jit")
+      o.jit = false;
+    else if (a == "--sweep")
+      o.sweep = true;
+    else if (a == "--tile") {
+      auto t = tileConfigFromJSON(next());
+      if (!t) {
+        std::fprintf(stderr, "fp8-bench: --tile: %s\n", t.message().c_str());
+        std::exit(2);
+      }
+      o.tile = *t;
+    } else if (a == "--help" || a == "-h")
+      usage(0);
+    else {
+      std::fprintf(stderr, "fp8-bench: unknown argument '%s'\n", a.c_str());
+      usage(2);
+    }
+  }
+  return o;
+}
+
+void die(const Status &s, const char *what) {
+  std::fprintf(stderr, "fp8-bench: %s: %s\n", what, s.message().c_str());
+  std::exit(1);
+}
+
+template <typename T> T check(Expected<T> e, const char *what) {
+  if (!e)
+    die(e.status(), what);
+  return std::move(*e);
+}
+
+/// Times `launch` with events: median over `iters` runs, each after an L2
+/// flush (a 256 MiB memset, outside the timed region).
+template <typename F>
+double medianMs(const CudaDriver &d, CUstream s, int iters, bool flush,
+                CUdeviceptr flushBuf, size_t flushBytes, F launch) {
+  CUevent e0, e1;
+  d.cuEventCreate(&e0, CU_EVENT_DEFAULT);
+  d.cuEventCreate(&e1, CU_EVENT_DEFAULT);
+  for (int i = 0; i < 3; ++i)
+    launch();
+  std::vector<float> ms;
+  for (int i = 0; i < iters; ++i) {
+    if (flush)
+      d.cuMemsetD8Async(flushBuf, uint8_t(i), flushBytes, s);
+    d.cuEventRecord(e0, s);
+    launch();
+    d.cuEventRecord(e1, s);
+    d.cuEventSynchronize(e1);
+    float t = 0;
+    d.cuEventElapsedTime(&t, e0, e1);
+    ms.push_back(t);
+  }
+  d.cuEventDestroy(e0);
+  d.cuEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+double similarity(const std::vector<uint16_t> &a,
+                  const std::vector<uint16_t> &b) {
+  double xy = 0, xx = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double x = numerics::bf16ToFloat(a[i]), y = numerics::bf16ToFloat(b[i]);
+    if (!std::isfinite(x) || !std::isfinite(y))
+      return 1.0;
+    xy += x * y;
+    xx += x * x + y * y;
+  }
+  return xx > 0 ? 1.0 - 2.0 * xy / xx : 0.0;
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+struct Row {
+  Shape s;
+  double ours = 0, block = 0, tensor = 0, bf16 = 0; // ms
+  double sim = -1;
+  std::string kernel, peerLayout, note;
+};
+
+double tflops(const Shape &s, double ms) {
+  return ms > 0 ? 2.0 * s.m * s.n * s.k / (ms * 1e-3) / 1e12 : 0;
+}
+
+/// Roofline time (ms) on H100 SXM: max of compute at 1979 TFLOP/s and
+/// memory at 3.35 TB/s (A, B and D moved once).
+double rooflineMs(const Shape &s, double peakTflops, double tbps) {
+  const double flops = 2.0 * s.m * s.n * s.k;
+  const double bytes = double(s.m) * s.k + double(s.n) * s.k + 2.0 * s.m * s.n;
+  return std::max(flops / (peakTflops * 1e12), bytes / (tbps * 1e12)) * 1e3;
+}
+
+double geomean(const std::vector<double> &v) {
+  double s = 0;
+  int n = 0;
+  for (double x : v)
+    if (x > 0) {
+      s += std::log(x);
+      ++n;
+    }
+  return n ? std::exp(s / n) : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opt = parseArgs(argc, argv);
+  std::ifstream in(opt.shapes);
+  if (!in) {
+    std::fprintf(stderr, "fp8-bench: cannot read the shape file '%s'\n",
+                 opt.shapes.c_str());
+    return 2;
+  }
+  json shapesJson = json::parse(in, nullptr, false);
+  if (shapesJson.is_discarded() || !shapesJson.contains("dense")) {
+    std::fprintf(stderr,
+                 "fp8-bench: expected a JSON object with a 'dense' list in "
+                 "'%s'\n",
+                 opt.shapes.c_str());
+    return 2;
+  }
+  double peak = 1979, tbps = 3.35;
+  if (shapesJson.contains("roofline_h100_sxm")) {
+    peak = shapesJson["roofline_h100_sxm"].value("fp8_dense_tflops", peak);
+    tbps = shapesJson["roofline_h100_sxm"].value("hbm_tb_per_s", tbps);
+  }
+  std::vector<Shape> shapes;
+  for (auto &s : shapesJson["dense"]) {
+    Shape sh{s.value("M", int64_t(0)), s.value("N", int64_t(0)),
+             s.value("K", int64_t(0))};
+    if (!opt.ms.empty() &&
+        std::find(opt.ms.begin(), opt.ms.end(), sh.m) == opt.ms.end())
+      continue;
+    if (!opt.only.empty()) {
+      std::ostringstream os;
+      os << sh.m << "x" << sh.n << "x" << sh.k;
+      if (os.str() != opt.only)
+        continue;
+    }
+    shapes.push_back(sh);
+  }
+
+  auto dev = check(CudaDevice::get(), "opening the GPU");
+  const CudaDriver &d = *dev->driver;
+  std::printf("device: %s (%d SMs, cc %d.%d)\n", dev->name.c_str(),
+              dev->smCount, dev->ccMajor, dev->ccMinor);
+  CUstream stream;
+  if (Status s = cuCheck(d.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+                         "cuStreamCreate");
+      !s)
+    die(s, "stream");
+  const size_t flushBytes = size_t(256) << 20;
+  DeviceBuffer flushBuf = check(DeviceBuffer::alloc(flushBytes), "flush");
+  const size_t wsBytes = size_t(64) << 20;
+  DeviceBuffer ws = check(DeviceBuffer::alloc(wsBytes), "workspace");
+  cublasLtHandle_t lt = nullptr;
+  if (opt.peers)
+    if (Status s = cublasCheck(cublasLtCreate(&lt), "cublasLtCreate"); !s)
+      die(s, "cuBLASLt");
+
+  GemmRecipe recipe;
+  recipe.a.granularity = Granularity::block(1, 128);
+  recipe.b.granularity = Granularity::block(128, 128);
+  recipe.promotionInterval = 128;
+  recipe.out = DType::BF16;
+
+  json jsonRows = json::array();
+  std::vector<Row> rows;
+  std::mt19937_64 rng(42);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> uni(0.5f, 2.0f);
+  int peerCombo = 0;
+  bool layoutKnown = false;
+
+  for (const Shape &sh : shapes) {
+    Row row;
+    row.s = sh;
+    const int64_t kb = (sh.k + 127) / 128, nb = (sh.n + 127) / 128;
+    std::vector<uint8_t> a(size_t(sh.m * sh.k)), b(size_t(sh.n * sh.k));
+    for (auto &x : a)
+      x = numerics::floatToFP8(normal(rng), DType::E4M3FN);
+    for (auto &x : b)
+      x = numerics::floatToFP8(normal(rng), DType::E4M3FN);
+    // Scales in both layouts: [K/128][M] ("outer-major", M contiguous) and
+    // [M][K/128]; our kernel reads any strides, cuBLASLt wants one of them.
+    std::vector<float> saOuter(size_t(kb * sh.m)), saK(size_t(sh.m * kb));
+    std::vector<float> sbOuter(size_t(kb * nb)), sbK(size_t(nb * kb));
+    for (int64_t i = 0; i < sh.m; ++i)
+      for (int64_t j = 0; j < kb; ++j)
+        saK[i * kb + j] = saOuter[j * sh.m + i] = uni(rng) * 0.01f;
+    for (int64_t i = 0; i < nb; ++i)
+      for (int64_t j = 0; j < kb; ++j)
+        sbK[i * kb + j] = sbOuter[j * nb + i] = uni(rng) * 0.01f;
+    DeviceBuffer dA = check(DeviceBuffer::fromHost(a), "A");
+    DeviceBuffer dB = check(DeviceBuffer::fromHost(b), "B");
+    DeviceBuffer dSaO = check(DeviceBuffer::fromHost(saOuter), "scales");
+    DeviceBuffer dSaK = check(DeviceBuffer::fromHost(saK), "scales");
+    DeviceBuffer dSbO = check(DeviceBuffer::fromHost(sbOuter), "scales");
+    DeviceBuffer dSbK = check(DeviceBuffer::fromHost(sbK), "scales");
+    DeviceBuffer dD = check(DeviceBuffer::alloc(size_t(sh.m * sh.n * 2)), "D");
+    DeviceBuffer dP = check(DeviceBuffer::alloc(size_t(sh.m * sh.n * 2)), "D");
+
+    GemmTensors t;
+    t.a = dA.get();
+    t.b = dB.get();
+    t.scaleA = dSaO.get();
+    t.scaleALdOuter = 1; // [K/128][M]: row r, k-block j at j * M + r
+    t.scaleALdK = sh.m;
+    t.scaleB = dSbK.get();
+    t.d = dD.get();
+    GemmReport rep;
+    GemmOptions gopt;
+    gopt.tile = opt.tile;
+    if (Status s = gemm(recipe, sh.m, sh.n, sh.k, t, stream, gopt, &rep); !s)
+      die(s, "our kernel");
+    if (Status s = waitStream(stream, 60.0, "kernel " + rep.kernel); !s)
+      die(s, "our kernel");
+    gopt.checkExtents = false; // checked once above
+    row.kernel =
+        rep.kernel + " grid " + std::to_string(rep.grid) +
+        (rep.maxActiveClusters
+             ? " (max clusters " + std::to_string(rep.maxActiveClusters) + ")"
+             : "");
+    row.ours = medianMs(
+        d, stream, opt.iters, opt.flush, flushBuf.ptr(), flushBytes, [&] {
+          Status s = gemm(recipe, sh.m, sh.n, sh.k, t, stream, gopt);
+          if (!s)
+            die(s, "our kernel");
+        });
+    json sweepJson = json::array();
+    if (opt.sweep) {
+      // Every legal tile of a small grid, timed like ours: the data the
+      // heuristic is fitted to (and what fp8-tune searches).
+      double best = row.ours;
+      std::string bestTile = "heuristic";
+      const int clusters[][2] = {{1, 1}, {2, 1}};
+      for (int bn : {64, 96, 128, 160, 192, 224, 256})
+        for (auto &cl : clusters)
+          for (int split : {1, 2, 4, 8}) {
+            if (sh.m > 1024 && split > 1)
+              continue;
+            TileConfig tc;
+            tc.blockN = bn;
+            tc.splitK = split;
+            tc.clusterM = cl[0];
+            tc.clusterN = cl[1];
+            KernelSpec ks;
+            ks.n = sh.n;
+            ks.k = sh.k;
+            ks.a = recipe.a;
+            ks.b = recipe.b;
+            ks.tile = tc;
+            ks.tile.stages = std::min(sm90MaxStages(ks), 8);
+            if (!checkSm90Spec(ks))
+              continue;
+            const int64_t units =
+                ((sh.m + 127) / 128) * ((sh.n + bn - 1) / bn) * split;
+            if (split > 1 && units > 2 * dev->smCount)
+              continue;
+            GemmOptions so;
+            so.tile = ks.tile;
+            so.checkExtents = false;
+            if (!gemm(recipe, sh.m, sh.n, sh.k, t, stream, so))
+              continue;
+            double ms =
+                medianMs(d, stream, std::max(5, opt.iters / 3), opt.flush,
+                         flushBuf.ptr(), flushBytes, [&] {
+                           (void)gemm(recipe, sh.m, sh.n, sh.k, t, stream, so);
+                         });
+            sweepJson.push_back({{"tile", json::parse(toJSON(ks.tile))},
+                                 {"ms", ms},
+                                 {"tflops", tflops(sh, ms)}});
+            if (ms < best) {
+              best = ms;
+              bestTile = toJSON(ks.tile);
+            }
+          }
+      std::printf("  sweep: best %.1f TF/s (%s) vs heuristic %.1f TF/s\n",
+                  tflops(sh, best), bestTile.c_str(), tflops(sh, row.ours));
+    }
+    std::vector<uint16_t> ours(size_t(sh.m * sh.n)), peer(ours.size());
+    if (Status s = dD.download(ours); !s)
+      die(s, "download");
+
+    if (opt.peers) {
+      // Block-scaled peer: find the scale layouts cuBLASLt expects (for
+      // the activations and for the weights) by comparing with our result:
+      // both compute the same function on the same data.
+      std::vector<int> combos = layoutKnown ? std::vector<int>{peerCombo}
+                                            : std::vector<int>{0, 1, 2, 3};
+      for (int combo : combos) {
+        const bool actOuter = !(combo & 1), wOuter = !(combo & 2);
+        CublasLtGemm g;
+        Status s = g.init(
+            lt, PeerKind::Fp8BlockScaled, sh.m, sh.n, sh.k, dA.get(), dB.get(),
+            actOuter ? dSaO.get() : dSaK.get(),
+            wOuter ? dSbO.get() : dSbK.get(), dP.get(), ws.get(), wsBytes);
+        if (!s) {
+          row.note = s.message();
+          break;
+        }
+        dP.fill(0xFF);
+        g.run(stream);
+        d.cuStreamSynchronize(stream);
+        dP.download(peer);
+        double sim = similarity(ours, peer);
+        row.sim = sim;
+        if (sim < 1e-4) {
+          peerCombo = combo;
+          layoutKnown = true;
+          row.peerLayout = std::string("activations ") +
+                           (actOuter ? "[K/128][M]" : "[M][K/128]") +
+                           ", weights " +
+                           (wOuter ? "[K/128][N/128]" : "[N/128][K/128]");
+          row.block = medianMs(d, stream, opt.iters, opt.flush, flushBuf.ptr(),
+                               flushBytes, [&] { g.run(stream); });
+          break;
+        }
+      }
+      if (!layoutKnown && row.note.empty())
+        row.note = "cuBLASLt block-scaled result matches ours in no scale "
+                   "layout (best similarity " +
+                   std::to_string(row.sim) + ")";
+      {
+        DeviceBuffer one =
+            check(DeviceBuffer::fromHost(std::vector<float>{1.0f}), "scale");
+        CublasLtGemm g;
+        if (Status s = g.init(lt, PeerKind::Fp8PerTensor, sh.m, sh.n, sh.k,
+                              dA.get(), dB.get(), one.get(), one.get(),
+                              dP.get(), ws.get(), wsBytes);
+            s)
+          row.tensor = medianMs(d, stream, opt.iters, opt.flush, flushBuf.ptr(),
+                                flushBytes, [&] { g.run(stream); });
+      }
+      {
+        DeviceBuffer a16 = check(DeviceBuffer::alloc(a.size() * 2), "bf16 A");
+        DeviceBuffer b16 = check(DeviceBuffer::alloc(b.size() * 2), "bf16 B");
+        a16.fill(0x3c); // 0x3c3c: a bf16 near 0.0115, not zero
+        b16.fill(0x3c);
+        CublasLtGemm g;
+        if (Status s = g.init(lt, PeerKind::Bf16, sh.m, sh.n, sh.k, a16.get(),
+                              b16.get(), nullptr, nullptr, dP.get(), ws.get(),
+                              wsBytes);
+            s)
+          row.bf16 = medianMs(d, stream, opt.iters, opt.flush, flushBuf.ptr(),
+                              flushBytes, [&] { g.run(stream); });
+      }
+    }
+    rows.push_back(row);
+    const double roof = rooflineMs(sh, peak, tbps);
+    std::printf(
+        "%5lld x %5lld x %5lld  ours %7.1f TF/s (%5.1f%% roof)  "
+        "block %7.1f  tensor %7.1f  bf16 %7.1f  x%.2f vs block  "
+        "sim %.1e  [%s]%s%s\n",
+        (long long)sh.m, (long long)sh.n, (long long)sh.k, tflops(sh, row.ours),
+        100.0 * roof / row.ours, tflops(sh, row.block), tflops(sh, row.tensor),
+        tflops(sh, row.bf16), row.block > 0 ? row.block / row.ours : 0.0,
+        row.sim, row.kernel.c_str(),
+        row.note.empty() ? "" : " note: ", row.note.c_str());
+    std::fflush(stdout);
+    jsonRows.push_back({{"m", sh.m},
+                        {"n", sh.n},
+                        {"k", sh.k},
+                        {"ours_ms", row.ours},
+                        {"ours_tflops", tflops(sh, row.ours)},
+                        {"roofline_pct", 100.0 * roof / row.ours},
+                        {"cublaslt_block_ms", row.block},
+                        {"cublaslt_block_tflops", tflops(sh, row.block)},
+                        {"cublaslt_tensor_ms", row.tensor},
+                        {"cublaslt_tensor_tflops", tflops(sh, row.tensor)},
+                        {"cublaslt_bf16_ms", row.bf16},
+                        {"cublaslt_bf16_tflops", tflops(sh, row.bf16)},
+                        {"similarity_vs_block_peer", row.sim},
+                        {"peer_scale_layout", row.peerLayout},
+                        {"kernel", row.kernel},
+                        {"sweep", sweepJson},
+                        {"note", row.note}});
+  }
+
+  // Summary: geometric means per M.
+  json summary = json::object();
+  std::printf("\n%-6s %10s %10s %10s %10s %8s %8s %8s\n", "M", "ours", "block",
+              "tensor", "bf16", "x block", "x tensor", "x bf16");
+  std::vector<int64_t> ms;
+  for (auto &r : rows)
+    if (std::find(ms.begin(), ms.end(), r.s.m) == ms.end())
+      ms.push_back(r.s.m);
+  for (int64_t m : ms) {
+    std::vector<double> o, bl, te, bf, rb, rt, rf;
+    for (auto &r : rows) {
+      if (r.s.m != m)
+        continue;
+      o.push_back(tflops(r.s, r.ours));
+      bl.push_back(tflops(r.s, r.block));
+      te.push_back(tflops(r.s, r.tensor));
+      bf.push_back(tflops(r.s, r.bf16));
+      if (r.block > 0)
+        rb.push_back(r.block / r.ours);
+      if (r.tensor > 0)
+        rt.push_back(r.tensor / r.ours);
+      if (r.bf16 > 0)
+        rf.push_back(r.bf16 / r.ours);
+    }
+    std::printf("%-6lld %10.1f %10.1f %10.1f %10.1f %8.3f %8.3f %8.3f\n",
+                (long long)m, geomean(o), geomean(bl), geomean(te), geomean(bf),
+                geomean(rb), geomean(rt), geomean(rf));
+    summary[std::to_string(m)] = {
+        {"ours_tflops_geomean", geomean(o)},
+        {"cublaslt_block_tflops_geomean", geomean(bl)},
+        {"cublaslt_tensor_tflops_geomean", geomean(te)},
+        {"cublaslt_bf16_tflops_geomean", geomean(bf)},
+        {"ratio_vs_block", geomean(rb)},
+        {"ratio_vs_tensor", geomean(rt)},
+        {"ratio_vs_bf16", geomean(rf)}};
+  }
+
+  // JIT figures on the first shape's kernel.
+  json jit = json::object();
+  if (opt.jit && !shapes.empty()) {
+    const Shape &sh = shapes.front();
+    auto spec = check(
+        gemmKernelSpec(recipe, sh.m, sh.n, sh.k, dev->smCount, std::nullopt),
+        "kernel spec");
+    auto gen = check(emitSm90Gemm(spec), "emit");
+    char tmpl[] = "/tmp/fp8-bench-cache-XXXXXX";
+    const char *dir = mkdtemp(tmpl);
+    if (dir) {
+      KernelCache cold(dir);
+      auto c1 = check(cold.get(gen), "cold compile");
+      cold.clearMemory();
+      auto c2 = check(cold.get(gen), "disk load");
+      auto c3 = check(cold.get(gen), "memory hit");
+      // Host cost of one fp8::gemm call for a loaded kernel.
+      GemmTensors t; // reuse a small problem's buffers
+      DeviceBuffer dA = check(DeviceBuffer::alloc(size_t(sh.m * sh.k)), "A");
+      DeviceBuffer dB = check(DeviceBuffer::alloc(size_t(sh.n * sh.k)), "B");
+      const int64_t kb = (sh.k + 127) / 128;
+      DeviceBuffer sa = check(DeviceBuffer::alloc(size_t(sh.m * kb * 4)), "sa");
+      DeviceBuffer sb =
+          check(DeviceBuffer::alloc(size_t((sh.n + 127) / 128 * kb * 4)), "sb");
+      DeviceBuffer dD =
+          check(DeviceBuffer::alloc(size_t(sh.m * sh.n * 2)), "D");
+      t.a = dA.get();
+      t.b = dB.get();
+      t.scaleA = sa.get();
+      t.scaleB = sb.get();
+      t.d = dD.get();
+      dA.fill(0x38);
+      dB.fill(0x38);
+      sa.fill(0);
+      sb.fill(0);
+      double perCall[2];
+      for (int checked = 0; checked < 2; ++checked) {
+        GemmOptions go;
+        go.checkExtents = checked == 1;
+        gemm(recipe, sh.m, sh.n, sh.k, t, stream, go);
+        d.cuStreamSynchronize(stream);
+        const int calls = 200;
+        auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < calls; ++i)
+          gemm(recipe, sh.m, sh.n, sh.k, t, stream, go);
+        perCall[checked] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+                .count() /
+            calls * 1e6;
+        d.cuStreamSynchronize(stream);
+      }
+      if (c1.kernel->registers < 0)
+        std::printf("(ptxas statistics missing from the NVRTC log: '%s')\n",
+                    c1.kernel->log.substr(0, 300).c_str());
+      std::printf("\nJIT (%s): cold compile %.1f ms, disk-cache load %.2f ms, "
+                  "memory hit %.3f ms; fp8::gemm host cost %.1f us per call "
+                  "(%.1f us with extent checks); %d registers, %d bytes "
+                  "spilled\n",
+                  gen.name.c_str(), c1.seconds * 1e3, c2.seconds * 1e3,
+                  c3.seconds * 1e3, perCall[0], perCall[1],
+                  c1.kernel->registers, c1.kernel->spillBytes);
+      jit = {{"kernel", gen.name},
+             {"cold_compile_ms", c1.seconds * 1e3},
+             {"disk_load_ms", c2.seconds * 1e3},
+             {"memory_hit_ms", c3.seconds * 1e3},
+             {"dispatch_us", perCall[0]},
+             {"dispatch_checked_us", perCall[1]},
+             {"registers", c1.kernel->registers},
+             {"spill_bytes", c1.kernel->spillBytes}};
+      std::string cmd = std::string("rm -rf '") + dir + "'";
+      (void)std::system(cmd.c_str());
+    }
+  }
+
+  if (!opt.jsonOut.empty()) {
+    json out = {{"device", dev->name},
+                {"sm_count", dev->smCount},
+                {"iters", opt.iters},
+                {"l2_flush", opt.flush},
+                {"recipe", "e4m3 1x128 x e4m3 128x128, promotion 128, bf16"},
+                {"roofline", {{"fp8_tflops", peak}, {"hbm_tb_per_s", tbps}}},
+                {"rows", jsonRows},
+                {"summary", summary},
+                {"jit", jit}};
+    std::ofstream(opt.jsonOut) << out.dump(2) << "\n";
+  }
+  if (lt)
+    cublasLtDestroy(lt);
+  return 0;
+}
