@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Everything that needs the GPU, in one run, on a machine with CUDA 13, CMake,
+# Ninja and g++ only (no MLIR, no network): builds with FP8_ENABLE_MLIR=OFF,
+# runs the CPU unit tests of that build, every GPU test (against the CPU
+# oracle), compute-sanitizer memcheck on small shapes, and the benchmark
+# against cuBLASLt; writes JSON results, the chart and summary.md into the
+# folder given as the argument (default gpu-results/).
+#
+#   scripts/gpu-check.sh [OUTDIR]
+#
+# Exit status: non-zero when any test fails or the benchmark cannot run.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="${1:-$root/gpu-results}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+build="${BUILD_DIR:-$root/build-gpu}"
+summary="$out/summary.md"
+export FP8_CACHE_DIR="${FP8_CACHE_DIR:-$build/jit-cache}"
+status=0
+
+log() { echo "$*" | tee -a "$summary"; }
+: > "$summary"
+log "# GPU check ($(date -u +%Y-%m-%dT%H:%MZ))"
+log ""
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  log "no NVIDIA GPU here (nvidia-smi finds none): this script runs on the GPU machine"
+  exit 1
+fi
+log "- device: $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | head -1)"
+log "- CUDA: $(nvcc --version 2>/dev/null | tail -1)"
+
+# 1. Build (runtime only: no MLIR on this machine).
+t0=$(date +%s)
+gen=()
+command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+if ! { cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+         -DFP8_ENABLE_MLIR=OFF >"$out/build.log" 2>&1 &&
+       cmake --build "$build" -j "$(nproc)" >>"$out/build.log" 2>&1; }; then
+  log "- build: FAILED (see build.log)"
+  tail -30 "$out/build.log"
+  exit 1
+fi
+log "- build (FP8_ENABLE_MLIR=OFF): $(( $(date +%s) - t0 )) s"
+
+# 2. CPU unit tests of this build.
+if (cd "$build" && ctest -LE gpu -j "$(nproc)" --timeout 900 >"$out/cpu-tests.log" 2>&1); then
+  log "- CPU unit tests: $(grep -E 'tests passed' "$out/cpu-tests.log" | tail -1)"
+else
+  log "- CPU unit tests: FAILED ($(grep -E 'tests passed|tests failed' "$out/cpu-tests.log" | tail -1))"
+  status=1
+fi
+
+# 3. GPU tests against the oracle.
+t0=$(date +%s)
+if "$build/bin/fp8-gpu-tests" --gtest_output="json:$out/gpu-tests.json" >"$out/gpu-tests.log" 2>&1; then
+  gres="passed"
+else
+  gres="FAILED"
+  status=1
+fi
+ncase=$(grep -c '^\[case\]' "$out/gpu-tests.log")
+nfail=$(grep -c '^\[case\] FAIL' "$out/gpu-tests.log")
+log "- GPU tests: $gres ($(grep -E '^\[  PASSED  \]|^\[  FAILED  \]' "$out/gpu-tests.log" | head -1 | sed 's/\[ *//;s/ *\]//'); $ncase GEMM cases checked, $nfail failed; $(( $(date +%s) - t0 )) s)"
+if [ "$nfail" != 0 ] || [ "$gres" != passed ]; then
+  grep -E '^\[case\] FAIL|Failure' "$out/gpu-tests.log" | head -20 | tee -a "$summary"
+fi
+worst_sim=$(grep '^\[case\]' "$out/gpu-tests.log" | sed -n 's/.*similarity to the unquantized product \([0-9.e+-]*\).*/\1/p' | sort -g | tail -1)
+worst_err=$(grep '^\[case\]' "$out/gpu-tests.log" | sed -n 's/.*max |d - emulated| \/ max |emulated| = \([0-9.e+-]*\).*/\1/p' | sort -g | tail -1)
+log "  - worst similarity to the unquantized product: $worst_sim (bound 1e-3)"
+log "  - worst max |d - emulated| / max |emulated|: $worst_err (bound 8e-3 bf16, 2e-3 f32)"
+
+# 4. compute-sanitizer memcheck on small shapes.
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  if compute-sanitizer --tool memcheck --error-exitcode 3 \
+       "$build/bin/fp8-gpu-tests" \
+       --gtest_filter='GemmGpu.DeepSeekRecipeSquare:GemmGpu.AccumulateIntoC:GemmGpu.RefusesBadArgumentsBeforeLaunch' \
+       >"$out/memcheck.log" 2>&1; then
+    log "- compute-sanitizer memcheck (small shapes, incl. ragged and bad arguments): clean ($(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1))"
+  else
+    log "- compute-sanitizer memcheck: FAILED ($(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1))"
+    status=1
+  fi
+else
+  log "- compute-sanitizer: not installed, memcheck skipped"
+fi
+
+# 5. The benchmark against cuBLASLt, and its chart.
+if "$build/bin/fp8-bench" --shapes "$root/bench/shapes.json" --iters 30 \
+     --json "$out/bench.json" >"$out/bench.log" 2>&1; then
+  log ""
+  log "## fp8-bench (TFLOP/s; L2 flushed; median of 30)"
+  log ""
+  log '```'
+  grep -E ' x |^M |^[0-9]+ |^JIT' "$out/bench.log" | tee -a "$summary" >/dev/null
+  log '```'
+  if python3 "$root/scripts/plot-bench.py" "$out/bench.json" "$out/bench.png" >>"$out/bench.log" 2>&1; then
+    log "- chart: bench.png"
+  else
+    log "- chart: not drawn (python3 with matplotlib needed; see bench.log)"
+  fi
+else
+  log "- fp8-bench: FAILED"
+  tail -20 "$out/bench.log" | tee -a "$summary"
+  status=1
+fi
+
+# 6. Extra GPU checks of later stages (the pipeline's examples), if present.
+if [ -x "$root/scripts/gpu-check-extra.sh" ]; then
+  "$root/scripts/gpu-check-extra.sh" "$build" "$out" "$summary" || status=1
+fi
+
+log ""
+log "status: $([ $status = 0 ] && echo OK || echo FAILED)"
+cat "$summary"
+exit $status
