@@ -1,8 +1,7 @@
 //===- Gemm.cpp - The runtime's scaled FP8 GEMM entry point ---------------===//
 
 #include "runtime/Gemm.h"
-#include "codegen/Heuristics.h"
-#include "codegen/Sm90Gemm.h"
+#include "codegen/Gemm.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/LoadedKernels.h"
 #include "runtime/TensorMap.h"
@@ -161,11 +160,11 @@ Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &r, int64_t m, int64_t n,
     } else {
       // The tile check needs a plausible tile; the heuristic then only
       // proposes configurations that pass it.
-      spec.tile = selectSm90Config(spec, smCount).tile;
+      spec.tile = selectConfig(spec, smCount).tile;
       gConfigs.emplace(key, spec.tile);
     }
   }
-  FP8_RETURN_IF_ERROR(checkSm90Spec(spec));
+  FP8_RETURN_IF_ERROR(checkGemmSpec(spec));
   return spec;
 }
 
@@ -272,7 +271,7 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
   }
 
   const KernelSpec s = *spec;
-  auto kernel = loadKernel(s.kernelName(), [&] { return emitSm90Gemm(s); });
+  auto kernel = loadKernel(s.kernelName(), [&] { return emitGemm(s); });
   if (!kernel)
     return kernel.status();
   const LoadedKernel &kn = **kernel;
