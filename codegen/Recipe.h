@@ -90,11 +90,12 @@ struct Granularity {
   static int64_t extent(int64_t block, int64_t size) {
     return block == kWhole ? size : block;
   }
-  /// Number of scales along a dimension of `size` elements (ceil-div rule).
+  /// Number of scales along a dimension of `size` elements (ceil-div rule,
+  /// without overflow for sizes near INT64_MAX).
   static int64_t count(int64_t block, int64_t size) {
     if (block == kWhole)
       return 1;
-    return (size + block - 1) / block;
+    return size / block + (size % block != 0);
   }
   /// Scale tensor shape for a [r, c] tensor.
   int64_t scaleRows(int64_t r) const { return count(rows, r); }
@@ -110,7 +111,9 @@ struct Granularity {
 struct DelayedScaling {
   int64_t historyLength = 16; ///< amax values kept
   int64_t updateInterval = 1; ///< steps between amax measurements
-  int64_t margin = 0;         ///< scale divided by 2^margin (headroom)
+  /// Headroom: scale = amax * 2^margin / format max (x ~= q * scale), so the
+  /// quantized magnitudes stay below format max / 2^margin.
+  int64_t margin = 0;
   AmaxAlgo algo = AmaxAlgo::Max;
 };
 

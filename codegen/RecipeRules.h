@@ -40,7 +40,8 @@ using Shape = std::vector<int64_t>;
 // scale_vec::1X gives one UE8M0 scale per 32 K elements (the MX block).
 inline constexpr int64_t kMmaK = 32;
 
-/// Largest delayed-scaling margin: the scale is divided by 2^margin, and an
+/// Largest delayed-scaling margin: the scale is amax * 2^margin / format max
+/// (x ~= q * scale), and an
 /// f32 scale has no room for more than 2^127.
 inline constexpr int64_t kMaxMargin = 127;
 
