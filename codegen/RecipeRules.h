@@ -41,8 +41,7 @@ using Shape = std::vector<int64_t>;
 inline constexpr int64_t kMmaK = 32;
 
 /// Largest delayed-scaling margin: the scale is amax * 2^margin / format max
-/// (x ~= q * scale), and an
-/// f32 scale has no room for more than 2^127.
+/// (x ~= q * scale), and an f32 scale has no room for more than 2^127.
 inline constexpr int64_t kMaxMargin = 127;
 
 /// "[512, 4096]", with "?" for a dynamic size.
