@@ -49,38 +49,93 @@ void parsePtxasInfo(const std::string &log, CompiledKernel &k) {
   }
 }
 
-Expected<CompiledKernel> compileWithNvrtc(const GeneratedKernel &kernel) {
-  auto start = std::chrono::steady_clock::now();
+namespace {
+/// A created NVRTC program with the kernel headers, destroyed on scope exit.
+struct Program {
+  nvrtcProgram prog = nullptr;
+  ~Program() {
+    if (prog)
+      nvrtcDestroyProgram(&prog);
+  }
+};
+
+Status createProgram(const GeneratedKernel &kernel, Program &p) {
   const auto &headers = kernelHeaders();
   std::vector<const char *> hdrSrc, hdrNames;
   for (const auto &[name, text] : headers) {
     hdrNames.push_back(name.c_str());
     hdrSrc.push_back(text.c_str());
   }
-  nvrtcProgram prog;
   std::string file = kernel.name + ".cu";
   nvrtcResult r =
-      nvrtcCreateProgram(&prog, kernel.source.c_str(), file.c_str(),
+      nvrtcCreateProgram(&p.prog, kernel.source.c_str(), file.c_str(),
                          int(headers.size()), hdrSrc.data(), hdrNames.data());
-  if (r != NVRTC_SUCCESS)
+  if (r != NVRTC_SUCCESS) {
+    p.prog = nullptr;
     return errorf("nvrtcCreateProgram failed for kernel ", kernel.name, ": ",
                   nvrtcGetErrorString(r));
+  }
+  return Status::ok();
+}
+
+std::string programLog(nvrtcProgram prog) {
+  std::string log;
+  size_t logSize = 0;
+  if (nvrtcGetProgramLogSize(prog, &logSize) == NVRTC_SUCCESS && logSize > 1) {
+    log.resize(logSize);
+    nvrtcGetProgramLog(prog, log.data());
+    log.resize(logSize - 1);
+  }
+  return log;
+}
+} // namespace
+
+Expected<std::string> compileToPtx(const GeneratedKernel &kernel) {
+  Program p;
+  FP8_RETURN_IF_ERROR(createProgram(kernel, p));
+  std::vector<std::string> opts = {kernel.arch == Arch::SM90a
+                                       ? "--gpu-architecture=compute_90a"
+                                       : "--gpu-architecture=compute_100a",
+                                   "-std=c++17"};
+  std::vector<const char *> optPtrs;
+  for (const auto &o : opts)
+    optPtrs.push_back(o.c_str());
+  nvrtcResult r =
+      nvrtcCompileProgram(p.prog, int(optPtrs.size()), optPtrs.data());
+  if (r != NVRTC_SUCCESS)
+    return errorf("NVRTC failed to compile kernel ", kernel.name, " to PTX (",
+                  opts[0], "): ", nvrtcGetErrorString(r), "\n",
+                  programLog(p.prog));
+  size_t size = 0;
+  r = nvrtcGetPTXSize(p.prog, &size);
+  std::string ptx;
+  if (r == NVRTC_SUCCESS) {
+    ptx.resize(size);
+    r = nvrtcGetPTX(p.prog, ptx.data());
+  }
+  if (r != NVRTC_SUCCESS || size == 0)
+    return errorf("NVRTC produced no PTX for kernel ", kernel.name, ": ",
+                  nvrtcGetErrorString(r));
+  if (!ptx.empty() && ptx.back() == '\0')
+    ptx.pop_back();
+  return ptx;
+}
+
+Expected<CompiledKernel> compileWithNvrtc(const GeneratedKernel &kernel) {
+  auto start = std::chrono::steady_clock::now();
+  Program p;
+  FP8_RETURN_IF_ERROR(createProgram(kernel, p));
   std::vector<std::string> opts = nvrtcOptions(kernel.arch);
   std::vector<const char *> optPtrs;
   for (const auto &o : opts)
     optPtrs.push_back(o.c_str());
-  r = nvrtcCompileProgram(prog, int(optPtrs.size()), optPtrs.data());
+  nvrtcResult r =
+      nvrtcCompileProgram(p.prog, int(optPtrs.size()), optPtrs.data());
 
   CompiledKernel out;
   out.name = kernel.name;
-  size_t logSize = 0;
-  if (nvrtcGetProgramLogSize(prog, &logSize) == NVRTC_SUCCESS && logSize > 1) {
-    out.log.resize(logSize);
-    nvrtcGetProgramLog(prog, out.log.data());
-    out.log.resize(logSize - 1);
-  }
+  out.log = programLog(p.prog);
   if (r != NVRTC_SUCCESS) {
-    nvrtcDestroyProgram(&prog);
     std::string where;
     if (auto dir = env::dumpSourceDir(); !dir.empty())
       where = " (source dumped to " + dir + "/" + kernel.name + ".cu)";
@@ -89,12 +144,11 @@ Expected<CompiledKernel> compileWithNvrtc(const GeneratedKernel &kernel) {
                   where, "\n", out.log);
   }
   size_t cubinSize = 0;
-  r = nvrtcGetCUBINSize(prog, &cubinSize);
+  r = nvrtcGetCUBINSize(p.prog, &cubinSize);
   if (r == NVRTC_SUCCESS) {
     out.cubin.resize(cubinSize);
-    r = nvrtcGetCUBIN(prog, out.cubin.data());
+    r = nvrtcGetCUBIN(p.prog, out.cubin.data());
   }
-  nvrtcDestroyProgram(&prog);
   if (r != NVRTC_SUCCESS || cubinSize == 0)
     return errorf("NVRTC produced no cubin for kernel ", kernel.name, ": ",
                   nvrtcGetErrorString(r));

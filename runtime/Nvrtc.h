@@ -39,6 +39,11 @@ std::string nvrtcArchFlag(Arch arch);
 /// name and the full NVRTC log.
 Expected<CompiledKernel> compileWithNvrtc(const GeneratedKernel &kernel);
 
+/// The PTX of `kernel`, compiled by NVRTC for the virtual architecture
+/// (compute_90a or compute_100a), for inspection: fp8-codegen --emit ptx.
+/// Failures carry the kernel name and the NVRTC log.
+Expected<std::string> compileToPtx(const GeneratedKernel &kernel);
+
 /// Parses ptxas -v statistics out of an NVRTC log into `k`.
 void parsePtxasInfo(const std::string &log, CompiledKernel &k);
 
