@@ -1,6 +1,7 @@
 //===- Gemm.cpp - The GEMM generators, by architecture --------------------===//
 
 #include "codegen/Gemm.h"
+#include "codegen/Sm100Gemm.h"
 #include "codegen/Sm90Gemm.h"
 
 namespace fp8 {
@@ -10,7 +11,7 @@ Status checkGemmSpec(const KernelSpec &spec) {
   case Arch::SM90a:
     return checkSm90Spec(spec);
   case Arch::SM100a:
-    return errorf("the sm_100a GEMM generator is not available in this build");
+    return checkSm100Spec(spec);
   }
   return errorf("unknown arch");
 }
@@ -20,7 +21,7 @@ Expected<GeneratedKernel> emitGemm(const KernelSpec &spec) {
   case Arch::SM90a:
     return emitSm90Gemm(spec);
   case Arch::SM100a:
-    return checkGemmSpec(spec);
+    return emitSm100Gemm(spec);
   }
   return errorf("unknown arch");
 }
@@ -28,9 +29,7 @@ Expected<GeneratedKernel> emitGemm(const KernelSpec &spec) {
 ConfigChoice selectConfig(const KernelSpec &spec, int smCount) {
   if (spec.arch == Arch::SM90a)
     return selectSm90Config(spec, smCount);
-  ConfigChoice c;
-  c.reason = "no heuristic for " + std::string(toString(spec.arch));
-  return c;
+  return selectSm100Config(spec, smCount);
 }
 
 } // namespace fp8

@@ -19,7 +19,9 @@ namespace fp8 {
 
 /// How the launcher must encode one TMA descriptor (cuTensorMapEncodeTiled).
 struct TmaPlan {
-  enum class Operand : uint8_t { A, B, D };
+  /// ScaleA/ScaleB: the packed UE8M0 scales of the sm_100a kernels
+  /// (codegen/Sm100ScaleLayout.h), viewed as [bytes / 16, 16] bytes.
+  enum class Operand : uint8_t { A, B, D, ScaleA, ScaleB };
   Operand operand = Operand::A;
   int elemBytes = 1;      ///< 1 (FP8), 2 (BF16), 4 (F32)
   int boxInner = 128;     ///< elements along the contiguous dimension
