@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -316,9 +317,9 @@ std::string info(const KernelSpec &s, const GeneratedKernel &g,
                : std::string("applied in the epilogue"))
        << "\n";
   }
-  os << "nvrtc       " << c.compileSeconds << " s (NVRTC "
-     << nvrtcVersionString() << "), " << c.registers << " registers, "
-     << c.spillBytes << " bytes spilled, " << c.stackBytes
+  os << "nvrtc       " << std::fixed << std::setprecision(3) << c.compileSeconds
+     << " s (NVRTC " << nvrtcVersionString() << "), " << c.registers
+     << " registers, " << c.spillBytes << " bytes spilled, " << c.stackBytes
      << " bytes of stack, cubin " << c.cubin.size() << " bytes\n"
      << "spec        " << toJSON(s) << "\n";
   return os.str();
