@@ -1,0 +1,282 @@
+//===- elementwise.cuh - Quantize, transpose and elementwise kernels -*- CUDA
+//-*-//
+//
+// Device code of the plan's non-GEMM steps. A generated translation unit
+// (codegen/Elementwise.cpp) defines, in namespace fp8k, before including this
+// header:
+//   struct Prog { static float eval(const EwParams &p, i64 i); };
+//     the value of flat element i (the elementwise program, rounded to its
+//     result type; for a plain quantize, input 0 widened to float);
+//   struct Q { kFormat, kScaleFmt, kBlockRows, kBlockCols (0 = whole),
+//              kDelayed, kHistory, kInterval, kMargin, kAlgo };
+// and one extern "C" __global__ entry point per kernel that calls a body
+// below. Every arithmetic operation is one of fp8_math.h's, so each value,
+// amax, scale and code equals the CPU oracle's (docs/pipeline.md, "How the
+// GPU matches the oracle").
+//
+// Plain CUDA C++, no include path, no CUDA header: NVRTC compiles a TU in
+// about 0.1 s. Versioned with the kernels: a change here changes every cache
+// key.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "fp8/elementwise_params.h"
+
+namespace fp8k {
+
+static_assert(sizeof(EwParams) == 112, "must match the host's EwParams");
+
+/// Element `i` of a tensor of element type T, widened to float.
+template <int T>
+__device__ __forceinline__ float load_elem(const void *p, i64 i) {
+  if (T == kBF16)
+    return bf16_to_float(static_cast<const u16 *>(p)[i]);
+  if (T == kF16)
+    return f16_to_float(static_cast<const u16 *>(p)[i]);
+  return static_cast<const float *>(p)[i];
+}
+
+/// Stores `v` (already rounded to T by the program) as element type T.
+template <int T>
+__device__ __forceinline__ void store_elem(void *p, i64 i, float v) {
+  if (T == kBF16)
+    static_cast<u16 *>(p)[i] = float_to_bf16(v);
+  else if (T == kF16)
+    static_cast<u16 *>(p)[i] = float_to_f16(v);
+  else
+    static_cast<float *>(p)[i] = v;
+}
+
+__device__ __forceinline__ u32 warp_max(u32 v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const u32 other = __shfl_xor_sync(0xFFFFFFFFu, v, o);
+    v = other > v ? other : v;
+  }
+  return v;
+}
+
+/// Writes scale `i` (f32, or its UE8M0 byte).
+template <class Q>
+__device__ __forceinline__ void store_scale(void *scales, i64 i, float s,
+                                            u8 code) {
+  if (Q::kScaleFmt == kScaleUE8M0)
+    static_cast<u8 *>(scales)[i] = code;
+  else
+    static_cast<float *>(scales)[i] = s;
+}
+
+template <class Q>
+__device__ __forceinline__ float load_scale(const void *s, i64 i) {
+  if (Q::kScaleFmt == kScaleUE8M0)
+    return ue8m0_to_float(static_cast<const u8 *>(s)[i]);
+  return static_cast<const float *>(s)[i];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise: out[i] = Prog(i)
+//===----------------------------------------------------------------------===//
+
+template <class Prog, int OutT>
+__device__ __forceinline__ void elementwise_body(const EwParams &p) {
+  const i64 n = p.batch * p.rows * p.cols;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    store_elem<OutT>(p.out, i, Prog::eval(p, i));
+}
+
+//===----------------------------------------------------------------------===//
+// Quantize, row blocks (1 x C, 1 x whole): one warp per block, one pass
+//===----------------------------------------------------------------------===//
+
+/// One warp per (row, column block): the block's amax (warp max of the
+/// |x| bits), its scale, then its codes. The program is evaluated twice per
+/// element (it is deterministic: both evaluations give the same bits), so
+/// the values never leave registers or L1.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
+  const i64 bc = Q::kBlockCols ? i64(Q::kBlockCols) : p.cols;
+  const i64 nbc = p.scaleCols;
+  const i64 units = p.batch * p.rows * nbc;
+  const int lane = int(threadIdx.x & 31);
+  const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = warp; u < units; u += warps) {
+    const i64 row = u / nbc, cb = u - row * nbc;
+    const i64 c0 = cb * bc;
+    const i64 c1 = c0 + bc < p.cols ? c0 + bc : p.cols;
+    const i64 base = row * p.cols;
+    u32 m = 0;
+    for (i64 c = c0 + lane; c < c1; c += 32) {
+      const u32 b = abs_bits(Prog::eval(p, base + c));
+      m = b > m ? b : m;
+    }
+    m = warp_max(m);
+    u8 code;
+    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+    if (lane == 0)
+      store_scale<Q>(p.scale, u, s, code);
+    for (i64 c = c0 + lane; c < c1; c += 32)
+      codes[base + c] = quantize_value(Prog::eval(p, base + c), s, Q::kFormat);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Quantize, any granularity: amax per block, scales, codes
+//===----------------------------------------------------------------------===//
+
+/// Pass 1: the amax of every block, as atomicMax of the |x| bits. Threads
+/// of a warp share a block when column blocks are whole or multiples of 32
+/// (a warp reduces first); the whole CTA shares it when they are whole or
+/// multiples of the CTA's width (one atomic per CTA and block row). Block
+/// boundaries depend on the row only, so every thread of the CTA flushes at
+/// the same rows and the reductions are uniform.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_amax_body(const EwParams &p) {
+  constexpr bool kWarpUniform = Q::kBlockCols == 0 || Q::kBlockCols % 32 == 0;
+  constexpr bool kCtaUniform =
+      Q::kBlockCols == 0 || Q::kBlockCols % kColsPerCta == 0;
+  __shared__ u32 ctaMax;
+  if (p.cols == 0)
+    return;
+  const i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool active = c < p.cols;
+  const i64 total = p.batch * p.rows;
+  for (i64 chunk = blockIdx.y; chunk * kRowChunk < total; chunk += gridDim.y) {
+    const i64 r0 = chunk * kRowChunk;
+    const i64 r1 = r0 + kRowChunk < total ? r0 + kRowChunk : total;
+    BlockWalk<Q> w(p, r0, c);
+    for (i64 r = r0; r < r1;) {
+      const i64 blk = w.block();
+      u32 m = 0;
+      do { // the rows of this block in the chunk
+        if (active) {
+          const u32 bits = abs_bits(Prog::eval(p, r * p.cols + c));
+          m = bits > m ? bits : m;
+        }
+        w.next();
+        ++r;
+      } while (r < r1 && !w.startsBlock());
+      if (kWarpUniform)
+        m = warp_max(m);
+      if (kCtaUniform) {
+        if (threadIdx.x == 0)
+          ctaMax = 0;
+        __syncthreads();
+        if ((threadIdx.x & 31) == 0 && m)
+          atomicMax(&ctaMax, m);
+        __syncthreads();
+        if (threadIdx.x == 0 && ctaMax)
+          atomicMax(&p.amax[blk], ctaMax);
+        __syncthreads();
+      } else if (kWarpUniform) {
+        if ((threadIdx.x & 31) == 0 && m)
+          atomicMax(&p.amax[blk], m);
+      } else if (active && m) {
+        atomicMax(&p.amax[blk], m);
+      }
+    }
+  }
+}
+
+/// Pass 2: one thread per block turns its amax into a scale (through the
+/// amax history for delayed scaling) and resets the amax for the next call.
+template <class Q>
+__device__ __forceinline__ void quantize_scales_body(const EwParams &p) {
+  const i64 n = p.batch * p.scaleRows * p.scaleCols;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const u32 bits = p.amax[i];
+    u8 code;
+    float s;
+    if (Q::kDelayed) {
+      // Delayed scaling is per tensor (fp8::checkScalingMode): n == 1.
+      AmaxHistoryState *st = static_cast<AmaxHistoryState *>(p.history);
+      float *values = reinterpret_cast<float *>(st + 1);
+      s = delayed_scale_step(st, values, Q::kHistory, Q::kInterval, Q::kMargin,
+                             Q::kAlgo, bits, Q::kFormat, Q::kScaleFmt, &code);
+    } else {
+      s = scale_from_amax(u2f(bits), Q::kFormat, Q::kScaleFmt, 0, &code);
+    }
+    store_scale<Q>(p.scale, i, s, code);
+    p.amax[i] = 0;
+  }
+}
+
+/// Pass 3: the codes, with the scale of each element's block.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_apply_body(const EwParams &p) {
+  const i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= p.cols) // also p.cols == 0
+    return;
+  u8 *codes = static_cast<u8 *>(p.out);
+  const i64 total = p.batch * p.rows;
+  for (i64 chunk = blockIdx.y; chunk * kRowChunk < total; chunk += gridDim.y) {
+    const i64 r0 = chunk * kRowChunk;
+    const i64 r1 = r0 + kRowChunk < total ? r0 + kRowChunk : total;
+    BlockWalk<Q> w(p, r0, c);
+    float s = load_scale<Q>(p.scale, w.block());
+    for (i64 r = r0; r < r1; ++r) {
+      if (r != r0 && w.startsBlock())
+        s = load_scale<Q>(p.scale, w.block());
+      const i64 i = r * p.cols + c;
+      codes[i] = quantize_value(Prog::eval(p, i), s, Q::kFormat);
+      w.next();
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Transpose of FP8 codes and their scales (the on-demand transpose)
+//===----------------------------------------------------------------------===//
+
+/// [batch, rows, cols] codes -> [batch, cols, rows], through a 32 x 32 tile
+/// in shared memory; blocks of 32 x 8 threads, grid (cols/32, rows/32,
+/// batch).
+__device__ __forceinline__ void transpose_codes_body(const EwParams &p) {
+  __shared__ u8 tile[32][33];
+  const u8 *in = static_cast<const u8 *>(p.in[0]);
+  u8 *out = static_cast<u8 *>(p.out);
+  const i64 plane = p.rows * p.cols;
+  for (i64 b = blockIdx.z; b < p.batch; b += gridDim.z) {
+    for (i64 ty = blockIdx.y; ty * 32 < p.rows; ty += gridDim.y) {
+      for (i64 tx = blockIdx.x; tx * 32 < p.cols; tx += gridDim.x) {
+        const i64 c = tx * 32 + threadIdx.x;
+        for (int j = threadIdx.y; j < 32; j += 8) {
+          const i64 r = ty * 32 + j;
+          if (r < p.rows && c < p.cols)
+            tile[j][threadIdx.x] = in[b * plane + r * p.cols + c];
+        }
+        __syncthreads();
+        const i64 r = ty * 32 + threadIdx.x; // output column
+        for (int j = threadIdx.y; j < 32; j += 8) {
+          const i64 oc = tx * 32 + j; // output row
+          if (r < p.rows && oc < p.cols)
+            out[b * plane + oc * p.rows + r] = tile[threadIdx.x][j];
+        }
+        __syncthreads();
+      }
+    }
+  }
+}
+
+/// [batch, scaleRows, scaleCols] scales -> [batch, scaleCols, scaleRows].
+template <int kScaleBytes>
+__device__ __forceinline__ void transpose_scales_body(const EwParams &p) {
+  const i64 sr = p.scaleRows, sc = p.scaleCols;
+  const i64 n = p.batch * sr * sc;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const i64 b = i / (sr * sc), rem = i - b * sr * sc;
+    const i64 r = rem / sc, c = rem - r * sc;
+    const i64 o = b * sr * sc + c * sr + r;
+    if (kScaleBytes == 1)
+      static_cast<u8 *>(p.scale)[o] = static_cast<const u8 *>(p.scaleIn)[i];
+    else
+      static_cast<float *>(p.scale)[o] =
+          static_cast<const float *>(p.scaleIn)[i];
+  }
+}
+
+} // namespace fp8k

@@ -1,0 +1,82 @@
+//===- elementwise_params.h - Parameters of the elementwise kernels -*- C++
+//-*-//
+//
+// The one kernel parameter of every quantize, transpose and elementwise
+// kernel (codegen/kernels/elementwise.cuh), passed by value. The runtime
+// fills it from this very header (runtime/PlanExecutor.cpp includes it as
+// "codegen/kernels/elementwise_params.h"), so host and device agree on the
+// layout by construction; both sides static_assert its size.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_CODEGEN_KERNELS_ELEMENTWISE_PARAMS_H
+#define FP8_CODEGEN_KERNELS_ELEMENTWISE_PARAMS_H
+
+#if defined(__CUDACC_RTC__)
+#include "fp8/fp8_math.h"
+#else
+#include "codegen/kernels/fp8_math.h"
+#endif
+
+namespace fp8k {
+
+/// Most input tensors an elementwise program reads.
+enum : int { kMaxEwInputs = 4 };
+
+/// The block path of quantize: a CTA covers kColsPerCta columns (one thread
+/// each) of kRowChunk rows (its blockIdx.y chunk).
+enum : int { kRowChunk = 64, kColsPerCta = 256 };
+
+/// Tensors are row-major [batch, rows, cols], contiguous; scales row-major
+/// [batch, scaleRows, scaleCols].
+struct EwParams {
+  const void *in[kMaxEwInputs]; ///< the program's inputs (transpose: codes)
+  void *out;                    ///< values, or FP8 codes
+  void *scale;                  ///< scales written (f32, or UE8M0 bytes)
+  const void *scaleIn;          ///< transpose: the scales read
+  u32 *amax;     ///< quantize (block path): amax bits per block, zero between
+                 ///< calls (the scale kernel resets them)
+  void *history; ///< delayed scaling: AmaxHistoryState + values
+  i64 batch, rows, cols;
+  i64 scaleRows, scaleCols; ///< scale grid of one [rows, cols] matrix
+};
+
+/// The scale-block walk of one thread of the block path of quantize
+/// (elementwise.cuh), here so that the host tests run it too: a fixed column,
+/// rows r0 <= r < r1 of the stacked [batch * rows, cols] tensor. Block rows are
+/// counted incrementally (no 64-bit division per element).
+template <class Q> struct BlockWalk {
+  i64 br, colBlock, b, lr, rowBlock, inBlock;
+  const EwParams &p;
+
+  FP8K_FN BlockWalk(const EwParams &p, i64 r0, i64 c) : p(p) {
+    br = Q::kBlockRows ? i64(Q::kBlockRows) : p.rows;
+    const i64 bcw = Q::kBlockCols ? i64(Q::kBlockCols) : p.cols;
+    const i64 cc = c < p.cols ? c : p.cols - 1; // idle lanes: a valid block
+    colBlock = cc / bcw;
+    b = r0 / p.rows;
+    lr = r0 - b * p.rows;
+    rowBlock = lr / br;
+    inBlock = lr - rowBlock * br;
+  }
+  /// The block of the current row.
+  FP8K_FN i64 block() const {
+    return (b * p.scaleRows + rowBlock) * p.scaleCols + colBlock;
+  }
+  /// True when the current row starts a block row.
+  FP8K_FN bool startsBlock() const { return inBlock == 0; }
+  FP8K_FN void next() {
+    if (++inBlock == br || lr + 1 == p.rows) {
+      inBlock = 0;
+      ++rowBlock;
+    }
+    if (++lr == p.rows) {
+      lr = 0;
+      rowBlock = 0;
+      ++b;
+    }
+  }
+};
+
+} // namespace fp8k
+
+#endif // FP8_CODEGEN_KERNELS_ELEMENTWISE_PARAMS_H

@@ -1,0 +1,498 @@
+//===- fp8_math.h - Scalar FP8 math shared by the GPU and the CPU -*- C++
+//-*-===//
+//
+// The arithmetic of the generated quantize, transpose and elementwise kernels,
+// written once for both sides: NVRTC compiles it into every such kernel
+// (included as "fp8/fp8_math.h"), and the CPU oracle of plans
+// (runtime/PlanOracle.cpp) and the unit tests compile the very same functions
+// with g++ (included as "codegen/kernels/fp8_math.h"). That is how the GPU's
+// quantization is guaranteed to equal the oracle's bit for bit:
+//
+//   - FP8/UE8M0/BF16/FP16 conversions are integer operations on the float's
+//     bit pattern (the algorithm of runtime/numerics/Formats.cpp), exact on
+//     any machine;
+//   - every floating-point operation is a single IEEE operation with round to
+//     nearest even: on the device the _rn intrinsics (__fadd_rn, __fmul_rn,
+//     __fmaf_rn, __fdiv_rn, __fsqrt_rn), which the compiler never contracts
+//     or approximates whatever -fmad/-use_fast_math say; on the host the
+//     plain operators and std::fma, compiled with -ffp-contract=off;
+//   - exp, tanh and erf are our own polynomial evaluations built from those
+//     operations, not the two libraries' (which differ in the last bits);
+//   - maxima over |x| are taken on the bit patterns (unsigned integers),
+//     which order non-negative floats like their values and make any
+//     reduction order give the same result.
+//
+// test/codegen/Fp8MathTest.cpp checks these functions bit for bit against
+// runtime/numerics (floatToFP8, scaleFromAmax, quantize, AmaxHistory).
+//
+// No include on the device side: NVRTC gets no include path.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_CODEGEN_KERNELS_FP8_MATH_H
+#define FP8_CODEGEN_KERNELS_FP8_MATH_H
+
+// FP8K_FN: how every function of these headers is declared on each side.
+#if defined(__CUDACC__)
+#define FP8K_FN __device__ __forceinline__
+#else
+#include <cmath>
+#include <cstring>
+#define FP8K_FN inline
+#endif
+
+namespace fp8k {
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+/// Element formats, numbered as fp8::DType (codegen/Recipe.h).
+enum : int {
+  kE4M3 = 0,
+  kE5M2 = 1,
+  kBF16 = 2,
+  kF16 = 3,
+  kF32 = 4,
+  kUE8M0 = 5,
+};
+
+/// Scale formats, numbered as fp8::ScaleFormat.
+enum : int { kScaleF32 = 0, kScaleF32Pow2 = 1, kScaleUE8M0 = 2 };
+
+//===----------------------------------------------------------------------===//
+// Bit casts and single IEEE operations
+//===----------------------------------------------------------------------===//
+
+FP8K_FN u32 f2u(float x) {
+#if defined(__CUDACC__)
+  return __float_as_uint(x);
+#else
+  u32 u;
+  std::memcpy(&u, &x, sizeof(u));
+  return u;
+#endif
+}
+
+FP8K_FN float u2f(u32 u) {
+#if defined(__CUDACC__)
+  return __uint_as_float(u);
+#else
+  float x;
+  std::memcpy(&x, &u, sizeof(x));
+  return x;
+#endif
+}
+
+// NOTE: the device side spells every operation with an _rn intrinsic so that
+// nvcc/NVRTC never fuse a multiply and an add into an FMA (-fmad=true is the
+// default) or use approximate division: the host computes each one rounded.
+FP8K_FN float add(float a, float b) {
+#if defined(__CUDACC__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+FP8K_FN float sub(float a, float b) {
+#if defined(__CUDACC__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+FP8K_FN float mul(float a, float b) {
+#if defined(__CUDACC__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+FP8K_FN float div(float a, float b) {
+#if defined(__CUDACC__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+FP8K_FN float fma(float a, float b, float c) {
+#if defined(__CUDACC__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+FP8K_FN float sqrt(float a) {
+#if defined(__CUDACC__)
+  return __fsqrt_rn(a);
+#else
+  return std::sqrt(a);
+#endif
+}
+/// Round to the nearest integer, ties to even (exact).
+FP8K_FN float rint(float a) {
+#if defined(__CUDACC__)
+  return rintf(a);
+#else
+  return std::nearbyint(a);
+#endif
+}
+
+FP8K_FN bool isnan(float x) { return (f2u(x) & 0x7FFFFFFFu) > 0x7F800000u; }
+FP8K_FN float neg(float x) { return u2f(f2u(x) ^ 0x80000000u); }
+FP8K_FN float abs(float x) { return u2f(f2u(x) & 0x7FFFFFFFu); }
+FP8K_FN float quiet_nan() { return u2f(0x7FC00000u); }
+FP8K_FN float infinity() { return u2f(0x7F800000u); }
+
+/// IEEE 754-2019 maximum/minimum (arith.maximumf/minimumf): NaN if either is
+/// NaN, -0 < +0.
+FP8K_FN float maximum(float a, float b) {
+  if (isnan(a) || isnan(b))
+    return quiet_nan();
+  if (a == b) // +0 and -0: the one without the sign bit
+    return u2f(f2u(a) & f2u(b));
+  return a > b ? a : b;
+}
+FP8K_FN float minimum(float a, float b) {
+  if (isnan(a) || isnan(b))
+    return quiet_nan();
+  if (a == b)
+    return u2f(f2u(a) | f2u(b));
+  return a < b ? a : b;
+}
+/// maxNum/minNum (arith.maxnumf/minnumf): the number if one is NaN.
+FP8K_FN float maxnum(float a, float b) {
+  if (isnan(a))
+    return b;
+  if (isnan(b))
+    return a;
+  return maximum(a, b);
+}
+FP8K_FN float minnum(float a, float b) {
+  if (isnan(a))
+    return b;
+  if (isnan(b))
+    return a;
+  return minimum(a, b);
+}
+
+//===----------------------------------------------------------------------===//
+// Narrowing conversions (the algorithm of runtime/numerics/Formats.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Rounds the magnitude bits `a` (sign cleared, finite) to a format with
+/// `mant` stored mantissa bits and exponent `bias`, nearest even; the result
+/// may exceed the largest finite code (the caller's overflow).
+FP8K_FN u32 round_magnitude(u32 a, int mant, int bias) {
+  if (a < 0x00800000u) // float zero or subnormal: below any target subnormal
+    return 0;
+  const int e = int(a >> 23) - 127;
+  const u32 sig = (a & 0x007FFFFFu) | 0x00800000u;
+  const int eb = e + bias;
+  const int shift = 23 - mant + (eb < 1 ? 1 - eb : 0);
+  if (shift > 24)
+    return 0;
+  u32 q = sig >> shift;
+  const u32 rem = sig & ((1u << shift) - 1u);
+  const u32 half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (q & 1u)))
+    ++q;
+  return (u32((eb > 1 ? eb : 1) - 1) << mant) + q;
+}
+
+/// The FP8 code of `x`, nearest even, saturating finite overflow and
+/// infinities to +-max finite; every NaN gives 0x7F. `fmt` is kE4M3 or
+/// kE5M2. Equals fp8::numerics::floatToFP8(x, fmt, SatFinite).
+FP8K_FN u8 float_to_fp8(float x, int fmt) {
+  const u32 u = f2u(x);
+  const u8 sign = u8((u >> 24) & 0x80u);
+  const u32 a = u & 0x7FFFFFFFu;
+  const u8 maxCode = fmt == kE5M2 ? u8(0x7B) : u8(0x7E);
+  if (a > 0x7F800000u)
+    return 0x7F;
+  if (a == 0x7F800000u)
+    return u8(sign | maxCode);
+  const u32 code =
+      fmt == kE5M2 ? round_magnitude(a, 2, 15) : round_magnitude(a, 3, 7);
+  if (code > maxCode)
+    return u8(sign | maxCode);
+  return u8(sign | u8(code));
+}
+
+/// The value of an FP8 code (exact). NaN codes give NaN, E5M2's infinity
+/// codes +-inf.
+FP8K_FN float fp8_to_float(u8 c, int fmt) {
+  const u32 sign = u32(c & 0x80) << 24;
+  if (fmt == kE5M2) {
+    // E5M2 is the top byte of binary16: exponent 5 bits, bias 15.
+    const u32 e = (c >> 2) & 0x1F, m = c & 0x3;
+    if (e == 0x1F)
+      return m == 0 ? u2f(sign | 0x7F800000u) : quiet_nan();
+    if (e == 0) // m * 2^-16
+      return u2f(sign | f2u(float(m) * 0x1p-16f));
+    return u2f(sign | ((e + 112u) << 23) | (m << 21));
+  }
+  const u32 e = (c >> 3) & 0xF, m = c & 0x7;
+  if ((c & 0x7F) == 0x7F)
+    return quiet_nan();
+  if (e == 0) // m * 2^-9
+    return u2f(sign | f2u(float(m) * 0x1p-9f));
+  return u2f(sign | ((e + 120u) << 23) | (m << 20));
+}
+
+/// bf16 bits of `x`, nearest even, overflow to inf, NaN to 0x7FFF.
+FP8K_FN u16 float_to_bf16(float x) {
+  u32 u = f2u(x);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+    return 0x7FFF;
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return u16(u >> 16);
+}
+FP8K_FN float bf16_to_float(u16 b) { return u2f(u32(b) << 16); }
+
+/// binary16 bits of `x`, nearest even, overflow to inf, NaN to 0x7FFF.
+FP8K_FN u16 float_to_f16(float x) {
+  const u32 u = f2u(x);
+  const u16 sign = u16((u >> 16) & 0x8000u);
+  const u32 a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u)
+    return 0x7FFF;
+  if (a == 0x7F800000u)
+    return u16(sign | 0x7C00);
+  const u32 code = round_magnitude(a, 10, 15);
+  if (code >= 0x7C00u)
+    return u16(sign | 0x7C00);
+  return u16(sign | u16(code));
+}
+FP8K_FN float f16_to_float(u16 h) {
+  const u32 sign = u32(h & 0x8000u) << 16;
+  const u32 e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  if (e == 0x1F)
+    return u2f(sign | 0x7F800000u | (m << 13));
+  if (e == 0) // m * 2^-24, exact
+    return u2f(sign | f2u(float(m) * 0x1p-24f));
+  return u2f(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+/// `x` rounded to the element type `t` (kBF16, kF16) and widened back; kF32
+/// returns `x`.
+FP8K_FN float round_to(float x, int t) {
+  if (t == kBF16)
+    return bf16_to_float(float_to_bf16(x));
+  if (t == kF16)
+    return f16_to_float(float_to_f16(x));
+  return x;
+}
+
+/// UE8M0 code of |x| rounded up to a power of two, clipped to
+/// [2^-127, 2^127] (SatFinite: 2^128 and inf give 0xFE); NaN gives 0xFF.
+FP8K_FN u8 float_to_ue8m0_up(float x) {
+  const u32 a = f2u(x) & 0x7FFFFFFFu;
+  if (a > 0x7F800000u)
+    return 0xFF;
+  if (a == 0x7F800000u)
+    return 0xFE;
+  u32 e = a >> 23;
+  if (e == 0) {
+    if (a > 0x00400000u)
+      e = 1;
+  } else if (a & 0x007FFFFFu) {
+    ++e;
+  }
+  if (e >= 0xFF)
+    return 0xFE;
+  return u8(e);
+}
+/// 2^(code - 127); code 0 is the float subnormal 2^-127, 0xFF is NaN.
+FP8K_FN float ue8m0_to_float(u8 c) {
+  if (c == 0xFF)
+    return quiet_nan();
+  if (c == 0)
+    return u2f(0x00400000u);
+  return u2f(u32(c) << 23);
+}
+
+//===----------------------------------------------------------------------===//
+// Scales and quantization (docs/numerics.md, "Quantization")
+//===----------------------------------------------------------------------===//
+
+/// The largest finite value of an FP8 format.
+FP8K_FN float fp8_max(int fmt) { return fmt == kE5M2 ? 57344.0f : 448.0f; }
+
+/// |x| as an unsigned integer that orders like the value (NaN and inf above
+/// every finite value): the amax reductions take the maximum of these.
+FP8K_FN u32 abs_bits(float x) { return f2u(x) & 0x7FFFFFFFu; }
+/// True when an amax taken over abs_bits saw a NaN or an infinity.
+FP8K_FN bool amax_nonfinite(u32 bits) { return bits >= 0x7F800000u; }
+
+/// 2^e for 0 <= e <= 127, exactly.
+FP8K_FN float exp2i(int e) { return u2f(u32(127 + e) << 23); }
+
+/// The scale of a block whose amax is `amax` (fp8::numerics::scaleFromAmax):
+/// 1 for an all-zero block (UE8M0 code 127); NaN (code 0xFF) for a
+/// non-finite amax; else s = fl32(amax * 2^margin / fmt_max), clamped to
+/// [2^-126, 2^127] for f32 scales, rounded up to a power of two for f32_pow2
+/// (at least 2^-126) and ue8m0 (at least 2^-127). `code` receives the UE8M0
+/// byte of the scale (unused for f32).
+FP8K_FN float scale_from_amax(float amax, int fmt, int scaleFmt, int margin,
+                              u8 *code) {
+  const u32 a = f2u(amax) & 0x7FFFFFFFu;
+  if (a >= 0x7F800000u) {
+    *code = 0xFF;
+    return quiet_nan();
+  }
+  if (a == 0) {
+    *code = 127;
+    return 1.0f;
+  }
+  // margin is in [0, 127] (fp8::checkDelayedScaling): 2^margin is exact and
+  // the product rounds (to inf on overflow) exactly like std::ldexp.
+  const float s = div(mul(u2f(a), exp2i(margin)), fp8_max(fmt));
+  if (scaleFmt == kScaleF32) {
+    *code = 0;
+    const float lo = 0x1p-126f, hi = 0x1p127f;
+    return s < lo ? lo : (s > hi ? hi : s);
+  }
+  u8 c = float_to_ue8m0_up(s);
+  if (scaleFmt == kScaleF32Pow2 && c < 1)
+    c = 1; // keep f32 scales normal: 2^-126
+  *code = c;
+  return ue8m0_to_float(c);
+}
+
+/// The FP8 code of x / scale (an IEEE division, then saturating RNE).
+FP8K_FN u8 quantize_value(float x, float scale, int fmt) {
+  return float_to_fp8(div(x, scale), fmt);
+}
+
+//===----------------------------------------------------------------------===//
+// Delayed scaling: the amax history of one tensor, as the GPU stores it
+//===----------------------------------------------------------------------===//
+
+/// Header of a delayed-scaling state buffer; `length` floats follow. The
+/// recorded amaxes live in a ring: the newest at (head + length - 1) %
+/// length, the oldest at (head + length - count) % length.
+struct AmaxHistoryState {
+  u32 steps; ///< quantize calls made with this history
+  u32 count; ///< amaxes recorded (at most length)
+  u32 head;  ///< where the next amax is written
+  u32 pad;
+};
+
+/// Bytes of the state of a history of `length` values.
+FP8K_FN i64 amax_history_bytes(i64 length) {
+  return i64(sizeof(AmaxHistoryState)) + 4 * length;
+}
+
+/// The step of delayed scaling (fp8::numerics::AmaxHistory, one call of
+/// quantize): picks the amax of this step (the history's prediction, or the
+/// measured `amaxBits` on an empty history or a non-finite step), returns
+/// its scale, records the measured amax every `interval` steps and counts
+/// the step. `algo` 0 = max, 1 = most recent.
+FP8K_FN float delayed_scale_step(AmaxHistoryState *st, float *values,
+                                 int length, int interval, int margin, int algo,
+                                 u32 amaxBits, int fmt, int scaleFmt,
+                                 u8 *code) {
+  const bool bad = amax_nonfinite(amaxBits);
+  float a = bad ? infinity() : u2f(amaxBits);
+  int m = 0;
+  if (!bad && st->count > 0) {
+    if (algo == 1) {
+      a = values[(st->head + u32(length) - 1) % u32(length)];
+    } else {
+      float best = 0.0f;
+      for (u32 i = 0; i < st->count; ++i) {
+        const float v = values[(st->head + u32(length) - 1 - i) % u32(length)];
+        best = v > best ? v : best;
+      }
+      a = best;
+    }
+    m = margin;
+  }
+  const float scale = scale_from_amax(a, fmt, scaleFmt, m, code);
+  if (st->steps % u32(interval) == 0 && !bad) {
+    values[st->head] = u2f(amaxBits);
+    st->head = (st->head + 1) % u32(length);
+    if (st->count < u32(length))
+      ++st->count;
+  }
+  ++st->steps;
+  return scale;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise functions of the expression programs (codegen/Elementwise.h)
+//===----------------------------------------------------------------------===//
+
+/// e^x to about 1 ulp: x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, the
+/// constant split in two), a degree-7 Taylor polynomial for e^r (truncation
+/// below 2^-27 relative), scaled by 2^n in two exact steps.
+FP8K_FN float exp(float x) {
+  if (isnan(x))
+    return x;
+  if (x > 0x1.62e43p+6f)
+    return infinity();
+  if (x < -0x1.9fe36ap+6f)
+    return 0.0f;
+  const float n = rint(mul(x, 0x1.715476p+0f));
+  float r = fma(neg(n), 0x1.62e4p-1f, x); // ln2, high part (exact times n)
+  r = fma(neg(n), 0x1.7f7d1cp-20f, r);    // ln2, low part
+  float p = 0x1.a01a02p-13f;
+  p = fma(p, r, 0x1.6c16c2p-10f);
+  p = fma(p, r, 0x1.111112p-7f);
+  p = fma(p, r, 0x1.555556p-5f);
+  p = fma(p, r, 0x1.555556p-3f);
+  p = fma(p, r, 0.5f);
+  p = fma(p, r, 1.0f);
+  p = fma(p, r, 1.0f);
+  // 2^n with n in [-150, 128]: two factors that are normal floats.
+  const int ni = int(n);
+  const int n1 = ni / 2, n2 = ni - n1;
+  return mul(mul(p, u2f(u32(127 + n1) << 23)), u2f(u32(127 + n2) << 23));
+}
+
+/// tanh(x) = sign(x) (1 - 2 / (e^(2|x|) + 1)); x itself below 2^-12 (where
+/// tanh(x) = x to within an ulp). Absolute error about 1e-7.
+FP8K_FN float tanh(float x) {
+  if (isnan(x))
+    return x;
+  const float ax = abs(x);
+  if (ax < 0x1p-12f)
+    return x;
+  if (ax > 9.0f) // tanh(9) = 1 - 3e-8: 1 in float
+    return u2f((f2u(x) & 0x80000000u) | 0x3F800000u);
+  const float e = exp(add(ax, ax));
+  const float t = sub(1.0f, div(2.0f, add(e, 1.0f)));
+  return u2f((f2u(x) & 0x80000000u) | f2u(t));
+}
+
+/// erf(x) from the complementary error function's Chebyshev fit (fractional
+/// error below 1.2e-7 for erfc): erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 +
+/// z/2). Absolute error about 1.2e-7.
+FP8K_FN float erf(float x) {
+  if (isnan(x))
+    return x;
+  const float z = abs(x);
+  const float t = div(1.0f, fma(0.5f, z, 1.0f));
+  float p = 0x1.5df28ap-3f;
+  p = fma(p, t, -0x1.a4f124p-1f);
+  p = fma(p, t, 0x1.7d0f6p+0f);
+  p = fma(p, t, -0x1.229cbap+0f);
+  p = fma(p, t, 0x1.1d8f98p-2f);
+  p = fma(p, t, -0x1.7d8498p-3f);
+  p = fma(p, t, 0x1.8c6d92p-4f);
+  p = fma(p, t, 0x1.7f11f6p-2f);
+  p = fma(p, t, 0x1.00018ep+0f);
+  p = fma(p, t, -0x1.43f89cp+0f);
+  const float erfc = mul(t, exp(sub(p, mul(z, z))));
+  const float r = sub(1.0f, erfc);
+  return u2f((f2u(x) & 0x80000000u) | f2u(r));
+}
+
+/// 1 / sqrt(x), two roundings.
+FP8K_FN float rsqrt(float x) { return div(1.0f, sqrt(x)); }
+
+} // namespace fp8k
+
+#endif // FP8_CODEGEN_KERNELS_FP8_MATH_H

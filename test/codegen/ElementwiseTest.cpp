@@ -1,0 +1,168 @@
+//===- ElementwiseTest.cpp - Elementwise specs, programs, emitted source --===//
+
+#include "codegen/Elementwise.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace fp8;
+
+namespace {
+using A = EwArg;
+
+EwProgram swiglu() {
+  EwProgram p;
+  p.inputs = {DType::BF16, DType::BF16};
+  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
+              {EwOp::Neg, {A::result(0)}, DType::F32},
+              {EwOp::Exp, {A::result(1)}, DType::F32},
+              {EwOp::Add, {A::constant(1.0f), A::result(2)}, DType::F32},
+              {EwOp::Div, {A::result(0), A::result(3)}, DType::F32},
+              {EwOp::Mul, {A::result(4), A::input(1)}, DType::F32},
+              {EwOp::Convert, {A::result(5)}, DType::BF16}};
+  p.result = A::result(6);
+  return p;
+}
+
+ElementwiseSpec quantizeSpec(Granularity g, ScalingMode mode) {
+  ElementwiseSpec s;
+  s.kind = AuxKind::Quantize;
+  s.program = swiglu();
+  s.quant.granularity = g;
+  s.quant.mode = mode;
+  return s;
+}
+} // namespace
+
+TEST(Elementwise, ProgramJSONRoundTrips) {
+  EwProgram p = swiglu();
+  p.instrs.push_back({EwOp::Fma,
+                      {A::constant(0.1f), A::constant(-2.5e-8f), A::result(6)},
+                      DType::F16});
+  p.instrs.push_back(
+      {EwOp::Maximum, {A::constant(INFINITY), A::result(7)}, DType::F32});
+  p.result = A::result(8);
+  auto back = ewProgramFromJSON(toJSON(p));
+  ASSERT_TRUE(back.isOk()) << back.message();
+  EXPECT_EQ(*back, p);
+}
+
+TEST(Elementwise, SpecJSONRoundTripsForEveryKind) {
+  ElementwiseSpec q =
+      quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed);
+  q.quant.delayed.historyLength = 1024;
+  q.quant.delayed.margin = 1;
+  q.quant.delayed.algo = AmaxAlgo::MostRecent;
+  ElementwiseSpec e;
+  e.kind = AuxKind::Elementwise;
+  e.program = swiglu();
+  e.out = DType::F32;
+  ElementwiseSpec t;
+  t.kind = AuxKind::Transpose;
+  t.quant.format = DType::E5M2;
+  t.quant.granularity = Granularity::block(128, 128, ScaleFormat::UE8M0);
+  t.arch = Arch::SM100a;
+  for (const ElementwiseSpec &s : {q, e, t}) {
+    auto back = elementwiseSpecFromJSON(toJSON(s));
+    ASSERT_TRUE(back.isOk()) << back.message();
+    EXPECT_EQ(*back, s);
+    EXPECT_EQ(back->kernelName(), s.kernelName());
+  }
+  EXPECT_NE(q.kernelName(), e.kernelName());
+  EXPECT_EQ(q.kernelName().rfind("fp8_quant_e4m3_wxw_delayed_fused_", 0), 0u)
+      << q.kernelName();
+}
+
+TEST(Elementwise, BadProgramsAndSpecsSayWhy) {
+  EwProgram p = swiglu();
+  p.instrs[1].args = {A::result(3)};
+  EXPECT_EQ(checkProgram(p).message(),
+            "expected instruction %1 to use results of earlier instructions "
+            "(%0..%0), found %3");
+  p = swiglu();
+  p.instrs[5].args.pop_back();
+  EXPECT_EQ(checkProgram(p).message(),
+            "expected 2 operands for 'mul' in instruction %5, found 1");
+  p = swiglu();
+  p.inputs = {DType::BF16, DType::E4M3FN};
+  EXPECT_EQ(checkProgram(p).message(),
+            "expected program input 1 to be bf16, f16 or f32, found e4m3fn");
+  p = swiglu();
+  p.inputs.assign(5, DType::F32);
+  EXPECT_EQ(checkProgram(p).message(),
+            "expected 1 to 4 program inputs, found 5");
+
+  ElementwiseSpec s =
+      quantizeSpec(Granularity::block(1, 128), ScalingMode::Delayed);
+  EXPECT_EQ(checkElementwiseSpec(s).message(),
+            "expected per_tensor granularity with delayed scaling (one amax "
+            "history per tensor), found 1x128")
+      << checkElementwiseSpec(s).message();
+  EXPECT_FALSE(elementwiseSpecFromJSON("{\"kind\": \"gemm\"}").isOk());
+  EXPECT_EQ(elementwiseSpecFromJSON("{\"kind\": \"gemm\"}").message(),
+            "expected 'kind' (elementwise, quantize or transpose) in the "
+            "kernel spec, found \"gemm\"");
+  EXPECT_EQ(ewProgramFromJSON("{\"inputs\": [\"bf16\"], \"ops\": [{\"op\": "
+                              "\"log\", \"args\": [\"in0\"]}], \"result\": "
+                              "\"%0\"}")
+                .message(),
+            "unknown program operation 'log'");
+}
+
+TEST(Elementwise, EntryPointsFollowTheGranularity) {
+  EXPECT_EQ(elementwiseEntries(
+                quantizeSpec(Granularity::block(1, 128), ScalingMode::Current)),
+            std::vector<std::string>{"quantize"});
+  EXPECT_EQ(
+      elementwiseEntries(quantizeSpec(Granularity::mx(), ScalingMode::Current)),
+      std::vector<std::string>{"quantize"});
+  EXPECT_EQ(elementwiseEntries(quantizeSpec(Granularity::block(128, 128),
+                                            ScalingMode::Current)),
+            (std::vector<std::string>{"amax", "scales", "quantize"}));
+  EXPECT_EQ(elementwiseEntries(
+                quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed)),
+            (std::vector<std::string>{"amax", "scales", "quantize"}));
+}
+
+TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
+  ElementwiseSpec s =
+      quantizeSpec(Granularity::block(128, 128), ScalingMode::Current);
+  auto k = emitElementwise(s);
+  ASSERT_TRUE(k.isOk()) << k.message();
+  ASSERT_EQ(k->size(), 3u);
+  const std::string &src = (*k)[0].source;
+  EXPECT_EQ((*k)[1].source, src);
+  EXPECT_EQ((*k)[0].name, s.kernelName() + "_amax");
+  EXPECT_NE(src.find("#include \"fp8/elementwise.cuh\""), std::string::npos);
+  EXPECT_NE(src.find("const float v2 = exp(v1);"), std::string::npos) << src;
+  EXPECT_NE(src.find("add(0x1p+0f, v2)"), std::string::npos) << src;
+  EXPECT_NE(src.find("round_to(v5, kBF16)"), std::string::npos) << src;
+  EXPECT_NE(src.find("kBlockRows = 128"), std::string::npos);
+  EXPECT_NE(src.find("quantize_scales_body<fp8k::Q>"), std::string::npos);
+}
+
+TEST(Elementwise, LaunchesCoverTheShape) {
+  ElementwiseSpec rows =
+      quantizeSpec(Granularity::block(1, 128), ScalingMode::Current);
+  AuxLaunch l = elementwiseLaunch(rows, 0, 1, 4096, 11008, 132);
+  EXPECT_EQ(l.block[0], 256u);
+  // 4096 x 86 blocks, 8 warps per CTA, at most 256 CTAs per SM (the warps
+  // stride over the rest).
+  EXPECT_EQ(l.grid[0], std::min(4096u * 86 / 8, 132u * 256));
+  l = elementwiseLaunch(rows, 0, 1, 128, 7168, 132);
+  EXPECT_EQ(l.grid[0], 128u * 56 / 8);
+  ElementwiseSpec blocks =
+      quantizeSpec(Granularity::block(128, 128), ScalingMode::Current);
+  l = elementwiseLaunch(blocks, 0, 1, 4096, 11008, 132);
+  EXPECT_EQ(l.grid[0], (11008u + 255) / 256);
+  EXPECT_EQ(l.grid[1], 4096u / 64);
+  l = elementwiseLaunch(blocks, 1, 1, 4096, 11008, 132);
+  EXPECT_EQ(l.block[0], 128u);
+  EXPECT_EQ(l.grid[0], (32u * 86 + 127) / 128);
+  // Empty shapes still launch one CTA (the kernels handle them).
+  l = elementwiseLaunch(blocks, 0, 1, 0, 0, 132);
+  EXPECT_EQ(l.grid[0], 1u);
+  EXPECT_EQ(l.grid[1], 1u);
+}

@@ -1,0 +1,179 @@
+//===- ElementwiseCompileTest.cpp - The plan's kernels compile with NVRTC -===//
+//
+// CI has no GPU: here every kind of quantize (both paths, every scale
+// format, delayed scaling, fused programs), transpose and elementwise
+// kernel is compiled to a cubin for sm_90a and sm_100a, without spills,
+// within the cold-compile budget.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Elementwise.h"
+#include "runtime/Nvrtc.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+#include <tuple>
+
+using namespace fp8;
+
+namespace {
+using A = EwArg;
+
+/// silu(g) * u from bf16 inputs, f32 math, bf16 result.
+EwProgram swiglu() {
+  EwProgram p;
+  p.inputs = {DType::BF16, DType::BF16};
+  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
+              {EwOp::Convert, {A::input(1)}, DType::F32},
+              {EwOp::Neg, {A::result(0)}, DType::F32},
+              {EwOp::Exp, {A::result(2)}, DType::F32},
+              {EwOp::Add, {A::constant(1.0f), A::result(3)}, DType::F32},
+              {EwOp::Div, {A::result(0), A::result(4)}, DType::F32},
+              {EwOp::Mul, {A::result(5), A::result(1)}, DType::F32},
+              {EwOp::Convert, {A::result(6)}, DType::BF16}};
+  p.result = A::result(7);
+  return p;
+}
+
+/// GELU, tanh form, in f32.
+EwProgram gelu() {
+  EwProgram p;
+  p.inputs = {DType::F32};
+  p.instrs = {
+      {EwOp::Mul, {A::input(0), A::input(0)}, DType::F32},
+      {EwOp::Mul, {A::result(0), A::input(0)}, DType::F32},
+      {EwOp::Fma,
+       {A::constant(0.044715f), A::result(1), A::input(0)},
+       DType::F32},
+      {EwOp::Mul, {A::constant(0.7978845608f), A::result(2)}, DType::F32},
+      {EwOp::Tanh, {A::result(3)}, DType::F32},
+      {EwOp::Add, {A::constant(1.0f), A::result(4)}, DType::F32},
+      {EwOp::Mul, {A::constant(0.5f), A::input(0)}, DType::F32},
+      {EwOp::Mul, {A::result(6), A::result(5)}, DType::F32}};
+  p.result = A::result(7);
+  return p;
+}
+
+/// Residual add with erf and the NaN rules in it (every op compiled once).
+EwProgram everyOp() {
+  EwProgram p;
+  p.inputs = {DType::F16, DType::F32, DType::BF16};
+  p.instrs = {{EwOp::Sub, {A::input(0), A::input(1)}, DType::F32},
+              {EwOp::Erf, {A::result(0)}, DType::F32},
+              {EwOp::Abs, {A::result(1)}, DType::F32},
+              {EwOp::Sqrt, {A::result(2)}, DType::F32},
+              {EwOp::Rsqrt, {A::result(3)}, DType::F16},
+              {EwOp::Maximum, {A::result(4), A::input(2)}, DType::F32},
+              {EwOp::Minimum, {A::result(5), A::constant(3.0f)}, DType::F32},
+              {EwOp::MaxNum, {A::result(6), A::constant(-1.0f)}, DType::F32},
+              {EwOp::MinNum, {A::result(7), A::constant(INFINITY)}, DType::F32},
+              {EwOp::Add, {A::result(8), A::input(2)}, DType::BF16}};
+  p.result = A::result(9);
+  return p;
+}
+
+struct Case {
+  const char *name;
+  ElementwiseSpec spec;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  auto quant = [&](const char *name, EwProgram p, Granularity g, DType fmt,
+                   ScalingMode mode = ScalingMode::Current) {
+    ElementwiseSpec s;
+    s.kind = AuxKind::Quantize;
+    s.program = std::move(p);
+    s.quant.format = fmt;
+    s.quant.granularity = g;
+    s.quant.mode = mode;
+    if (mode == ScalingMode::Delayed) {
+      s.quant.delayed.historyLength = 1024;
+      s.quant.delayed.margin = 1;
+    }
+    out.push_back({name, s});
+  };
+  quant("rows_1x128", EwProgram::identity(DType::BF16),
+        Granularity::block(1, 128), DType::E4M3FN);
+  quant("rows_per_row_e5m2", EwProgram::identity(DType::F32),
+        Granularity::perRow(), DType::E5M2);
+  quant("rows_mx", EwProgram::identity(DType::BF16), Granularity::mx(),
+        DType::E4M3FN);
+  quant("rows_swiglu", swiglu(), Granularity::block(1, 128), DType::E4M3FN);
+  quant("rows_gelu_pow2", gelu(),
+        Granularity::block(1, 128, ScaleFormat::F32Pow2), DType::E4M3FN);
+  quant("blocks_128x128", EwProgram::identity(DType::BF16),
+        Granularity::block(128, 128), DType::E4M3FN);
+  quant("blocks_ue8m0", EwProgram::identity(DType::BF16),
+        Granularity::block(128, 128, ScaleFormat::UE8M0), DType::E4M3FN);
+  quant("blocks_per_tensor", EwProgram::identity(DType::F16),
+        Granularity::perTensor(), DType::E5M2);
+  quant("blocks_per_column", everyOp(), Granularity::perColumn(),
+        DType::E4M3FN);
+  quant("blocks_ragged", EwProgram::identity(DType::BF16),
+        Granularity::block(37, 5), DType::E5M2);
+  quant("delayed", swiglu(), Granularity::perTensor(), DType::E4M3FN,
+        ScalingMode::Delayed);
+  for (auto [name, out_, p] : {std::tuple<const char *, DType, EwProgram>{
+                                   "ew_swiglu", DType::BF16, swiglu()},
+                               {"ew_gelu_f32", DType::F32, gelu()},
+                               {"ew_every_op_f16", DType::F16, everyOp()}}) {
+    ElementwiseSpec s;
+    s.kind = AuxKind::Elementwise;
+    s.program = p;
+    s.out = out_;
+    out.push_back({name, s});
+  }
+  for (auto [name, g] :
+       {std::pair<const char *, Granularity>{"transpose_f32",
+                                             Granularity::block(128, 128)},
+        {"transpose_ue8m0", Granularity::block(1, 128, ScaleFormat::UE8M0)}}) {
+    ElementwiseSpec s;
+    s.kind = AuxKind::Transpose;
+    s.quant.granularity = g;
+    out.push_back({name, s});
+  }
+  return out;
+}
+
+class ElementwiseCompile
+    : public ::testing::TestWithParam<std::tuple<size_t, Arch>> {};
+
+TEST_P(ElementwiseCompile, CompilesWithoutSpills) {
+  auto [index, arch] = GetParam();
+  Case c = cases()[index];
+  c.spec.arch = arch;
+  auto kernels = emitElementwise(c.spec);
+  ASSERT_TRUE(kernels.isOk()) << kernels.message();
+  // One translation unit for all entry points: compile it once, with the
+  // first name, and check that every entry point is in the cubin.
+  auto compiled = compileWithNvrtc((*kernels)[0]);
+  ASSERT_TRUE(compiled.isOk()) << compiled.message();
+  const std::string cubin(compiled->cubin.begin(), compiled->cubin.end());
+  for (const GeneratedKernel &k : *kernels)
+    EXPECT_NE(cubin.find(k.name), std::string::npos)
+        << k.name << " is not in the cubin";
+  // ptxas -v reports every entry point: none may spill.
+  static const std::regex spills(
+      R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
+  int reports = 0;
+  for (auto it = std::sregex_iterator(compiled->log.begin(),
+                                      compiled->log.end(), spills);
+       it != std::sregex_iterator(); ++it, ++reports)
+    EXPECT_EQ((*it)[1].str() + "+" + (*it)[2].str(), "0+0") << compiled->log;
+  EXPECT_EQ(reports, int(kernels->size())) << compiled->log;
+  EXPECT_LT(compiled->compileSeconds, 2.0) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllKinds, ElementwiseCompile,
+    ::testing::Combine(::testing::Range<size_t>(0, cases().size()),
+                       ::testing::Values(Arch::SM90a, Arch::SM100a)),
+    [](const auto &info) {
+      return std::string(cases()[std::get<0>(info.param)].name) + "_" +
+             (std::get<1>(info.param) == Arch::SM90a ? "sm90a" : "sm100a");
+    });
+
+} // namespace
