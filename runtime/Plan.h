@@ -1,0 +1,182 @@
+//===- Plan.h - A compiled model graph: buffers, steps, kernel specs -*- C++
+//-*-===//
+//
+// The plan is what `fp8-translate --fp8-to-plan` writes and `fp8-run`
+// executes: the buffers of a graph (shapes may name dynamic dimensions), its
+// steps in order (quantize, transpose, elementwise, gemm), each with its
+// kernel spec, and the graph's unquantized reference (the same graph with
+// high-precision matmuls) that --verify compares against. JSON, versioned
+// ("format": 1); docs/pipeline.md, "The plan", describes every key. Plain
+// C++: fp8-run reads it on the GPU machine, which has no MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_RUNTIME_PLAN_H
+#define FP8_RUNTIME_PLAN_H
+
+#include "codegen/Elementwise.h"
+#include "codegen/KernelSpec.h"
+#include "codegen/RecipeRules.h"
+#include "codegen/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fp8 {
+
+/// The plan format this build reads and writes.
+inline constexpr int kPlanFormat = 1;
+
+/// One dimension of a shape: `value`, or ceil(dim / divisor) of the dynamic
+/// dimension `dim`. JSON: 4096, "M", "ceildiv(M,128)".
+struct DimExpr {
+  int64_t value = 0;
+  std::string dim;
+  int64_t divisor = 1;
+
+  static DimExpr constant(int64_t v) { return {v, "", 1}; }
+  static DimExpr symbol(std::string name, int64_t divisor = 1) {
+    return {0, std::move(name), divisor};
+  }
+  bool isStatic() const { return dim.empty(); }
+  std::string toString() const;
+  bool operator==(const DimExpr &o) const {
+    return value == o.value && dim == o.dim && divisor == o.divisor;
+  }
+};
+using ShapeExpr = std::vector<DimExpr>;
+
+/// What a buffer holds, which decides how fp8-run fills it.
+enum class BufferRole : uint8_t {
+  Input,    ///< a graph argument: --inputs DIR/<name>.npy or --random
+  Weight,   ///< an argument marked fp8.weight: as an input, quantized once
+  Constant, ///< data in the plan (base64 in "data")
+  State,    ///< persists across runs (delayed scaling's amax history)
+  Temp,     ///< written by a step, read by later ones
+  Output,   ///< written by a step, a graph result (written as .npy)
+};
+
+struct PlanBuffer {
+  std::string name;
+  DType dtype = DType::F32;
+  ShapeExpr shape;
+  BufferRole role = BufferRole::Temp;
+  /// Constant: the elements, row-major, as stored (bf16 bit patterns, FP8
+  /// codes, f32 values little-endian).
+  std::vector<uint8_t> data;
+  /// State: the amax history length (the buffer is f32 [history + 4]: the
+  /// 16-byte fp8k::AmaxHistoryState header, then the values).
+  int64_t history = 0;
+};
+
+enum class StepKind : uint8_t { Quantize, Transpose, Elementwise, Gemm };
+/// Prepare steps run once (weights: quantize, transpose); run steps every
+/// iteration.
+enum class Phase : uint8_t { Prepare, Run };
+
+/// One step. Operands by buffer name:
+///   quantize     inputs: the program's inputs      outputs: codes, scales
+///                state: the amax history (delayed scaling)
+///   transpose    inputs: codes, scales             outputs: codes, scales
+///   elementwise  inputs: the program's inputs      outputs: values
+///   gemm         inputs: a, a_scale, b, b_scale[, c]  outputs: d
+struct PlanStep {
+  std::string name;
+  StepKind kind = StepKind::Quantize;
+  Phase phase = Phase::Run;
+  std::vector<std::string> inputs, outputs;
+  std::string state;
+  std::string op;      ///< the MLIR op and location it came from (informative)
+  ElementwiseSpec aux; ///< quantize, transpose, elementwise
+  KernelSpec gemm;     ///< gemm (m may be dynamic: -1)
+  /// gemm: the tile is the runtime heuristic's for the actual M (the plan
+  /// was compiled for a dynamic M without an M hint).
+  bool runtimeTile = false;
+  std::string tileSource; ///< gemm: where the tile came from (informative)
+  int64_t batch = 1;      ///< gemm: `batch` GEMMs on stacked operands
+
+  /// The kernel name (GEMM: KernelSpec::kernelName()).
+  std::string kernelName() const;
+};
+
+/// One op of the unquantized reference graph.
+struct RefOp {
+  enum class Kind : uint8_t { Matmul, Elementwise };
+  Kind kind = Kind::Matmul;
+  /// matmul: a, b[, c] (a [M, K] / [K, M], b [N, K] / [K, N] per layout;
+  /// [batch, ...] when batched); elementwise: the program's inputs.
+  std::vector<std::string> inputs;
+  std::string out;
+  DType dtype = DType::BF16; ///< the out value's element type
+  ShapeExpr shape;
+  Layout aLayout = Layout::KMajor, bLayout = Layout::KMajor;
+  bool batched = false;
+  EwProgram program;
+};
+
+struct Plan {
+  int format = kPlanFormat;
+  std::string function;
+  Arch arch = Arch::SM90a;
+  std::vector<std::string> dims; ///< names of the dynamic dimensions
+  std::vector<PlanBuffer> buffers;
+  std::vector<PlanStep> steps;
+  std::vector<std::string> outputs; ///< graph results, in return order
+  std::vector<RefOp> reference;
+
+  /// The buffer named `name`, or nullptr.
+  const PlanBuffer *buffer(const std::string &name) const;
+  /// The reference op producing `name`, or nullptr.
+  const RefOp *referenceOp(const std::string &name) const;
+};
+
+/// "input", "weight", ...; "quantize", ...; "prepare", "run".
+std::string_view toString(BufferRole r);
+std::string_view toString(StepKind k);
+std::string_view toString(Phase p);
+
+/// The plan as JSON (2-space indent, keys in a fixed order: stable output
+/// that the committed example plans are compared against).
+std::string toJSON(const Plan &plan);
+/// Parses and validates a plan; `where` (a path) names it in errors. Plans
+/// of another format are refused with a message naming both versions.
+Expected<Plan> parsePlan(const std::string &text, const std::string &where);
+/// Reads a plan file.
+Expected<Plan> loadPlan(const std::string &path);
+/// Checks names, roles, operand counts, element types and the static parts
+/// of the shapes of every step (parsePlan runs it).
+Status validatePlan(const Plan &plan);
+
+/// Concrete sizes of the dynamic dimensions.
+using DimValues = std::map<std::string, int64_t>;
+
+/// The sizes of the plan's dimensions from `given` (NAME=SIZE pairs):
+/// every dimension needs one, unknown names and negative sizes are errors.
+Expected<DimValues>
+resolveDims(const Plan &plan,
+            const std::vector<std::pair<std::string, int64_t>> &given);
+/// A concrete shape.
+Expected<Shape> resolveShape(const ShapeExpr &shape, const DimValues &dims);
+/// Bytes of `count` elements of `t` (f32 for states).
+int64_t bytesOf(DType t, int64_t count);
+/// Elements of a shape.
+int64_t elementCount(const Shape &s);
+
+/// The plan's buffers with concrete shapes, checked against each step (M, N,
+/// K of GEMMs against their kernel spec, scale shapes against granularities,
+/// program inputs against each other).
+struct ResolvedPlan {
+  DimValues dims;
+  std::map<std::string, Shape> shapes; ///< buffers and reference values
+};
+Expected<ResolvedPlan> resolvePlan(const Plan &plan, const DimValues &dims);
+
+/// base64 (RFC 4648) for constant data.
+std::string base64Encode(const std::vector<uint8_t> &data);
+Expected<std::vector<uint8_t>> base64Decode(const std::string &text);
+
+} // namespace fp8
+
+#endif // FP8_RUNTIME_PLAN_H

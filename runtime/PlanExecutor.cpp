@@ -1,0 +1,392 @@
+//===- PlanExecutor.cpp - A plan on the GPU -------------------------------===//
+
+#include "runtime/PlanExecutor.h"
+
+#include "codegen/Elementwise.h"
+#include "codegen/Gemm.h"
+#include "codegen/kernels/elementwise_params.h"
+#include "runtime/Gemm.h"
+#include "runtime/LoadedKernels.h"
+
+#include <algorithm>
+
+namespace fp8 {
+
+namespace {
+/// [batch, rows, cols] of a rank-2 or rank-3 shape.
+struct Geometry {
+  int64_t batch = 1, rows = 0, cols = 0;
+};
+Geometry geometry(const Shape &s) {
+  Geometry g;
+  if (s.size() == 3) {
+    g.batch = s[0];
+    g.rows = s[1];
+    g.cols = s[2];
+  } else if (s.size() == 2) {
+    g.rows = s[0];
+    g.cols = s[1];
+  }
+  return g;
+}
+
+GemmRecipe recipeOf(const KernelSpec &k) {
+  GemmRecipe r;
+  r.a = k.a;
+  r.b = k.b;
+  r.promotionInterval = k.promotionInterval;
+  r.out = k.out;
+  r.accumulate = k.accumulate;
+  return r;
+}
+
+int64_t bufferBytes(const PlanBuffer &b, const Shape &s) {
+  return bytesOf(b.dtype, elementCount(s));
+}
+
+bool needsAmaxScratch(const PlanStep &s) {
+  return s.kind == StepKind::Quantize && !quantizeUsesRowPath(s.aux);
+}
+
+int64_t scaleBytes(const Granularity &g) {
+  return g.scale == ScaleFormat::UE8M0 ? 1 : 4;
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Compiling without a GPU
+//===----------------------------------------------------------------------===//
+
+Expected<std::vector<CompiledPlanKernel>>
+compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount) {
+  std::vector<CompiledPlanKernel> out;
+  for (const PlanStep &s : plan.steps) {
+    GeneratedKernel kernel;
+    std::string name;
+    if (s.kind == StepKind::Gemm) {
+      KernelSpec spec = s.gemm;
+      const Geometry a = geometry(shapes.shapes.at(s.inputs[0]));
+      // The source fp8::gemm generates at run time: its spec has the
+      // actual M (the disk cache then serves the run).
+      spec.m = a.rows;
+      if (s.runtimeTile) {
+        auto rs = gemmKernelSpec(recipeOf(spec), a.rows, spec.n, spec.k,
+                                 smCount, std::nullopt);
+        if (!rs)
+          return rs.status().withContext("step '" + s.name + "'");
+        spec = *rs;
+      }
+      auto g = emitGemm(spec);
+      if (!g)
+        return g.status().withContext("step '" + s.name + "'");
+      kernel = std::move(*g);
+      name = kernel.name;
+    } else {
+      auto ks = emitElementwise(s.aux);
+      if (!ks)
+        return ks.status().withContext("step '" + s.name + "'");
+      kernel = (*ks)[0]; // one translation unit for every entry point
+      name = s.aux.kernelName();
+    }
+    auto cubin = KernelCache::global().get(kernel);
+    if (!cubin)
+      return cubin.status().withContext("step '" + s.name + "'");
+    CompiledPlanKernel c;
+    c.step = s.name;
+    c.name = name;
+    c.origin = cubin->origin;
+    c.seconds = cubin->seconds;
+    c.cubinBytes = cubin->kernel->cubin.size();
+    c.registers = cubin->kernel->registers;
+    c.spillBytes = cubin->kernel->spillBytes;
+    out.push_back(c);
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// GpuPlan
+//===----------------------------------------------------------------------===//
+
+GpuPlan::GpuPlan(const Plan &plan, const ResolvedPlan &shapes)
+    : plan_(plan), shapes_(shapes) {}
+
+GpuPlan::~GpuPlan() {
+  if (stream_ && device_)
+    device_->driver->cuStreamDestroy(stream_);
+}
+
+Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
+                                                   const ResolvedPlan &shapes) {
+  auto dev = CudaDevice::get();
+  if (!dev)
+    return dev.status();
+  const CudaDevice &d = **dev;
+  const int want = plan.arch == Arch::SM90a ? 90 : 100;
+  if (d.ccMajor * 10 + d.ccMinor != want)
+    return errorf("the plan is compiled for ", toString(plan.arch),
+                  " but device ", d.ordinal, " (", d.name,
+                  ") has compute capability ", d.ccMajor, ".", d.ccMinor);
+  for (const PlanStep &s : plan.steps)
+    if (s.kind == StepKind::Gemm && s.gemm.arch != Arch::SM90a)
+      return errorf("step '", s.name, "' is a ", toString(s.gemm.arch),
+                    " GEMM: the runtime's launcher (runtime/Gemm.h) runs "
+                    "sm_90a GEMMs only (fp8-run --compile-only compiles the "
+                    "plan, --cpu runs it on the CPU oracle)");
+  std::unique_ptr<GpuPlan> g(new GpuPlan(plan, shapes));
+  g->device_ = &d;
+  size_t total = 0;
+  for (const PlanBuffer &b : plan.buffers)
+    total += size_t(bufferBytes(b, shapes.shapes.at(b.name)));
+  size_t freeBytes = 0, totalBytes = 0;
+  if (d.driver->cuMemGetInfo(&freeBytes, &totalBytes) == CUDA_SUCCESS &&
+      total > freeBytes)
+    return errorf("the plan's buffers need ", total / (1 << 20),
+                  " MiB on the device; ", freeBytes / (1 << 20),
+                  " MiB are free (try a smaller --dim)");
+  FP8_RETURN_IF_ERROR(
+      cuCheck(d.driver->cuStreamCreate(&g->stream_, CU_STREAM_NON_BLOCKING),
+              "cuStreamCreate"));
+  for (const PlanBuffer &b : plan.buffers) {
+    auto buf =
+        DeviceBuffer::alloc(size_t(bufferBytes(b, shapes.shapes.at(b.name))));
+    if (!buf)
+      return buf.status().withContext("allocating buffer '" + b.name + "'");
+    g->buffers_.emplace(b.name, std::move(*buf));
+  }
+  g->deviceBytes_ = total;
+  for (const PlanStep &s : plan.steps) {
+    DeviceBuffer scratch;
+    if (needsAmaxScratch(s)) {
+      const Shape &x = shapes.shapes.at(s.inputs[0]);
+      const int64_t n = elementCount(scaleShapeFor(x, s.aux.quant.granularity));
+      auto buf = DeviceBuffer::alloc(size_t(n) * 4);
+      if (!buf)
+        return buf.status().withContext("allocating the amax scratch of "
+                                        "step '" +
+                                        s.name + "'");
+      FP8_RETURN_IF_ERROR(buf->fill(0));
+      g->deviceBytes_ += size_t(n) * 4;
+      scratch = std::move(*buf);
+    }
+    g->amaxScratch_.push_back(std::move(scratch));
+  }
+  g->gemmKernels_.assign(plan.steps.size(), "");
+  return g;
+}
+
+CUdeviceptr GpuPlan::address(const std::string &name) const {
+  auto it = buffers_.find(name);
+  return it == buffers_.end() ? 0 : it->second.ptr();
+}
+
+const std::string &GpuPlan::gemmKernel(size_t index) const {
+  return gemmKernels_.at(index);
+}
+
+Status GpuPlan::upload(const HostBuffers &host) {
+  for (const PlanBuffer &b : plan_.buffers) {
+    DeviceBuffer &dst = buffers_.at(b.name);
+    if (b.role == BufferRole::State) {
+      FP8_RETURN_IF_ERROR(dst.fill(0));
+      continue;
+    }
+    if (b.role != BufferRole::Input && b.role != BufferRole::Weight &&
+        b.role != BufferRole::Constant)
+      continue;
+    auto it = host.find(b.name);
+    if (it == host.end())
+      return errorf("no host data for ", toString(b.role), " '", b.name, "'");
+    if (it->second.data.size() != dst.size())
+      return errorf("expected ", dst.size(), " bytes for ", toString(b.role),
+                    " '", b.name, "', found ", it->second.data.size());
+    FP8_RETURN_IF_ERROR(dst.upload(it->second.data.data(), dst.size())
+                            .withContext("uploading '" + b.name + "'"));
+  }
+  for (DeviceBuffer &s : amaxScratch_)
+    if (s.ptr())
+      FP8_RETURN_IF_ERROR(s.fill(0));
+  return Status::ok();
+}
+
+Status GpuPlan::download(const std::string &name, HostTensor &out) const {
+  const PlanBuffer *b = plan_.buffer(name);
+  if (!b)
+    return errorf("the plan has no buffer '", name, "'");
+  out = HostTensor::zeros(b->dtype, shapes_.shapes.at(name));
+  return buffers_.at(name)
+      .download(out.data.data(), out.data.size())
+      .withContext("downloading '" + name + "'");
+}
+
+Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
+  const CudaDriver &d = *device_->driver;
+  const Geometry g = geometry(shapes_.shapes.at(s.inputs[0]));
+  fp8k::EwParams p{};
+  p.batch = g.batch;
+  p.rows = g.rows;
+  p.cols = g.cols;
+  switch (s.kind) {
+  case StepKind::Quantize:
+  case StepKind::Elementwise:
+    for (size_t i = 0; i < s.inputs.size() && i < size_t(fp8k::kMaxEwInputs);
+         ++i)
+      p.in[i] = reinterpret_cast<const void *>(address(s.inputs[i]));
+    p.out = reinterpret_cast<void *>(address(s.outputs[0]));
+    if (s.kind == StepKind::Quantize) {
+      p.scale = reinterpret_cast<void *>(address(s.outputs[1]));
+      p.amax = reinterpret_cast<fp8k::u32 *>(amaxScratch_[index].ptr());
+      if (!s.state.empty())
+        p.history = reinterpret_cast<void *>(address(s.state));
+    }
+    break;
+  case StepKind::Transpose:
+    p.in[0] = reinterpret_cast<const void *>(address(s.inputs[0]));
+    p.scaleIn = reinterpret_cast<const void *>(address(s.inputs[1]));
+    p.out = reinterpret_cast<void *>(address(s.outputs[0]));
+    p.scale = reinterpret_cast<void *>(address(s.outputs[1]));
+    break;
+  case StepKind::Gemm:
+    return errorf("not an elementwise step");
+  }
+  p.scaleRows = s.aux.quant.granularity.scaleRows(g.rows);
+  p.scaleCols = s.aux.quant.granularity.scaleCols(g.cols);
+
+  const std::vector<std::string> entries = elementwiseEntries(s.aux);
+  const std::string base = s.aux.kernelName();
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const std::string name =
+        entries.size() == 1 ? base : base + "_" + entries[e];
+    auto k = loadKernel(name, [&]() -> Expected<GeneratedKernel> {
+      auto ks = emitElementwise(s.aux);
+      if (!ks)
+        return ks.status();
+      return (*ks)[e];
+    });
+    if (!k)
+      return k.status().withContext("step '" + s.name + "'");
+    const AuxLaunch l =
+        elementwiseLaunch(s.aux, e, g.batch, g.rows, g.cols, device_->smCount);
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = l.grid[0];
+    cfg.gridDimY = l.grid[1];
+    cfg.gridDimZ = l.grid[2];
+    cfg.blockDimX = l.block[0];
+    cfg.blockDimY = l.block[1];
+    cfg.blockDimZ = l.block[2];
+    cfg.sharedMemBytes = 0;
+    cfg.hStream = stream_;
+    void *args[] = {&p};
+    Status ls = cuCheck(d.cuLaunchKernelEx(&cfg, (*k)->function, args, nullptr),
+                        "cuLaunchKernelEx");
+    if (!ls.isOk())
+      return ls.withContext("step '" + s.name + "', kernel " + name);
+  }
+  return Status::ok();
+}
+
+Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
+  const KernelSpec &k = s.gemm;
+  const Shape &as = shapes_.shapes.at(s.inputs[0]);
+  const Shape &bs = shapes_.shapes.at(s.inputs[2]);
+  const Geometry ga = geometry(as), gb = geometry(bs);
+  const int64_t m = ga.rows, n = gb.rows, kk = ga.cols;
+  const GemmRecipe r = recipeOf(k);
+  GemmOptions o;
+  if (!s.runtimeTile)
+    o.tile = k.tile;
+  const Granularity &gA = k.a.granularity, &gB = k.b.granularity;
+  const int64_t saBytes = gA.scaleRows(m) * gA.scaleCols(kk) * scaleBytes(gA);
+  const int64_t sbBytes = gB.scaleRows(n) * gB.scaleCols(kk) * scaleBytes(gB);
+  const int64_t ob = sizeOf(k.out);
+  for (int64_t b = 0; b < s.batch; ++b) {
+    GemmTensors t;
+    t.a = reinterpret_cast<const void *>(address(s.inputs[0]) + b * m * kk);
+    t.scaleA =
+        reinterpret_cast<const void *>(address(s.inputs[1]) + b * saBytes);
+    t.b = reinterpret_cast<const void *>(address(s.inputs[2]) + b * n * kk);
+    t.scaleB =
+        reinterpret_cast<const void *>(address(s.inputs[3]) + b * sbBytes);
+    t.d = reinterpret_cast<void *>(address(s.outputs[0]) + b * m * n * ob);
+    if (k.accumulate)
+      t.c =
+          reinterpret_cast<const void *>(address(s.inputs[4]) + b * m * n * ob);
+    GemmReport rep;
+    Status st = gemm(r, m, n, kk, t, stream_, o, &rep);
+    if (!st.isOk())
+      return st.withContext("step '" + s.name + "'");
+    gemmKernels_[index] = rep.kernel;
+  }
+  return Status::ok();
+}
+
+Status GpuPlan::launch(size_t index) {
+  const PlanStep &s = plan_.steps.at(index);
+  return s.kind == StepKind::Gemm ? launchGemm(s, index) : launchAux(s, index);
+}
+
+Status GpuPlan::sync(double timeoutSeconds, const std::string &what) {
+  return waitStream(stream_, timeoutSeconds, what);
+}
+
+Status GpuPlan::run(Phase phase, bool checkEachStep, double timeoutSeconds) {
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const PlanStep &s = plan_.steps[i];
+    if (s.phase != phase)
+      continue;
+    FP8_RETURN_IF_ERROR(launch(i));
+    if (checkEachStep)
+      FP8_RETURN_IF_ERROR(sync(timeoutSeconds, "step '" + s.name + "' (" +
+                                                   s.kernelName() + ")"));
+  }
+  return sync(timeoutSeconds,
+              std::string("the ") + std::string(toString(phase)) + " steps");
+}
+
+Expected<std::vector<std::vector<double>>> GpuPlan::timeRun(int warmup,
+                                                            int iters) {
+  const CudaDriver &d = *device_->driver;
+  std::vector<size_t> steps;
+  for (size_t i = 0; i < plan_.steps.size(); ++i)
+    if (plan_.steps[i].phase == Phase::Run)
+      steps.push_back(i);
+  for (int w = 0; w < warmup; ++w)
+    FP8_RETURN_IF_ERROR(run(Phase::Run, false));
+  std::vector<CUevent> events(steps.size() + 1);
+  for (CUevent &e : events)
+    FP8_RETURN_IF_ERROR(
+        cuCheck(d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate"));
+  std::vector<std::vector<double>> times;
+  Status status;
+  for (int it = 0; it < iters && status.isOk(); ++it) {
+    status = cuCheck(d.cuEventRecord(events[0], stream_), "cuEventRecord");
+    for (size_t j = 0; j < steps.size() && status.isOk(); ++j) {
+      status = launch(steps[j]);
+      if (status.isOk())
+        status =
+            cuCheck(d.cuEventRecord(events[j + 1], stream_), "cuEventRecord");
+    }
+    if (status.isOk())
+      status = sync(60, "a timed iteration");
+    std::vector<double> row;
+    for (size_t j = 0; j < steps.size() && status.isOk(); ++j) {
+      float ms = 0;
+      status = cuCheck(d.cuEventElapsedTime(&ms, events[j], events[j + 1]),
+                       "cuEventElapsedTime");
+      row.push_back(ms);
+    }
+    float total = 0;
+    if (status.isOk())
+      status = cuCheck(d.cuEventElapsedTime(&total, events[0], events.back()),
+                       "cuEventElapsedTime");
+    row.push_back(total);
+    times.push_back(row);
+  }
+  for (CUevent e : events)
+    d.cuEventDestroy(e);
+  if (!status.isOk())
+    return status;
+  return times;
+}
+
+} // namespace fp8

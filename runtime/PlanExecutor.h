@@ -1,0 +1,98 @@
+//===- PlanExecutor.h - A plan on the GPU ------------------------*- C++
+//-*-===//
+//
+// Runs a plan's steps on the GPU: every buffer allocated once, every kernel
+// JIT-compiled through the runtime's cache (NVRTC, memory + disk), the GEMM
+// steps launched through fp8::gemm (runtime/Gemm.h), the quantize,
+// transpose and elementwise steps through the kernels of
+// codegen/Elementwise.h. Compiling needs no GPU (compilePlanKernels);
+// everything else does.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_RUNTIME_PLANEXECUTOR_H
+#define FP8_RUNTIME_PLANEXECUTOR_H
+
+#include "runtime/CudaDriver.h"
+#include "runtime/DeviceBuffer.h"
+#include "runtime/KernelCache.h"
+#include "runtime/Plan.h"
+#include "runtime/PlanOracle.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fp8 {
+
+/// One kernel compiled for a plan.
+struct CompiledPlanKernel {
+  std::string step; ///< the step that launches it
+  std::string name; ///< the kernel (for GEMMs: the spec's kernel name)
+  CubinOrigin origin = CubinOrigin::Compiled;
+  double seconds = 0; ///< compile or disk-cache load
+  size_t cubinBytes = 0;
+  int registers = -1, spillBytes = -1;
+};
+
+/// JIT-compiles (or finds in the cache) every kernel of the plan's steps
+/// for its arch, without a GPU. GEMM steps whose tile the runtime chooses
+/// get the heuristic's tile for M = dims' value on `smCount` SMs.
+Expected<std::vector<CompiledPlanKernel>>
+compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount);
+
+/// A plan resident on the GPU.
+class GpuPlan {
+public:
+  /// Allocates every buffer on the runtime's device (FP8_DEVICE), checks
+  /// that it can run the plan's arch and that the buffers fit.
+  static Expected<std::unique_ptr<GpuPlan>> create(const Plan &plan,
+                                                   const ResolvedPlan &shapes);
+  ~GpuPlan();
+
+  /// Copies the inputs, weights and constants of `host` to the device and
+  /// zeroes the states and scratch (delayed scaling starts over).
+  Status upload(const HostBuffers &host);
+  /// Copies buffer `name` to `out` (shaped and typed as the plan says).
+  Status download(const std::string &name, HostTensor &out) const;
+
+  /// Enqueues step `index` on the plan's stream.
+  Status launch(size_t index);
+  /// Runs every step of `phase` in order. With `checkEachStep` the stream is
+  /// drained after every step, so a fault or a hang (more than `timeout`
+  /// seconds) is reported with the step's name.
+  Status run(Phase phase, bool checkEachStep, double timeoutSeconds = 60);
+  /// Waits for the stream (a hang is reported after `timeoutSeconds`).
+  Status sync(double timeoutSeconds, const std::string &what);
+
+  /// Times the run phase: `iters` iterations after `warmup`, CUDA events
+  /// around every step. Returns per-step times (ms), [iteration][step] over
+  /// the run steps, and the whole iteration's as the last column.
+  Expected<std::vector<std::vector<double>>> timeRun(int warmup, int iters);
+
+  CUstream stream() const { return stream_; }
+  const CudaDevice &device() const { return *device_; }
+  /// The device address of buffer `name` (0 when unknown).
+  CUdeviceptr address(const std::string &name) const;
+  /// Total bytes allocated for the plan.
+  size_t deviceBytes() const { return deviceBytes_; }
+  /// The GEMM kernel fp8::gemm launched for step `index` (after a launch).
+  const std::string &gemmKernel(size_t index) const;
+
+private:
+  GpuPlan(const Plan &plan, const ResolvedPlan &shapes);
+  Status launchAux(const PlanStep &s, size_t index);
+  Status launchGemm(const PlanStep &s, size_t index);
+
+  const Plan &plan_;
+  const ResolvedPlan &shapes_;
+  const CudaDevice *device_ = nullptr;
+  CUstream stream_ = nullptr;
+  std::map<std::string, DeviceBuffer> buffers_;
+  std::vector<DeviceBuffer> amaxScratch_; ///< per step (block-path quantize)
+  std::vector<std::string> gemmKernels_;
+  size_t deviceBytes_ = 0;
+};
+
+} // namespace fp8
+
+#endif // FP8_RUNTIME_PLANEXECUTOR_H

@@ -1,0 +1,467 @@
+//===- PlanOracle.cpp - A plan on the CPU: the oracle and the reference ---===//
+
+#include "runtime/PlanOracle.h"
+
+#include "codegen/kernels/elementwise_params.h"
+#include "runtime/numerics/Formats.h"
+#include "runtime/numerics/Npy.h"
+#include "runtime/numerics/Parallel.h"
+#include "runtime/numerics/Quantize.h"
+#include "runtime/numerics/Random.h"
+#include "runtime/numerics/ReferenceGemm.h"
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <sys/stat.h>
+
+namespace fp8 {
+
+namespace nm = fp8::numerics;
+
+//===----------------------------------------------------------------------===//
+// HostTensor
+//===----------------------------------------------------------------------===//
+
+HostTensor HostTensor::zeros(DType t, const Shape &s) {
+  HostTensor h;
+  h.dtype = t;
+  h.shape = s;
+  h.data.assign(size_t(bytesOf(t, elementCount(s))), 0);
+  return h;
+}
+
+float HostTensor::get(int64_t i) const {
+  switch (dtype) {
+  case DType::BF16: {
+    uint16_t b;
+    std::memcpy(&b, &data[size_t(i) * 2], 2);
+    return nm::bf16ToFloat(b);
+  }
+  case DType::F16: {
+    uint16_t b;
+    std::memcpy(&b, &data[size_t(i) * 2], 2);
+    return nm::f16ToFloat(b);
+  }
+  case DType::F32: {
+    float f;
+    std::memcpy(&f, &data[size_t(i) * 4], 4);
+    return f;
+  }
+  case DType::E4M3FN:
+  case DType::E5M2:
+    return nm::fp8ToFloat(data[size_t(i)], dtype);
+  case DType::UE8M0:
+    return nm::ue8m0ToFloat(data[size_t(i)]);
+  }
+  return 0;
+}
+
+void HostTensor::set(int64_t i, float v) {
+  switch (dtype) {
+  case DType::BF16: {
+    const uint16_t b = nm::floatToBF16(v);
+    std::memcpy(&data[size_t(i) * 2], &b, 2);
+    return;
+  }
+  case DType::F16: {
+    const uint16_t b = nm::floatToF16(v);
+    std::memcpy(&data[size_t(i) * 2], &b, 2);
+    return;
+  }
+  case DType::F32:
+    std::memcpy(&data[size_t(i) * 4], &v, 4);
+    return;
+  default:
+    return; // FP8 and UE8M0 are written as codes, never from floats here
+  }
+}
+
+std::vector<float> HostTensor::toFloat() const {
+  std::vector<float> out(static_cast<size_t>(elements()));
+  nm::parallelFor(elements(), 1 << 16, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      out[size_t(i)] = get(i);
+  });
+  return out;
+}
+
+HostBuffers allocateHostBuffers(const Plan &plan, const ResolvedPlan &shapes) {
+  HostBuffers out;
+  for (const PlanBuffer &b : plan.buffers) {
+    HostTensor t = HostTensor::zeros(b.dtype, shapes.shapes.at(b.name));
+    if (b.role == BufferRole::Constant)
+      t.data = b.data;
+    out.emplace(b.name, std::move(t));
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Inputs and outputs
+//===----------------------------------------------------------------------===//
+
+namespace {
+uint64_t nameSeed(const std::string &name, uint64_t seed) {
+  uint64_t h = 1469598103934665603ull ^ seed;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string describe(const HostTensor &t) {
+  return std::string(toString(t.dtype)) + " " + formatShape(t.shape);
+}
+} // namespace
+
+Status fillInputs(const Plan &plan, HostBuffers &buffers,
+                  const InputOptions &options) {
+  for (const PlanBuffer &b : plan.buffers) {
+    if (b.role != BufferRole::Input && b.role != BufferRole::Weight)
+      continue;
+    HostTensor &t = buffers.at(b.name);
+    const int64_t n = t.elements();
+    if (options.dir.empty()) {
+      nm::RandomSpec spec;
+      spec.seed = nameSeed(b.name, options.seed);
+      if (b.role == BufferRole::Weight && !t.shape.empty() &&
+          t.shape.back() > 0)
+        spec.scale = float(1.0 / std::sqrt(double(t.shape.back())));
+      if (t.dtype == DType::BF16) {
+        std::vector<uint16_t> v = nm::randomTensorBF16(n, spec);
+        std::memcpy(t.data.data(), v.data(), v.size() * 2);
+      } else {
+        std::vector<float> v = nm::randomTensor(n, spec);
+        for (int64_t i = 0; i < n; ++i)
+          t.set(i, v[size_t(i)]);
+      }
+      continue;
+    }
+    const std::string path = options.dir + "/" + b.name + ".npy";
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0)
+      return errorf("missing ", toString(b.role), " '", b.name, "': expected ",
+                    path, " (", describe(t), ")");
+    auto arr = nm::readNpy(path);
+    if (!arr)
+      return arr.status();
+    if (arr->shape != t.shape)
+      return errorf(toString(b.role), " '", b.name, "' (", path,
+                    "): expected shape ", formatShape(t.shape), ", found ",
+                    formatShape(arr->shape));
+    if (t.dtype == DType::BF16) {
+      auto v = nm::npyToBF16(*arr);
+      if (!v)
+        return errorf(toString(b.role), " '", b.name, "' (", path,
+                      "): expected bf16 ('<V2', '<u2' or '<f4'), found '",
+                      arr->descr, "'");
+      std::memcpy(t.data.data(), v->data(), v->size() * 2);
+    } else {
+      auto v = nm::npyToFloat(*arr, nm::U2As::BF16);
+      if (!v || arr->descr == "|u1" || arr->descr == "|i1")
+        return errorf(toString(b.role), " '", b.name, "' (", path,
+                      "): expected ", toString(t.dtype),
+                      " ('<f4', '<f2' or '<f8'), found '", arr->descr, "'");
+      for (int64_t i = 0; i < n; ++i)
+        t.set(i, (*v)[size_t(i)]);
+    }
+  }
+  return Status::ok();
+}
+
+Status writeTensorNpy(const std::string &dir, const std::string &name,
+                      const HostTensor &t) {
+  nm::NpyArray a;
+  switch (t.dtype) {
+  case DType::BF16: {
+    std::vector<uint16_t> v(size_t(t.elements()));
+    std::memcpy(v.data(), t.data.data(), t.data.size());
+    a = nm::npyFromBF16(v.data(), t.shape);
+    break;
+  }
+  case DType::F16:
+  case DType::F32: {
+    std::vector<float> v = t.toFloat();
+    a = nm::npyFromFloat(v.data(), t.shape);
+    break;
+  }
+  default:
+    a = nm::npyFromBytes(t.data.data(), t.shape);
+    break;
+  }
+  return nm::writeNpy(dir + "/" + name + ".npy", a);
+}
+
+//===----------------------------------------------------------------------===//
+// Delayed-scaling state
+//===----------------------------------------------------------------------===//
+
+nm::AmaxHistory historyFromState(const HostTensor &state,
+                                 const DelayedScaling &params) {
+  fp8k::AmaxHistoryState hdr;
+  std::memcpy(&hdr, state.data.data(), sizeof(hdr));
+  const auto *values =
+      reinterpret_cast<const float *>(state.data.data() + sizeof(hdr));
+  const uint32_t len = uint32_t(params.historyLength);
+  nm::AmaxHistory h(params);
+  for (uint32_t i = 0; i < hdr.count && len; ++i)
+    h.record(values[(hdr.head + len - hdr.count + i) % len]);
+  for (uint32_t i = 0; i < hdr.steps; ++i)
+    h.advance();
+  return h;
+}
+
+void stateFromHistory(const nm::AmaxHistory &h, HostTensor &state) {
+  fp8k::AmaxHistoryState hdr{};
+  const int64_t len = h.params().historyLength;
+  hdr.steps = uint32_t(h.steps());
+  hdr.count = uint32_t(h.values().size());
+  hdr.head = len ? uint32_t(int64_t(hdr.count) % len) : 0;
+  std::fill(state.data.begin(), state.data.end(), 0);
+  std::memcpy(state.data.data(), &hdr, sizeof(hdr));
+  std::memcpy(state.data.data() + sizeof(hdr), h.values().data(),
+              h.values().size() * sizeof(float));
+}
+
+//===----------------------------------------------------------------------===//
+// Steps
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct Geometry {
+  int64_t batch = 1, rows = 0, cols = 0;
+};
+
+Geometry geometry(const Shape &s) {
+  Geometry g;
+  if (s.size() == 3) {
+    g.batch = s[0];
+    g.rows = s[1];
+    g.cols = s[2];
+  } else if (s.size() == 2) {
+    g.rows = s[0];
+    g.cols = s[1];
+  }
+  return g;
+}
+
+/// The program's value of every element, as the kernels compute it.
+std::vector<float> evaluate(const EwProgram &p,
+                            const std::vector<const HostTensor *> &in) {
+  const int64_t n = in.empty() ? 0 : in[0]->elements();
+  std::vector<float> out(static_cast<size_t>(n));
+  nm::parallelFor(n, 1 << 14, [&](int64_t i0, int64_t i1) {
+    float args[fp8k::kMaxEwInputs];
+    for (int64_t i = i0; i < i1; ++i) {
+      for (size_t j = 0; j < in.size(); ++j)
+        args[j] = in[j]->get(i);
+      out[size_t(i)] = evalProgram(p, args);
+    }
+  });
+  return out;
+}
+
+/// One matrix of an FP8 tensor with its scales, as the oracle holds it.
+nm::QuantizedTensor slice(const HostTensor &codes, const HostTensor &scales,
+                          DType format, const Granularity &g, int64_t b,
+                          int64_t rows, int64_t cols) {
+  nm::QuantizedTensor q;
+  q.format = format;
+  q.rows = rows;
+  q.cols = cols;
+  q.granularity = g;
+  q.scaleRows = g.scaleRows(rows);
+  q.scaleCols = g.scaleCols(cols);
+  const int64_t n = rows * cols, ns = q.scaleRows * q.scaleCols;
+  q.codes.assign(codes.data.begin() + b * n, codes.data.begin() + (b + 1) * n);
+  q.scales.resize(size_t(ns));
+  for (int64_t i = 0; i < ns; ++i)
+    q.scales[size_t(i)] = scales.get(b * ns + i);
+  if (g.scale == ScaleFormat::UE8M0)
+    q.scaleCodes.assign(scales.data.begin() + b * ns,
+                        scales.data.begin() + (b + 1) * ns);
+  return q;
+}
+
+void store(const nm::QuantizedTensor &q, HostTensor &codes, HostTensor &scales,
+           int64_t b) {
+  std::memcpy(codes.data.data() + b * int64_t(q.codes.size()), q.codes.data(),
+              q.codes.size());
+  const int64_t ns = int64_t(q.scales.size());
+  if (scales.dtype == DType::UE8M0)
+    std::memcpy(scales.data.data() + b * ns, q.scaleCodes.data(), size_t(ns));
+  else
+    for (int64_t i = 0; i < ns; ++i)
+      scales.set(b * ns + i, q.scales[size_t(i)]);
+}
+} // namespace
+
+Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs) {
+  std::vector<const HostTensor *> in;
+  for (const std::string &n : s.inputs)
+    in.push_back(&bufs.at(n));
+  std::vector<HostTensor *> out;
+  for (const std::string &n : s.outputs)
+    out.push_back(&bufs.at(n));
+  auto context = [&](Status st) {
+    return st.withContext("step '" + s.name + "' on the CPU");
+  };
+
+  switch (s.kind) {
+  case StepKind::Quantize: {
+    const Geometry g = geometry(in[0]->shape);
+    const std::vector<float> x = evaluate(s.aux.program, in);
+    const QuantRecipe &q = s.aux.quant;
+    std::optional<nm::AmaxHistory> history;
+    if (q.mode == ScalingMode::Delayed) {
+      if (g.batch != 1)
+        return context(errorf("expected one matrix with delayed scaling (one "
+                              "amax history), found a batch of ",
+                              g.batch));
+      history = historyFromState(bufs.at(s.state), q.delayed);
+    }
+    nm::QuantizeOptions opts;
+    opts.nonFinite = nm::NonFinitePolicy::Propagate; // as the kernels do
+    for (int64_t b = 0; b < g.batch; ++b) {
+      auto r = nm::quantize(x.data() + b * g.rows * g.cols, g.rows, g.cols, q,
+                            nullptr, history ? &*history : nullptr, opts);
+      if (!r)
+        return context(r.status());
+      store(*r, *out[0], *out[1], b);
+    }
+    if (history)
+      stateFromHistory(*history, bufs.at(s.state));
+    return Status::ok();
+  }
+  case StepKind::Transpose: {
+    const Geometry g = geometry(in[0]->shape);
+    for (int64_t b = 0; b < g.batch; ++b) {
+      nm::QuantizedTensor q = slice(*in[0], *in[1], s.aux.quant.format,
+                                    s.aux.quant.granularity, b, g.rows, g.cols);
+      store(nm::transpose(q), *out[0], *out[1], b);
+    }
+    return Status::ok();
+  }
+  case StepKind::Elementwise: {
+    const std::vector<float> x = evaluate(s.aux.program, in);
+    for (int64_t i = 0; i < int64_t(x.size()); ++i)
+      out[0]->set(i, x[size_t(i)]);
+    return Status::ok();
+  }
+  case StepKind::Gemm: {
+    const KernelSpec &k = s.gemm;
+    const Geometry ga = geometry(in[0]->shape), gb = geometry(in[2]->shape);
+    const int64_t m = ga.rows, n = gb.rows, kk = ga.cols;
+    nm::ReferenceGemmOptions opts;
+    opts.promotionInterval = k.promotionInterval;
+    std::vector<float> c;
+    if (k.accumulate)
+      c = in[4]->toFloat();
+    for (int64_t b = 0; b < ga.batch; ++b) {
+      nm::QuantizedTensor a =
+          slice(*in[0], *in[1], k.a.format, k.a.granularity, b, m, kk);
+      nm::QuantizedTensor bt =
+          slice(*in[2], *in[3], k.b.format, k.b.granularity, b, n, kk);
+      auto d = nm::referenceGemm(a, Layout::KMajor, bt, Layout::KMajor,
+                                 k.accumulate ? c.data() + b * m * n : nullptr,
+                                 opts);
+      if (!d)
+        return context(d.status());
+      for (int64_t i = 0; i < m * n; ++i)
+        out[0]->set(b * m * n + i, (*d)[size_t(i)]);
+    }
+    return Status::ok();
+  }
+  }
+  (void)plan;
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// The reference graph
+//===----------------------------------------------------------------------===//
+
+Expected<HostBuffers> runReference(const Plan &plan, const ResolvedPlan &shapes,
+                                   const HostBuffers &buffers) {
+  HostBuffers ref;
+  auto value = [&](const std::string &n) -> const HostTensor & {
+    auto it = ref.find(n);
+    return it != ref.end() ? it->second : buffers.at(n);
+  };
+  for (const RefOp &op : plan.reference) {
+    HostTensor out = HostTensor::zeros(op.dtype, shapes.shapes.at(op.out));
+    if (op.kind == RefOp::Kind::Elementwise) {
+      std::vector<const HostTensor *> in;
+      for (const std::string &n : op.inputs)
+        in.push_back(&value(n));
+      const std::vector<float> x = evaluate(op.program, in);
+      for (int64_t i = 0; i < int64_t(x.size()); ++i)
+        out.set(i, x[size_t(i)]);
+    } else {
+      const HostTensor &a = value(op.inputs[0]), &b = value(op.inputs[1]);
+      const std::vector<float> af = a.toFloat(), bf = b.toFloat();
+      std::vector<float> cf;
+      if (op.inputs.size() > 2)
+        cf = value(op.inputs[2]).toFloat();
+      const size_t lead = op.batched ? 1 : 0;
+      const int64_t batch = op.batched ? a.shape[0] : 1;
+      const int64_t m =
+          op.aLayout == Layout::KMajor ? a.shape[lead] : a.shape[lead + 1];
+      const int64_t k =
+          op.aLayout == Layout::KMajor ? a.shape[lead + 1] : a.shape[lead];
+      const int64_t n =
+          op.bLayout == Layout::KMajor ? b.shape[lead] : b.shape[lead + 1];
+      for (int64_t g = 0; g < batch; ++g) {
+        auto d = nm::referenceGemmUnquantized(
+            af.data() + g * m * k, op.aLayout, bf.data() + g * n * k,
+            op.bLayout, m, n, k, cf.empty() ? nullptr : cf.data() + g * m * n);
+        if (!d)
+          return d.status().withContext("reference matmul '" + op.out + "'");
+        for (int64_t i = 0; i < m * n; ++i)
+          out.set(g * m * n + i, float((*d)[size_t(i)]));
+      }
+    }
+    ref.emplace(op.out, std::move(out));
+  }
+  return ref;
+}
+
+//===----------------------------------------------------------------------===//
+// Comparisons
+//===----------------------------------------------------------------------===//
+
+TensorComparison compareBits(const HostTensor &got, const HostTensor &want) {
+  TensorComparison c;
+  c.elements = want.elements();
+  if (got.dtype != want.dtype || got.shape != want.shape) {
+    c.mismatches = c.elements;
+    c.firstMismatch = 0;
+    return c;
+  }
+  const int64_t w = sizeOf(want.dtype);
+  for (int64_t i = 0; i < c.elements; ++i)
+    if (std::memcmp(&got.data[size_t(i * w)], &want.data[size_t(i * w)],
+                    size_t(w)) != 0) {
+      if (c.firstMismatch < 0)
+        c.firstMismatch = i;
+      ++c.mismatches;
+    }
+  return c;
+}
+
+TensorComparison compareValues(const HostTensor &got, const HostTensor &want) {
+  TensorComparison c;
+  c.elements = want.elements();
+  if (got.shape != want.shape) {
+    c.mismatches = c.elements;
+    c.metrics.similarity = 1;
+    return c;
+  }
+  const std::vector<float> x = got.toFloat(), y = want.toFloat();
+  c.metrics = nm::compare(x.data(), y.data(), int64_t(x.size()));
+  return c;
+}
+
+} // namespace fp8

@@ -1,0 +1,373 @@
+//===- PlanTest.cpp - Plans: format, checks, sizes, the CPU oracle --------===//
+//
+// The CPU parts of fp8-run: the plan's JSON form and its version check,
+// every validation and sizing error, the delayed-scaling state, and the
+// oracle's steps against runtime/numerics called directly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Plan.h"
+#include "runtime/PlanOracle.h"
+#include "runtime/numerics/Formats.h"
+#include "runtime/numerics/Quantize.h"
+#include "runtime/numerics/Random.h"
+#include "runtime/numerics/ReferenceGemm.h"
+
+#include "codegen/kernels/fp8_math.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace fp8;
+namespace nm = fp8::numerics;
+
+namespace {
+
+PlanBuffer buffer(std::string name, DType t, ShapeExpr shape, BufferRole r) {
+  PlanBuffer b;
+  b.name = std::move(name);
+  b.dtype = t;
+  b.shape = std::move(shape);
+  b.role = r;
+  return b;
+}
+
+DimExpr M(int64_t div = 1) { return DimExpr::symbol("M", div); }
+DimExpr C(int64_t v) { return DimExpr::constant(v); }
+
+ElementwiseSpec quantizeSpec(Granularity g) {
+  ElementwiseSpec s;
+  s.kind = AuxKind::Quantize;
+  s.program = EwProgram::identity(DType::BF16);
+  s.quant.granularity = g;
+  return s;
+}
+
+/// x [M, 256] quantized per 1x128 (run), w [128, 256] per 128x128
+/// (prepare), D = x w^T with promotion every 128; its reference.
+Plan tinyPlan() {
+  Plan p;
+  p.function = "tiny";
+  p.dims = {"M"};
+  p.buffers = {
+      buffer("x", DType::BF16, {M(), C(256)}, BufferRole::Input),
+      buffer("w", DType::BF16, {C(128), C(256)}, BufferRole::Weight),
+      buffer("xq", DType::E4M3FN, {M(), C(256)}, BufferRole::Temp),
+      buffer("xs", DType::F32, {M(), C(2)}, BufferRole::Temp),
+      buffer("wq", DType::E4M3FN, {C(128), C(256)}, BufferRole::Temp),
+      buffer("ws", DType::F32, {C(1), C(2)}, BufferRole::Temp),
+      buffer("d", DType::BF16, {M(), C(128)}, BufferRole::Output),
+  };
+  PlanStep qx;
+  qx.name = "quantize_x";
+  qx.kind = StepKind::Quantize;
+  qx.inputs = {"x"};
+  qx.outputs = {"xq", "xs"};
+  qx.aux = quantizeSpec(Granularity::block(1, 128));
+  PlanStep qw = qx;
+  qw.name = "quantize_w";
+  qw.phase = Phase::Prepare;
+  qw.inputs = {"w"};
+  qw.outputs = {"wq", "ws"};
+  qw.aux = quantizeSpec(Granularity::block(128, 128));
+  PlanStep g;
+  g.name = "gemm";
+  g.kind = StepKind::Gemm;
+  g.inputs = {"xq", "xs", "wq", "ws"};
+  g.outputs = {"d"};
+  g.gemm.n = 128;
+  g.gemm.k = 256;
+  g.gemm.a.granularity = Granularity::block(1, 128);
+  g.gemm.b.granularity = Granularity::block(128, 128);
+  g.gemm.promotionInterval = 128;
+  p.steps = {qx, qw, g};
+  p.outputs = {"d"};
+  RefOp r;
+  r.kind = RefOp::Kind::Matmul;
+  r.inputs = {"x", "w"};
+  r.out = "d";
+  r.shape = {M(), C(128)};
+  p.reference = {r};
+  return p;
+}
+
+/// The message of parsing `plan` after `edit`.
+template <typename Edit> std::string problem(Edit edit) {
+  Plan p = tinyPlan();
+  edit(p);
+  return validatePlan(p).message();
+}
+
+} // namespace
+
+TEST(Plan, JSONRoundTrips) {
+  Plan p = tinyPlan();
+  p.buffers.push_back(buffer("h", DType::F32, {C(20)}, BufferRole::State));
+  p.buffers.back().history = 16;
+  p.buffers.push_back(
+      buffer("k", DType::E5M2, {C(2), C(3)}, BufferRole::Constant));
+  p.buffers.back().data = {1, 2, 3, 4, 5, 250};
+  ASSERT_TRUE(validatePlan(p).isOk()) << validatePlan(p).message();
+  const std::string json = toJSON(p);
+  auto back = parsePlan(json, "'tiny'");
+  ASSERT_TRUE(back.isOk()) << back.message();
+  EXPECT_EQ(toJSON(*back), json);
+  EXPECT_EQ(back->buffer("k")->data, p.buffers.back().data);
+  EXPECT_EQ(back->steps[2].gemm, p.steps[2].gemm);
+  EXPECT_EQ(back->steps[0].aux, p.steps[0].aux);
+}
+
+TEST(Plan, RefusesOtherFormatsAndBrokenJSON) {
+  std::string json = toJSON(tinyPlan());
+  json.replace(json.find("\"format\": 1"), 11, "\"format\": 7");
+  EXPECT_EQ(parsePlan(json, "'p.json'").message(),
+            "plan 'p.json' has format 7; this build of fp8-run reads format 1 "
+            "(recompile the model with the matching fp8-translate)");
+  EXPECT_EQ(parsePlan("[1, 2]", "'p.json'").message(),
+            "expected plan 'p.json' to be a JSON object, found array");
+  EXPECT_EQ(parsePlan("{\"format\": \"1\"}", "'p.json'").message(),
+            "expected plan 'p.json' to have an integer 'format' (1 for this "
+            "build)");
+  EXPECT_EQ(parsePlan("{", "'p.json'").message(),
+            "plan 'p.json' is not valid JSON");
+  EXPECT_EQ(loadPlan("/nonexistent/p.json").message(),
+            "cannot read plan '/nonexistent/p.json'");
+}
+
+TEST(Plan, ValidationNamesTheProblem) {
+  EXPECT_EQ(problem([](Plan &p) { p.buffers[1].name = "x"; }),
+            "expected unique, non-empty buffer names, found 'x' twice");
+  EXPECT_EQ(problem([](Plan &p) { p.dims.clear(); }),
+            "shape [M, 256] of buffer 'x' uses dimension 'M', which 'dims' "
+            "does not declare");
+  EXPECT_EQ(problem([](Plan &p) { std::swap(p.steps[0], p.steps[2]); }),
+            "step 'gemm' reads 'xq' before any step writes it");
+  EXPECT_EQ(problem([](Plan &p) { p.steps[0].outputs[0] = "x"; }),
+            "step 'quantize_x' writes input 'x' (only temp and output "
+            "buffers are written)");
+  EXPECT_EQ(problem([](Plan &p) { p.steps[1].outputs = {"xq", "xs"}; }),
+            "step 'quantize_w' writes 'xq', which an earlier step wrote");
+  EXPECT_EQ(problem([](Plan &p) { p.steps[0].phase = Phase::Prepare; }),
+            "prepare step 'quantize_x' reads 'x', which is not a weight, a "
+            "constant or a prepare result");
+  EXPECT_EQ(problem([](Plan &p) { p.steps[2].inputs.pop_back(); }),
+            "step 'gemm': expected 4 inputs (a, a_scale, b, b_scale), found 3");
+  EXPECT_EQ(problem([](Plan &p) { p.buffers[3].dtype = DType::UE8M0; }),
+            "step 'quantize_x': expected scales 'xs' to be f32, found ue8m0");
+  EXPECT_EQ(problem([](Plan &p) { p.steps[2].gemm.a.format = DType::E5M2; }),
+            "step 'gemm': expected A 'xq' to be e5m2, found e4m3fn");
+  EXPECT_EQ(problem([](Plan &p) { p.steps[0].state = "x"; }),
+            "step 'quantize_x': expected no 'state' with current scaling");
+  EXPECT_EQ(problem([](Plan &p) { p.steps[2].batch = 2; }),
+            "step 'gemm': expected rank-3 operands (batched GEMM), found 'xq' "
+            "of shape [M, 256]");
+  EXPECT_EQ(problem([](Plan &p) { p.outputs = {"xs"}; }),
+            "expected graph output 'xs' to be a buffer of role output");
+  EXPECT_EQ(problem([](Plan &p) { p.steps.pop_back(); }),
+            "graph output 'd' is never written by a step");
+  EXPECT_EQ(problem([](Plan &p) { p.reference[0].inputs = {"x", "wq"}; }),
+            "reference op 'd' reads 'wq', which is neither a high-precision "
+            "input, weight or constant nor an earlier reference value");
+  EXPECT_EQ(problem([](Plan &p) {
+              p.buffers.push_back(
+                  buffer("k", DType::F32, {C(2)}, BufferRole::Constant));
+            }),
+            "expected constant 'k' to hold 8 bytes (f32 [2]), found 0");
+  EXPECT_EQ(problem([](Plan &p) {
+              p.buffers.push_back(
+                  buffer("h", DType::F32, {C(16)}, BufferRole::State));
+              p.buffers.back().history = 16;
+            }),
+            "expected state buffer 'h' to be f32 [history + 4] with a "
+            "positive history, found f32 [16] with history 16");
+}
+
+TEST(Plan, DimensionsAndShapes) {
+  Plan p = tinyPlan();
+  EXPECT_EQ(resolveDims(p, {}).message(),
+            "the plan has a dynamic dimension M: give its size with --dim "
+            "M=<size>");
+  EXPECT_EQ(resolveDims(p, {{"N", 3}}).message(),
+            "the plan has no dynamic dimension 'N' (it has M)");
+  EXPECT_EQ(resolveDims(p, {{"M", -1}}).message(),
+            "expected a non-negative size for M, found -1");
+  auto dims = resolveDims(p, {{"M", 300}});
+  ASSERT_TRUE(dims.isOk());
+  auto s = resolveShape({M(128), C(7)}, *dims);
+  ASSERT_TRUE(s.isOk());
+  EXPECT_EQ(*s, (Shape{3, 7}));
+  auto r = resolvePlan(p, *dims);
+  ASSERT_TRUE(r.isOk()) << r.message();
+  EXPECT_EQ(r->shapes.at("xs"), (Shape{300, 2}));
+  EXPECT_EQ(r->shapes.at("d"), (Shape{300, 128}));
+
+  // Shapes that disagree with a step are named at the step.
+  p.buffers[5].shape = {C(2), C(2)};
+  EXPECT_EQ(resolvePlan(p, *dims).message(),
+            "step 'quantize_w': expected scales 'ws' to have shape [1, 2], "
+            "found [2, 2]");
+  p = tinyPlan();
+  p.steps[2].gemm.k = 512;
+  EXPECT_EQ(resolvePlan(p, *dims).message(),
+            "step 'gemm': expected A [M, 512] and B [128, 512] for the kernel "
+            "spec, found A [300, 256] and B [128, 256]");
+  p = tinyPlan();
+  p.steps[2].gemm.b.layout = Layout::MNMajor;
+  EXPECT_NE(resolvePlan(p, *dims).message().find("expected K-major A and B"),
+            std::string::npos);
+}
+
+TEST(Plan, Base64) {
+  std::vector<uint8_t> d;
+  for (int n = 0; n < 10; ++n) {
+    auto back = base64Decode(base64Encode(d));
+    ASSERT_TRUE(back.isOk());
+    EXPECT_EQ(*back, d);
+    d.push_back(uint8_t(n * 37 + 200));
+  }
+  EXPECT_EQ(base64Encode({'M', 'a', 'n'}), "TWFu");
+  EXPECT_EQ(base64Decode("TWE").message(),
+            "expected base64 data of a length divisible by 4, found 3 "
+            "characters");
+  EXPECT_EQ(base64Decode("TW!u").message(),
+            "invalid base64 character at offset 2");
+}
+
+TEST(PlanOracle, HistoryStateRoundTripsAndMatchesTheKernels) {
+  DelayedScaling d;
+  d.historyLength = 3;
+  d.updateInterval = 2;
+  HostTensor state = HostTensor::zeros(DType::F32, {7});
+  // The kernels' update, step by step, read back as an AmaxHistory.
+  nm::AmaxHistory want(d);
+  auto *st = reinterpret_cast<fp8k::AmaxHistoryState *>(state.data.data());
+  auto *values = reinterpret_cast<float *>(st + 1);
+  for (int step = 0; step < 9; ++step) {
+    const float amax = float(step + 1) * 0.5f;
+    uint8_t code;
+    fp8k::delayed_scale_step(st, values, 3, 2, 0, 0, fp8k::abs_bits(amax),
+                             fp8k::kE4M3, fp8k::kScaleF32, &code);
+    if (want.measuresNextStep())
+      want.record(amax);
+    want.advance();
+    nm::AmaxHistory got = historyFromState(state, d);
+    EXPECT_EQ(got.steps(), want.steps());
+    EXPECT_EQ(got.values(), want.values()) << "step " << step;
+  }
+  HostTensor copy = HostTensor::zeros(DType::F32, {7});
+  stateFromHistory(want, copy);
+  nm::AmaxHistory again = historyFromState(copy, d);
+  EXPECT_EQ(again.values(), want.values());
+  EXPECT_EQ(again.steps(), want.steps());
+}
+
+TEST(PlanOracle, StepsMatchTheNumericsCalledDirectly) {
+  Plan p = tinyPlan();
+  auto dims = resolveDims(p, {{"M", 40}});
+  ASSERT_TRUE(dims.isOk());
+  auto shapes = resolvePlan(p, *dims);
+  ASSERT_TRUE(shapes.isOk());
+  HostBuffers b = allocateHostBuffers(p, *shapes);
+  ASSERT_TRUE(fillInputs(p, b, {}).isOk());
+  for (const PlanStep &s : p.steps)
+    ASSERT_TRUE(runStepOnCpu(p, s, b).isOk());
+
+  const std::vector<float> x = b.at("x").toFloat(), w = b.at("w").toFloat();
+  QuantRecipe ra, rb;
+  ra.granularity = Granularity::block(1, 128);
+  rb.granularity = Granularity::block(128, 128);
+  auto qa = nm::quantize(x.data(), 40, 256, ra);
+  auto qb = nm::quantize(w.data(), 128, 256, rb);
+  ASSERT_TRUE(qa.isOk() && qb.isOk());
+  EXPECT_EQ(std::vector<uint8_t>(b.at("xq").data), qa->codes);
+  EXPECT_EQ(b.at("xs").toFloat(), qa->scales);
+  EXPECT_EQ(std::vector<uint8_t>(b.at("wq").data), qb->codes);
+  nm::ReferenceGemmOptions opts;
+  opts.promotionInterval = 128;
+  auto d = nm::referenceGemm(*qa, Layout::KMajor, *qb, Layout::KMajor, nullptr,
+                             opts);
+  ASSERT_TRUE(d.isOk());
+  HostTensor want = HostTensor::zeros(DType::BF16, {40, 128});
+  for (int64_t i = 0; i < 40 * 128; ++i)
+    want.set(i, (*d)[size_t(i)]);
+  EXPECT_EQ(compareBits(b.at("d"), want).mismatches, 0);
+
+  // The reference: the unquantized product, close to the FP8 one.
+  auto ref = runReference(p, *shapes, b);
+  ASSERT_TRUE(ref.isOk()) << ref.message();
+  const TensorComparison c = compareValues(b.at("d"), ref->at("d"));
+  EXPECT_GT(c.metrics.similarity, 0.0);
+  EXPECT_LT(c.metrics.similarity, 1e-3);
+}
+
+TEST(PlanOracle, TransposeAndElementwiseSteps) {
+  // Codes and scales transposed together; an elementwise program stored as
+  // bf16.
+  Plan p;
+  p.function = "t";
+  p.buffers = {buffer("w", DType::BF16, {C(4), C(256)}, BufferRole::Weight),
+               buffer("q", DType::E4M3FN, {C(4), C(256)}, BufferRole::Temp),
+               buffer("s", DType::F32, {C(1), C(2)}, BufferRole::Temp),
+               buffer("qt", DType::E4M3FN, {C(256), C(4)}, BufferRole::Temp),
+               buffer("st", DType::F32, {C(2), C(1)}, BufferRole::Temp),
+               buffer("y", DType::BF16, {C(4), C(256)}, BufferRole::Output)};
+  PlanStep q;
+  q.name = "q";
+  q.kind = StepKind::Quantize;
+  q.phase = Phase::Prepare;
+  q.inputs = {"w"};
+  q.outputs = {"q", "s"};
+  q.aux = quantizeSpec(Granularity::block(128, 128));
+  PlanStep t = q;
+  t.name = "t";
+  t.kind = StepKind::Transpose;
+  t.inputs = {"q", "s"};
+  t.outputs = {"qt", "st"};
+  t.aux.kind = AuxKind::Transpose;
+  PlanStep e;
+  e.name = "e";
+  e.kind = StepKind::Elementwise;
+  e.phase = Phase::Prepare;
+  e.inputs = {"w", "w"};
+  e.outputs = {"y"};
+  e.aux.kind = AuxKind::Elementwise;
+  e.aux.program.inputs = {DType::BF16, DType::BF16};
+  e.aux.program.instrs = {
+      {EwOp::Mul, {EwArg::input(0), EwArg::input(1)}, DType::F32},
+      {EwOp::Exp, {EwArg::result(0)}, DType::F32}};
+  e.aux.program.result = EwArg::result(1);
+  p.steps = {q, t, e};
+  p.outputs = {"y"};
+  ASSERT_TRUE(validatePlan(p).isOk()) << validatePlan(p).message();
+  auto shapes = resolvePlan(p, {});
+  ASSERT_TRUE(shapes.isOk()) << shapes.message();
+  HostBuffers b = allocateHostBuffers(p, *shapes);
+  ASSERT_TRUE(fillInputs(p, b, {}).isOk());
+  for (const PlanStep &s : p.steps)
+    ASSERT_TRUE(runStepOnCpu(p, s, b).isOk());
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 256; ++c)
+      ASSERT_EQ(b.at("q").data[size_t(r * 256 + c)],
+                b.at("qt").data[size_t(c * 4 + r)]);
+  EXPECT_EQ(b.at("st").toFloat(), b.at("s").toFloat()); // [1, 2] -> [2, 1]
+  for (int64_t i = 0; i < 4 * 256; ++i) {
+    const float w = b.at("w").get(i);
+    const float want = nm::bf16ToFloat(nm::floatToBF16(fp8k::exp(w * w)));
+    ASSERT_EQ(b.at("y").get(i), want);
+  }
+}
+
+TEST(PlanOracle, Comparisons) {
+  HostTensor a = HostTensor::zeros(DType::BF16, {2, 3});
+  HostTensor b = a;
+  a.set(4, 1.0f);
+  TensorComparison c = compareBits(a, b);
+  EXPECT_EQ(c.mismatches, 1);
+  EXPECT_EQ(c.firstMismatch, 4);
+  b.set(4, 1.0f);
+  EXPECT_EQ(compareBits(a, b).mismatches, 0);
+  EXPECT_EQ(compareValues(a, b).metrics.similarity, 0.0);
+  HostTensor f = HostTensor::zeros(DType::F32, {6});
+  EXPECT_EQ(compareBits(a, f).mismatches, 6); // other type and shape
+}
