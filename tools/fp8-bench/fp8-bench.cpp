@@ -17,7 +17,7 @@
 #include "runtime/Gemm.h"
 #include "runtime/KernelCache.h"
 #include "runtime/numerics/Formats.h"
-#include "tools/fp8-bench/CublasLtPeer.h"
+#include "tools/peers/CublasLtPeer.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,8 @@
-//===- CublasLtPeer.h - cuBLASLt GEMMs the benchmark compares with -*- C++
+//===- CublasLtPeer.h - cuBLASLt GEMMs our kernels are compared with -*- C++
 //-*-===//
 //
-// The peers of fp8-bench, on the same inputs in the same process:
+// The peers of fp8-bench and fp8-run --bench (library FP8CublasLtPeer), on
+// the same inputs in the same process:
 //   - FP8 with DeepSeek block scaling (1x128 VEC128_32F for the activations,
 //     128x128 BLK128x128_32F for the weights; cuBLASLt >= 12.9, Hopper),
 //   - FP8 with per-tensor scales,
@@ -11,9 +12,10 @@
 // cuBLASLt supports).
 //
 //===----------------------------------------------------------------------===//
-#ifndef FP8_TOOLS_FP8BENCH_CUBLASLTPEER_H
-#define FP8_TOOLS_FP8BENCH_CUBLASLTPEER_H
+#ifndef FP8_TOOLS_PEERS_CUBLASLTPEER_H
+#define FP8_TOOLS_PEERS_CUBLASLTPEER_H
 
+#include "codegen/Recipe.h"
 #include "codegen/Status.h"
 
 #include <cublasLt.h>
@@ -35,12 +37,14 @@ public:
   CublasLtGemm &operator=(const CublasLtGemm &) = delete;
 
   /// Configures D[M,N] (bf16) = A[M,K] * B[N,K]^T. For FP8 kinds, A/B are
-  /// e4m3 codes; scaleA/scaleB are the activation/weight scales (device
-  /// pointers; one float each for per-tensor). For Bf16, A/B are bf16.
+  /// FP8 codes (e4m3 unless `aFormat`/`bFormat` say e5m2); scaleA/scaleB are
+  /// the activation/weight scales (device pointers; one float each for
+  /// per-tensor). For Bf16, A/B are bf16.
   Status init(cublasLtHandle_t handle, PeerKind kind, int64_t m, int64_t n,
               int64_t k, const void *a, const void *b, const void *scaleA,
               const void *scaleB, void *d, void *workspace,
-              size_t workspaceBytes);
+              size_t workspaceBytes, DType aFormat = DType::E4M3FN,
+              DType bFormat = DType::E4M3FN);
   /// Enqueues the matmul.
   Status run(CUstream stream);
   /// A short description of the algorithm cuBLASLt chose.
@@ -62,4 +66,4 @@ Status cublasCheck(cublasStatus_t s, const char *what);
 
 } // namespace fp8
 
-#endif // FP8_TOOLS_FP8BENCH_CUBLASLTPEER_H
+#endif // FP8_TOOLS_PEERS_CUBLASLTPEER_H

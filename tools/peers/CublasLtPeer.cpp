@@ -1,7 +1,6 @@
-//===- CublasLtPeer.cpp - cuBLASLt GEMMs the benchmark compares with
-//-------===//
+//===- CublasLtPeer.cpp - cuBLASLt GEMMs our kernels are compared with ---===//
 
-#include "tools/fp8-bench/CublasLtPeer.h"
+#include "tools/peers/CublasLtPeer.h"
 
 namespace fp8 {
 
@@ -22,7 +21,8 @@ CublasLtGemm::~CublasLtGemm() {
 Status CublasLtGemm::init(cublasLtHandle_t handle, PeerKind kind, int64_t m,
                           int64_t n, int64_t k, const void *a, const void *b,
                           const void *scaleA, const void *scaleB, void *d,
-                          void *workspace, size_t workspaceBytes) {
+                          void *workspace, size_t workspaceBytes, DType aFormat,
+                          DType bFormat) {
   handle_ = handle;
   a_ = a;
   b_ = b;
@@ -68,13 +68,20 @@ Status CublasLtGemm::init(cublasLtHandle_t handle, PeerKind kind, int64_t m,
           "set B_SCALE_MODE"));
     }
   }
-  const cudaDataType_t in = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
-  FP8_RETURN_IF_ERROR(cublasCheck(
-      cublasLtMatrixLayoutCreate(&la_, in, uint64_t(k), uint64_t(n), k),
-      "layout A"));
-  FP8_RETURN_IF_ERROR(cublasCheck(
-      cublasLtMatrixLayoutCreate(&lb_, in, uint64_t(k), uint64_t(m), k),
-      "layout B"));
+  auto type = [&](DType f) {
+    return !fp8               ? CUDA_R_16BF
+           : f == DType::E5M2 ? CUDA_R_8F_E5M2
+                              : CUDA_R_8F_E4M3;
+  };
+  // cuBLASLt's A is our B (the weights), its B our A (the activations).
+  FP8_RETURN_IF_ERROR(
+      cublasCheck(cublasLtMatrixLayoutCreate(&la_, type(bFormat), uint64_t(k),
+                                             uint64_t(n), k),
+                  "layout A"));
+  FP8_RETURN_IF_ERROR(
+      cublasCheck(cublasLtMatrixLayoutCreate(&lb_, type(aFormat), uint64_t(k),
+                                             uint64_t(m), k),
+                  "layout B"));
   FP8_RETURN_IF_ERROR(
       cublasCheck(cublasLtMatrixLayoutCreate(&ld_, CUDA_R_16BF, uint64_t(n),
                                              uint64_t(m), n),

@@ -1,0 +1,197 @@
+//===- Bench.cpp - fp8-run --bench: step times and cuBLASLt peers ---------===//
+
+#include "tools/fp8-run/Bench.h"
+
+#if defined(FP8_HAVE_CUBLASLT)
+#include "tools/peers/CublasLtPeer.h"
+#endif
+
+#include <algorithm>
+
+namespace fp8 {
+
+namespace {
+double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+#if defined(FP8_HAVE_CUBLASLT)
+/// Median time (ms) of `run` over `iters` launches after 3 warm-up ones.
+template <typename F>
+Expected<double> timeIt(const CudaDriver &d, GpuPlan &gpu, int iters, F run) {
+  for (int i = 0; i < 3; ++i)
+    FP8_RETURN_IF_ERROR(run());
+  FP8_RETURN_IF_ERROR(gpu.sync(60, "the cuBLASLt warm-up"));
+  CUevent e0, e1;
+  FP8_RETURN_IF_ERROR(cuCheck(d.cuEventCreate(&e0, 0), "cuEventCreate"));
+  FP8_RETURN_IF_ERROR(cuCheck(d.cuEventCreate(&e1, 0), "cuEventCreate"));
+  std::vector<double> ms;
+  Status s;
+  for (int i = 0; i < iters && s.isOk(); ++i) {
+    s = cuCheck(d.cuEventRecord(e0, gpu.stream()), "cuEventRecord");
+    if (s.isOk())
+      s = run();
+    if (s.isOk())
+      s = cuCheck(d.cuEventRecord(e1, gpu.stream()), "cuEventRecord");
+    if (s.isOk())
+      s = gpu.sync(60, "a cuBLASLt GEMM");
+    float t = 0;
+    if (s.isOk())
+      s = cuCheck(d.cuEventElapsedTime(&t, e0, e1), "cuEventElapsedTime");
+    ms.push_back(t);
+  }
+  d.cuEventDestroy(e0);
+  d.cuEventDestroy(e1);
+  if (!s.isOk())
+    return s;
+  return median(ms);
+}
+
+bool isF32Block(const Granularity &g, int64_t rows, int64_t cols) {
+  return g.scale == ScaleFormat::F32 && g.rows == rows && g.cols == cols;
+}
+
+/// The cuBLASLt peers of one GEMM step.
+Status benchPeers(GpuPlan &gpu, const PlanStep &s, const ResolvedPlan &shapes,
+                  cublasLtHandle_t lt, const DeviceBuffer &ws, int iters,
+                  BenchStep &out) {
+  const CudaDriver &d = *gpu.device().driver;
+  const KernelSpec &k = s.gemm;
+  const int64_t m = out.m, n = out.n, kk = out.k;
+  PeerKind kind = PeerKind::Fp8PerTensor;
+  if (isF32Block(k.a.granularity, 1, 128) &&
+      isF32Block(k.b.granularity, 128, 128)) {
+    kind = PeerKind::Fp8BlockScaled;
+    out.peerKind = "fp8 1x128/128x128";
+    out.peerSameRecipe = true;
+  } else if (k.a.granularity.isPerTensor() && k.b.granularity.isPerTensor()) {
+    out.peerKind = "fp8 per-tensor";
+    out.peerSameRecipe = true;
+  } else {
+    out.peerKind = "fp8 per-tensor (nearest)";
+  }
+  const int64_t kb = (kk + 127) / 128, nb = (n + 127) / 128;
+  std::vector<float> ones(size_t(std::max<int64_t>({kb * m, kb * nb, 1})),
+                          1.0f);
+  auto sa = DeviceBuffer::fromHost(ones);
+  auto sb = DeviceBuffer::fromHost(ones);
+  auto dbuf = DeviceBuffer::alloc(size_t(std::max<int64_t>(m * n * 2, 2)));
+  if (!sa || !sb || !dbuf)
+    return errorf("cannot allocate the cuBLASLt peer's buffers");
+  const void *a = reinterpret_cast<const void *>(gpu.address(s.inputs[0]));
+  const void *b = reinterpret_cast<const void *>(gpu.address(s.inputs[2]));
+  {
+    CublasLtGemm g;
+    Status st =
+        g.init(lt, kind, m, n, kk, a, b, sa->get(), sb->get(), dbuf->get(),
+               ws.get(), ws.size(), k.a.format, k.b.format);
+    if (st.isOk()) {
+      auto t = timeIt(d, gpu, iters, [&] {
+        for (int64_t i = 0; i < s.batch; ++i)
+          FP8_RETURN_IF_ERROR(g.run(gpu.stream()));
+        return Status::ok();
+      });
+      if (!t)
+        return t.status();
+      out.peerMs = *t;
+    } else {
+      out.peerNote = st.message();
+    }
+  }
+  {
+    auto a16 = DeviceBuffer::alloc(size_t(std::max<int64_t>(m * kk * 2, 2)));
+    auto b16 = DeviceBuffer::alloc(size_t(std::max<int64_t>(n * kk * 2, 2)));
+    if (!a16 || !b16)
+      return errorf("cannot allocate the BF16 peer's buffers");
+    FP8_RETURN_IF_ERROR(a16->fill(0x3c)); // bf16 0x3c3c, about 0.0115
+    FP8_RETURN_IF_ERROR(b16->fill(0x3c));
+    CublasLtGemm g;
+    Status st = g.init(lt, PeerKind::Bf16, m, n, kk, a16->get(), b16->get(),
+                       nullptr, nullptr, dbuf->get(), ws.get(), ws.size());
+    if (st.isOk()) {
+      auto t = timeIt(d, gpu, iters, [&] {
+        for (int64_t i = 0; i < s.batch; ++i)
+          FP8_RETURN_IF_ERROR(g.run(gpu.stream()));
+        return Status::ok();
+      });
+      if (!t)
+        return t.status();
+      out.bf16Ms = *t;
+    } else if (out.peerNote.empty()) {
+      out.peerNote = st.message();
+    }
+  }
+  (void)shapes;
+  return Status::ok();
+}
+#endif
+} // namespace
+
+Expected<BenchReport> benchPlan(GpuPlan &gpu, const Plan &plan,
+                                const ResolvedPlan &shapes, int iters) {
+  BenchReport r;
+  r.iters = iters;
+  auto times = gpu.timeRun(3, iters);
+  if (!times)
+    return times.status();
+  std::vector<size_t> runSteps;
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    if (plan.steps[i].phase == Phase::Run)
+      runSteps.push_back(i);
+  for (size_t j = 0; j <= runSteps.size(); ++j) {
+    std::vector<double> col;
+    for (const std::vector<double> &row : *times)
+      col.push_back(row[j]);
+    if (j == runSteps.size()) {
+      r.totalMs = median(col);
+      break;
+    }
+    const PlanStep &s = plan.steps[runSteps[j]];
+    BenchStep b;
+    b.step = s.name;
+    b.kind = std::string(toString(s.kind));
+    b.ms = median(col);
+    if (s.kind == StepKind::Gemm) {
+      const Shape &a = shapes.shapes.at(s.inputs[0]);
+      const Shape &bs = shapes.shapes.at(s.inputs[2]);
+      const size_t lead = a.size() == 3 ? 1 : 0;
+      b.batch = s.batch;
+      b.m = a[lead];
+      b.k = a[lead + 1];
+      b.n = bs[lead];
+      b.kernel = gpu.gemmKernel(runSteps[j]);
+      b.tflops = b.ms > 0 ? 2.0 * double(b.batch) * double(b.m) * double(b.n) *
+                                double(b.k) / (b.ms * 1e-3) / 1e12
+                          : 0;
+      r.gemmMs += b.ms;
+    } else {
+      b.kernel = s.kernelName();
+    }
+    r.steps.push_back(b);
+  }
+#if defined(FP8_HAVE_CUBLASLT)
+  cublasLtHandle_t lt = nullptr;
+  if (cublasLtCreate(&lt) == CUBLAS_STATUS_SUCCESS) {
+    r.havePeers = true;
+    auto ws = DeviceBuffer::alloc(size_t(32) << 20);
+    if (!ws)
+      return ws.status();
+    for (size_t j = 0; j < runSteps.size(); ++j) {
+      const PlanStep &s = plan.steps[runSteps[j]];
+      if (s.kind != StepKind::Gemm)
+        continue;
+      BenchStep &b = r.steps[j];
+      FP8_RETURN_IF_ERROR(benchPeers(gpu, s, shapes, lt, *ws, iters, b));
+      r.peerGemmMs += b.peerMs > 0 ? b.peerMs : 0;
+      r.bf16GemmMs += b.bf16Ms > 0 ? b.bf16Ms : 0;
+    }
+    cublasLtDestroy(lt);
+  }
+#endif
+  return r;
+}
+
+} // namespace fp8

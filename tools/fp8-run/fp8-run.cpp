@@ -1,0 +1,585 @@
+//===- fp8-run.cpp - Runs a compiled plan and checks it -------------------===//
+//
+//   fp8-run PLAN [--dim M=4096] [--inputs DIR | --random [--seed N]]
+//                [--outputs DIR | --no-outputs] [--verify] [--bench [--iters
+//                N]]
+//                [--compile-only] [--cpu] [--json FILE] [--sm-count N]
+//
+// Loads a plan (fp8-translate --fp8-to-plan), JIT-compiles its kernels
+// through the runtime's cache, allocates its buffers, runs the prepare steps
+// once and the run steps in order, writes the graph outputs as .npy, and on
+// request verifies every step and output against the CPU oracle and the
+// unquantized graph (--verify) and times the steps next to cuBLASLt
+// (--bench). docs/pipeline.md has a walk-through.
+//
+// Exit status: 0 success; 1 an error (bad plan, inputs or arguments, a
+// failed step) or a failed verification; 2 a usage error; 3 no GPU to run
+// on: the kernels were compiled, nothing ran (--compile-only and --cpu never
+// need one).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/CudaDriver.h"
+#include "runtime/Env.h"
+#include "runtime/Plan.h"
+#include "runtime/PlanExecutor.h"
+#include "runtime/PlanOracle.h"
+#include "tools/fp8-run/Bench.h"
+#include "tools/fp8-run/Verify.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+using namespace fp8;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+enum ExitCode { kOk = 0, kFailed = 1, kUsage = 2, kNoGpu = 3 };
+
+struct Options {
+  std::string plan;
+  std::vector<std::pair<std::string, int64_t>> dims;
+  InputOptions inputs;
+  std::string outputs = "fp8-run-out";
+  std::string saveInputs;
+  bool writeOutputs = true;
+  bool verify = false, bench = false, compileOnly = false, cpu = false;
+  int iters = 20;
+  int smCount = 132;
+  double similarityBound = kSimilarityBound;
+  std::string jsonOut;
+};
+
+[[noreturn]] void usage(int code) {
+  std::fprintf(
+      code ? stderr : stdout,
+      "usage: fp8-run PLAN [--dim NAME=SIZE]... [--inputs DIR | --random]\n"
+      "               [--seed N] [--outputs DIR | --no-outputs] [--verify]\n"
+      "               [--bench [--iters N]] [--compile-only] [--cpu]\n"
+      "               [--json FILE] [--sm-count N] [--similarity-bound X]\n"
+      "               [--save-inputs DIR]\n"
+      "Runs a plan written by fp8-translate --fp8-to-plan.\n"
+      "  --dim NAME=SIZE  size of a dynamic dimension (every one needs one)\n"
+      "  --inputs DIR     read DIR/<buffer>.npy for every input and weight\n"
+      "  --random         seeded random inputs and weights (the default)\n"
+      "  --outputs DIR    write the graph outputs there as .npy (default\n"
+      "                   fp8-run-out)\n"
+      "  --save-inputs DIR  write the inputs and weights used there as .npy\n"
+      "                   (for --inputs DIR later)\n"
+      "  --verify         check every step against the CPU oracle and every\n"
+      "                   output against the unquantized graph (similarity\n"
+      "                   < 1e-3)\n"
+      "  --bench          time the steps (median of --iters, default 20) and\n"
+      "                   the same GEMMs through cuBLASLt\n"
+      "  --compile-only   only JIT-compile the kernels (no GPU needed)\n"
+      "  --cpu            run the plan on the CPU oracle instead of a GPU\n"
+      "  --similarity-bound X  the bound every output's similarity must\n"
+      "                   meet (default 1e-3)\n"
+      "  --json FILE      write the results as JSON\n"
+      "  --sm-count N     SMs for the tiles the runtime picks when only\n"
+      "                   compiling (default 132, an H100 SXM)\n"
+      "Exit status: 0 ok, 1 error or failed verification, 2 usage, 3 no GPU\n"
+      "(the kernels were compiled, nothing ran).\n");
+  std::exit(code);
+}
+
+Options parseArgs(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "fp8-run: expected a value after %s\n", a.c_str());
+        std::exit(kUsage);
+      }
+      return argv[++i];
+    };
+    auto number = [&](const std::string &what, const std::string &s,
+                      int64_t lo) -> int64_t {
+      char *end = nullptr;
+      const long long v = std::strtoll(s.c_str(), &end, 10);
+      if (s.empty() || *end || v < lo) {
+        std::fprintf(stderr,
+                     "fp8-run: expected an integer >= %lld for %s, "
+                     "found '%s'\n",
+                     (long long)lo, what.c_str(), s.c_str());
+        std::exit(kUsage);
+      }
+      return v;
+    };
+    if (a == "--dim") {
+      const std::string v = next();
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::fprintf(stderr, "fp8-run: expected --dim NAME=SIZE, found '%s'\n",
+                     v.c_str());
+        std::exit(kUsage);
+      }
+      o.dims.emplace_back(v.substr(0, eq), number("--dim " + v.substr(0, eq),
+                                                  v.substr(eq + 1), 0));
+    } else if (a == "--inputs") {
+      o.inputs.dir = next();
+    } else if (a == "--random") {
+      o.inputs.dir.clear();
+    } else if (a == "--seed") {
+      o.inputs.seed = uint64_t(number("--seed", next(), 0));
+    } else if (a == "--outputs") {
+      o.outputs = next();
+    } else if (a == "--save-inputs") {
+      o.saveInputs = next();
+    } else if (a == "--no-outputs") {
+      o.writeOutputs = false;
+    } else if (a == "--verify") {
+      o.verify = true;
+    } else if (a == "--bench") {
+      o.bench = true;
+    } else if (a == "--iters") {
+      o.iters = int(number("--iters", next(), 1));
+    } else if (a == "--compile-only") {
+      o.compileOnly = true;
+    } else if (a == "--cpu") {
+      o.cpu = true;
+    } else if (a == "--json") {
+      o.jsonOut = next();
+    } else if (a == "--similarity-bound") {
+      const std::string v = next();
+      char *end = nullptr;
+      o.similarityBound = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(o.similarityBound > 0)) {
+        std::fprintf(stderr,
+                     "fp8-run: expected a positive number for "
+                     "--similarity-bound, found '%s'\n",
+                     v.c_str());
+        std::exit(kUsage);
+      }
+    } else if (a == "--sm-count") {
+      o.smCount = int(number("--sm-count", next(), 1));
+    } else if (a == "--help" || a == "-h") {
+      usage(kOk);
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "fp8-run: unknown option '%s'\n", a.c_str());
+      usage(kUsage);
+    } else if (o.plan.empty()) {
+      o.plan = a;
+    } else {
+      std::fprintf(stderr, "fp8-run: expected one plan, found '%s' and '%s'\n",
+                   o.plan.c_str(), a.c_str());
+      std::exit(kUsage);
+    }
+  }
+  if (o.plan.empty()) {
+    std::fprintf(stderr, "fp8-run: expected a plan file\n");
+    usage(kUsage);
+  }
+  if (o.cpu && o.bench) {
+    std::fprintf(stderr, "fp8-run: --bench times the GPU; it cannot be "
+                         "combined with --cpu\n");
+    std::exit(kUsage);
+  }
+  return o;
+}
+
+std::string mib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / (1 << 20));
+  return buf;
+}
+
+std::string dimsString(const DimValues &dims) {
+  std::string s;
+  for (const auto &[k, v] : dims)
+    s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  return s.empty() ? "none" : s;
+}
+
+std::string_view originName(CubinOrigin o) {
+  switch (o) {
+  case CubinOrigin::Memory:
+    return "memory";
+  case CubinOrigin::Disk:
+    return "disk cache";
+  case CubinOrigin::Compiled:
+    return "compiled";
+  }
+  return "?";
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+json metricsJson(const numerics::ErrorMetrics &m) {
+  return json{{"similarity", m.similarity}, {"max_abs", m.maxAbsError},
+              {"max_rel", m.maxRelError},   {"mean_rel", m.meanRelError},
+              {"ref_max_abs", m.refMaxAbs}, {"non_finite", m.nonFinite}};
+}
+
+/// Prints and records the output checks; true when all pass.
+bool reportOutputs(const std::vector<OutputCheck> &checks, double bound,
+                   json &j) {
+  bool ok = true;
+  json arr = json::array();
+  for (const OutputCheck &c : checks) {
+    std::printf("  output %s %s: similarity %.3g to the unquantized graph "
+                "(bound %.0e) %s; max abs %.4g, max rel %.3g\n",
+                c.name.c_str(), formatShape(c.shape).c_str(),
+                c.vsReference.similarity, bound, c.passed ? "ok" : "FAILED",
+                c.vsReference.maxAbsError, c.vsReference.maxRelError);
+    json o{{"name", c.name},
+           {"shape", c.shape},
+           {"passed", c.passed},
+           {"vs_reference", metricsJson(c.vsReference)}};
+    if (c.haveOracle) {
+      std::printf("    vs the plan on the CPU oracle: similarity %.3g, max "
+                  "abs %.4g, max rel %.3g (the oracle vs the unquantized "
+                  "graph: %.3g)\n",
+                  c.vsOracle.similarity, c.vsOracle.maxAbsError,
+                  c.vsOracle.maxRelError, c.oracleVsReference.similarity);
+      o["vs_oracle"] = metricsJson(c.vsOracle);
+      o["oracle_vs_reference"] = metricsJson(c.oracleVsReference);
+    }
+    ok &= c.passed;
+    arr.push_back(o);
+  }
+  j["outputs"] = arr;
+  return ok;
+}
+
+int finish(const Options &o, json &results, int code) {
+  results["exit_code"] = code;
+  if (!o.jsonOut.empty()) {
+    std::ofstream f(o.jsonOut);
+    f << results.dump(2) << "\n";
+    if (!f) {
+      std::fprintf(stderr, "fp8-run: cannot write %s\n", o.jsonOut.c_str());
+      return code ? code : kFailed;
+    }
+  }
+  return code;
+}
+
+int fail(const Options &o, json &results, const std::string &what,
+         const Status &s) {
+  std::fprintf(stderr, "fp8-run: %s: %s\n", what.c_str(), s.message().c_str());
+  results["error"] = what + ": " + s.message();
+  return finish(o, results, kFailed);
+}
+
+Status writeOutputs(const Options &o, const Plan &plan,
+                    const HostBuffers &values) {
+  if (!o.writeOutputs)
+    return Status::ok();
+  ::mkdir(o.outputs.c_str(), 0755);
+  std::string names;
+  for (const std::string &n : plan.outputs) {
+    FP8_RETURN_IF_ERROR(writeTensorNpy(o.outputs, n, values.at(n)));
+    names += (names.empty() ? "" : ", ") + n + ".npy";
+  }
+  std::printf("outputs: %s written to %s/\n", names.c_str(), o.outputs.c_str());
+  return Status::ok();
+}
+
+/// Writes the inputs and weights with --save-inputs.
+Status saveInputs(const Options &o, const Plan &plan, const HostBuffers &host) {
+  if (o.saveInputs.empty())
+    return Status::ok();
+  ::mkdir(o.saveInputs.c_str(), 0755);
+  for (const PlanBuffer &b : plan.buffers)
+    if (b.role == BufferRole::Input || b.role == BufferRole::Weight)
+      FP8_RETURN_IF_ERROR(
+          writeTensorNpy(o.saveInputs, b.name, host.at(b.name)));
+  return Status::ok();
+}
+
+/// Runs that --verify compares: enough for delayed scaling to use its
+/// history (the first run falls back to current scaling).
+int verifyIterations(const Plan &plan) {
+  for (const PlanBuffer &b : plan.buffers)
+    if (b.role == BufferRole::State)
+      return 3;
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const Options o = parseArgs(argc, argv);
+  json results;
+  results["plan"] = o.plan;
+
+  auto plan = loadPlan(o.plan);
+  if (!plan)
+    return fail(o, results, "cannot use the plan", plan.status());
+  auto dims = resolveDims(*plan, o.dims);
+  if (!dims)
+    return fail(o, results, "cannot size the plan", dims.status());
+  auto shapes = resolvePlan(*plan, *dims);
+  if (!shapes)
+    return fail(o, results, "cannot size the plan", shapes.status());
+  size_t prepare = 0;
+  for (const PlanStep &s : plan->steps)
+    prepare += s.phase == Phase::Prepare;
+  std::printf("plan %s: @%s for %s, %zu steps (%zu prepare, %zu run), "
+              "%zu buffers, dims %s\n",
+              o.plan.c_str(), plan->function.c_str(),
+              std::string(toString(plan->arch)).c_str(), plan->steps.size(),
+              prepare, plan->steps.size() - prepare, plan->buffers.size(),
+              dimsString(*dims).c_str());
+  results["function"] = plan->function;
+  results["arch"] = std::string(toString(plan->arch));
+  results["dims"] = *dims;
+
+  // The CPU oracle instead of a GPU.
+  if (o.cpu) {
+    HostBuffers host = allocateHostBuffers(*plan, *shapes);
+    if (Status s = fillInputs(*plan, host, o.inputs); !s)
+      return fail(o, results, "cannot read the inputs", s);
+    if (Status s = saveInputs(o, *plan, host); !s)
+      return fail(o, results, "cannot save the inputs", s);
+    const HostBuffers inputs = host;
+    const int iters = o.verify ? verifyIterations(*plan) : 1;
+    auto t0 = std::chrono::steady_clock::now();
+    if (Status s = runPlanOnCpu(*plan, host, iters); !s)
+      return fail(o, results, "the CPU run failed", s);
+    std::printf("cpu: ran the plan on the CPU oracle (%d iteration%s) in "
+                "%.2f s\n",
+                iters, iters > 1 ? "s" : "", secondsSince(t0));
+    int code = kOk;
+    if (o.verify) {
+      auto checks = checkOutputs(*plan, *shapes, inputs, host, iters, false,
+                                 o.similarityBound);
+      if (!checks)
+        return fail(o, results, "verification could not run", checks.status());
+      std::printf("verify (the CPU oracle against the unquantized graph):\n");
+      json v;
+      const bool ok = reportOutputs(*checks, o.similarityBound, v);
+      v["passed"] = ok;
+      v["similarity_bound"] = o.similarityBound;
+      results["verify"] = v;
+      std::printf("verify: %s\n", ok ? "PASSED" : "FAILED");
+      code = ok ? kOk : kFailed;
+    }
+    if (Status s = writeOutputs(o, *plan, host); !s)
+      return fail(o, results, "cannot write the outputs", s);
+    return finish(o, results, code);
+  }
+
+  // JIT: every kernel, through the cache (no GPU needed).
+  int smCount = o.smCount;
+  if (!o.compileOnly)
+    if (auto dev = CudaDevice::get())
+      smCount = (*dev)->smCount;
+  auto t0 = std::chrono::steady_clock::now();
+  auto kernels = compilePlanKernels(*plan, *shapes, smCount);
+  if (!kernels)
+    return fail(o, results, "cannot compile the plan's kernels",
+                kernels.status());
+  size_t cubinBytes = 0, compiled = 0;
+  json jk = json::array();
+  for (const CompiledPlanKernel &k : *kernels) {
+    cubinBytes += k.cubinBytes;
+    compiled += k.origin == CubinOrigin::Compiled;
+    std::printf("  kernel %-12s %-58s %-10s %6.3f s %7zu B cubin, %d regs\n",
+                k.step.c_str(), k.name.c_str(),
+                std::string(originName(k.origin)).c_str(), k.seconds,
+                k.cubinBytes, k.registers);
+    jk.push_back({{"step", k.step},
+                  {"name", k.name},
+                  {"origin", std::string(originName(k.origin))},
+                  {"seconds", k.seconds},
+                  {"cubin_bytes", k.cubinBytes},
+                  {"registers", k.registers},
+                  {"spill_bytes", k.spillBytes}});
+  }
+  const std::string cache = env::cacheDir();
+  std::printf("jit: %zu kernels (%zu compiled, %zu from the cache) in %.2f s, "
+              "%zu KiB of cubins (cache: %s)\n",
+              kernels->size(), compiled, kernels->size() - compiled,
+              secondsSince(t0), cubinBytes / 1024,
+              cache.empty() ? "memory only" : cache.c_str());
+  results["kernels"] = jk;
+  if (o.compileOnly)
+    return finish(o, results, kOk);
+
+  // The GPU.
+  auto dev = CudaDevice::get();
+  if (!dev) {
+    std::fprintf(
+        stderr,
+        "fp8-run: no GPU to run on: %s\n"
+        "fp8-run: the %zu kernels compiled; nothing ran (--compile-only "
+        "only compiles, --cpu runs the plan on the CPU oracle)\n",
+        dev.message().c_str(), kernels->size());
+    results["error"] = "no GPU: " + dev.message();
+    return finish(o, results, kNoGpu);
+  }
+  std::printf("device: %s (%d SMs, compute capability %d.%d)\n",
+              (*dev)->name.c_str(), (*dev)->smCount, (*dev)->ccMajor,
+              (*dev)->ccMinor);
+  results["device"] = (*dev)->name;
+  auto gpu = GpuPlan::create(*plan, *shapes);
+  if (!gpu)
+    return fail(o, results, "cannot set up the plan on the GPU", gpu.status());
+  HostBuffers host = allocateHostBuffers(*plan, *shapes);
+  if (Status s = fillInputs(*plan, host, o.inputs); !s)
+    return fail(o, results, "cannot read the inputs", s);
+  if (Status s = saveInputs(o, *plan, host); !s)
+    return fail(o, results, "cannot save the inputs", s);
+  if (Status s = (*gpu)->upload(host); !s)
+    return fail(o, results, "cannot upload the inputs", s);
+  std::printf("buffers: %s on the device\n",
+              mib(double((*gpu)->deviceBytes())).c_str());
+
+  t0 = std::chrono::steady_clock::now();
+  if (Status s = (*gpu)->run(Phase::Prepare, true); !s)
+    return fail(o, results, "a prepare step failed", s);
+  std::printf("prepare: %zu steps in %.1f ms (first launch: module loads "
+              "included)\n",
+              prepare, secondsSince(t0) * 1e3);
+  const int iters = o.verify ? verifyIterations(*plan) : 1;
+  HostBuffers statesBefore;
+  for (int it = 0; it < iters; ++it) {
+    if (it + 1 == iters)
+      for (const PlanBuffer &b : plan->buffers)
+        if (b.role == BufferRole::State) {
+          HostTensor t;
+          if (Status s = (*gpu)->download(b.name, t); !s)
+            return fail(o, results, "cannot read a state", s);
+          statesBefore[b.name] = std::move(t);
+        }
+    t0 = std::chrono::steady_clock::now();
+    if (Status s = (*gpu)->run(Phase::Run, true); !s)
+      return fail(o, results, "a step failed", s);
+    std::printf("run %d: %zu steps in %.1f ms (every step synchronized)\n",
+                it + 1, plan->steps.size() - prepare, secondsSince(t0) * 1e3);
+  }
+  HostBuffers gpuValues;
+  for (const PlanBuffer &b : plan->buffers) {
+    if (!o.verify && b.role != BufferRole::Output)
+      continue;
+    HostTensor t;
+    if (Status s = (*gpu)->download(b.name, t); !s)
+      return fail(o, results, "cannot read the results", s);
+    gpuValues[b.name] = std::move(t);
+  }
+
+  int code = kOk;
+  if (o.verify) {
+    t0 = std::chrono::steady_clock::now();
+    std::printf("verify: every step against the CPU oracle on the step's GPU "
+                "inputs:\n");
+    auto steps = checkSteps(*plan, gpuValues, statesBefore);
+    if (!steps)
+      return fail(o, results, "verification could not run", steps.status());
+    bool ok = true;
+    json v, js = json::array();
+    for (const StepCheck &c : *steps) {
+      if (c.exact)
+        std::printf("  step %-14s %-11s %lld/%lld elements identical%s%s\n",
+                    c.step.c_str(), c.kind.c_str(),
+                    (long long)(c.elements - c.mismatches),
+                    (long long)c.elements,
+                    c.passed ? "" : "  FAILED: ", c.detail.c_str());
+      else
+        std::printf("  step %-14s %-11s max |d - oracle| / max |oracle| = "
+                    "%.3g (bound %.0e)%s%s\n",
+                    c.step.c_str(), c.kind.c_str(), c.relError, c.bound,
+                    c.passed ? "" : "  FAILED ", c.detail.c_str());
+      ok &= c.passed;
+      js.push_back({{"step", c.step},
+                    {"kind", c.kind},
+                    {"exact", c.exact},
+                    {"elements", c.elements},
+                    {"mismatches", c.mismatches},
+                    {"rel_error", c.relError},
+                    {"bound", c.bound},
+                    {"passed", c.passed},
+                    {"detail", c.detail}});
+    }
+    v["steps"] = js;
+    auto outs = checkOutputs(*plan, *shapes, host, gpuValues, iters, true,
+                             o.similarityBound);
+    if (!outs)
+      return fail(o, results, "verification could not run", outs.status());
+    std::printf("verify: the graph outputs (%d run%s):\n", iters,
+                iters > 1 ? "s" : "");
+    ok &= reportOutputs(*outs, o.similarityBound, v);
+    v["passed"] = ok;
+    v["similarity_bound"] = o.similarityBound;
+    v["iterations"] = iters;
+    v["seconds"] = secondsSince(t0);
+    results["verify"] = v;
+    std::printf("verify: %s (%.1f s on the CPU)\n", ok ? "PASSED" : "FAILED",
+                secondsSince(t0));
+    code = ok ? kOk : kFailed;
+  }
+  if (Status s = writeOutputs(o, *plan, gpuValues); !s)
+    return fail(o, results, "cannot write the outputs", s);
+
+  if (o.bench) {
+    auto b = benchPlan(**gpu, *plan, *shapes, o.iters);
+    if (!b)
+      return fail(o, results, "the benchmark failed", b.status());
+    std::printf("bench: median of %d runs (CUDA events, steps back to back):\n",
+                b->iters);
+    std::printf("  %-14s %-11s %10s %9s   %-26s %10s %8s %10s\n", "step",
+                "kind", "ours ms", "TFLOP/s", "cuBLASLt", "ms", "ratio",
+                "bf16 ms");
+    json jb = json::array();
+    for (const BenchStep &s : b->steps) {
+      json e{{"step", s.step},
+             {"kind", s.kind},
+             {"ms", s.ms},
+             {"kernel", s.kernel}};
+      if (s.kind == "gemm") {
+        char peer[64] = "";
+        if (s.peerMs > 0)
+          std::snprintf(peer, sizeof(peer), "%10.4f %7.2fx", s.peerMs,
+                        s.peerMs / s.ms);
+        else
+          std::snprintf(peer, sizeof(peer), "%10s %8s", "n/a", "");
+        std::printf("  %-14s %-11s %10.4f %9.1f   %-26s %s %10.4f\n",
+                    s.step.c_str(), s.kind.c_str(), s.ms, s.tflops,
+                    s.peerKind.c_str(), peer, s.bf16Ms);
+        if (!s.peerNote.empty())
+          std::printf("    (cuBLASLt: %s)\n", s.peerNote.c_str());
+        e["m"] = s.m;
+        e["n"] = s.n;
+        e["k"] = s.k;
+        e["batch"] = s.batch;
+        e["tflops"] = s.tflops;
+        e["cublaslt_kind"] = s.peerKind;
+        e["cublaslt_same_recipe"] = s.peerSameRecipe;
+        e["cublaslt_ms"] = s.peerMs;
+        e["cublaslt_bf16_ms"] = s.bf16Ms;
+        if (!s.peerNote.empty())
+          e["cublaslt_note"] = s.peerNote;
+      } else {
+        std::printf("  %-14s %-11s %10.4f\n", s.step.c_str(), s.kind.c_str(),
+                    s.ms);
+      }
+      jb.push_back(e);
+    }
+    std::printf("  %-14s %-11s %10.4f   (GEMMs %.4f ms; the same GEMMs "
+                "through cuBLASLt %.4f ms, BF16 %.4f ms)\n",
+                "total", "", b->totalMs, b->gemmMs, b->peerGemmMs,
+                b->bf16GemmMs);
+    results["bench"] = {{"iters", b->iters},
+                        {"steps", jb},
+                        {"total_ms", b->totalMs},
+                        {"gemm_ms", b->gemmMs},
+                        {"cublaslt_gemm_ms", b->peerGemmMs},
+                        {"cublaslt_bf16_gemm_ms", b->bf16GemmMs},
+                        {"have_cublaslt", b->havePeers}};
+  }
+  return finish(o, results, code);
+}
