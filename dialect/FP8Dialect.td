@@ -39,6 +39,11 @@ def FP8_Dialect : Dialect {
     stores A as `[K, M]` and B as `[K, N]`.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // The discardable attributes the pipeline reads (fp8.recipe on matmuls and
+  // functions, fp8.target on modules; fp8.weight and fp8.amax_history on
+  // function arguments) are checked wherever they appear.
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Adds the attributes; defined in FP8Attrs.cpp, where their storage
     /// classes are complete.

@@ -88,6 +88,47 @@ LogicalResult DequantizeOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// TransposeOp
+//===----------------------------------------------------------------------===//
+
+GranularityAttr TransposeOp::getResultGranularity() {
+  GranularityAttr g = getGranularity();
+  return GranularityAttr::get(getContext(), g.getCols(), g.getRows(),
+                              g.getScale());
+}
+
+LogicalResult TransposeOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("expected the output to have the input's element type ")
+           << in.getElementType() << ", found " << out.getElementType();
+  if (in.getRank() != out.getRank())
+    return emitOpError("expected the output to have the input's rank (")
+           << in.getRank() << "), found " << out.getRank();
+  ::fp8::Shape want = shapeOf(getInput());
+  std::swap(want[want.size() - 1], want[want.size() - 2]);
+  const ::fp8::Shape found = shapeOf(getOutput());
+  for (size_t i = 0; i < want.size(); ++i)
+    if (want[i] != found[i] && want[i] != ::fp8::kDynamic &&
+        found[i] != ::fp8::kDynamic)
+      return emitOpError("expected the output shape ")
+             << ::fp8::formatShape(want)
+             << " (the input's last two dimensions swapped), found "
+             << ::fp8::formatShape(found);
+  if (failed(verifyScales(*this, getInput(), getScale(), getGranularity())))
+    return failure();
+  // The result's scales, against the swapped granularity.
+  ::fp8::Granularity g = toRecipe(getResultGranularity());
+  if (failed(check(*this, ::fp8::checkScaleShape(shapeOf(getOutput()), g,
+                                                 shapeOf(getOutputScale()),
+                                                 "the output"))))
+    return failure();
+  return check(
+      *this, ::fp8::checkScaleType(g, dtypeOf(getOutputScale()), "the output"));
+}
+
+//===----------------------------------------------------------------------===//
 // ScaledMatmulOp, GroupedScaledMatmulOp
 //===----------------------------------------------------------------------===//
 

@@ -139,6 +139,48 @@ def FP8_DequantizeOp : FP8_Op<"dequantize", [
 }
 
 //===----------------------------------------------------------------------===//
+// fp8.transpose
+//===----------------------------------------------------------------------===//
+
+def FP8_TransposeOp : FP8_Op<"transpose", [Pure]> {
+  let summary = "transposes FP8 data together with its block scales";
+  let description = [{
+    Swaps the last two dimensions of FP8 data and of its scale tensor: an
+    `[R, C]` tensor with `rows x cols` blocks becomes a `[C, R]` tensor with
+    `cols x rows` blocks (a leading group dimension is kept). The codes move
+    unchanged, so the result dequantizes to the exact transpose of the input
+    (partial edge blocks included). `granularity` is the input's; the
+    result's is the swapped one.
+
+    Hopper's FP8 `wgmma` reads both operands K-major, so an operand stored
+    MN-major is transposed in FP8 before the GEMM (the on-demand transpose
+    of the Ling 2.0 article): `--fp8-verify-target{arch=sm_90a}` inserts it.
+
+    ```mlir
+    // A weight stored [K, N] with 128x128 blocks, made K-major for sm_90a.
+    %t, %ts = fp8.transpose %w scale %ws granularity <128x128>
+        : tensor<7168x4096xf8E4M3FN>, tensor<56x32xf32>
+        -> tensor<4096x7168xf8E4M3FN>, tensor<32x56xf32>
+    ```
+  }];
+  let arguments = (ins
+    FP8_FP8Tensor:$input,
+    FP8_ScaleTensor:$scale,
+    FP8_GranularityAttr:$granularity
+  );
+  let results = (outs FP8_FP8Tensor:$output, FP8_ScaleTensor:$output_scale);
+  let assemblyFormat = [{
+    $input `scale` $scale `granularity` $granularity attr-dict
+    `:` type($input) `,` type($scale) `->` type($output) `,` type($output_scale)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The granularity of the result: the input's, rows and columns swapped.
+    GranularityAttr getResultGranularity();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // fp8.scaled_matmul
 //===----------------------------------------------------------------------===//
 

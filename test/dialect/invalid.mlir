@@ -527,3 +527,99 @@ func.func @grouped_b_scale_rank(%off: tensor<9xi32>, %a: tensor<?x7168xf8E4M3FN>
         tensor<1x1xf32> -> tensor<?x4096xbf16>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// fp8.transpose
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @transpose_element_type(%x: tensor<8x16xf8E4M3FN>, %s: tensor<1x1xf32>) {
+  // expected-error @+1 {{expected the output to have the input's element type 'f8E4M3FN', found 'f8E5M2'}}
+  %t, %ts = fp8.transpose %x scale %s granularity <per_tensor>
+      : tensor<8x16xf8E4M3FN>, tensor<1x1xf32> -> tensor<16x8xf8E5M2>, tensor<1x1xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_rank(%x: tensor<8x16xf8E4M3FN>, %s: tensor<1x1xf32>) {
+  // expected-error @+1 {{expected the output to have the input's rank (2), found 3}}
+  %t, %ts = fp8.transpose %x scale %s granularity <per_tensor>
+      : tensor<8x16xf8E4M3FN>, tensor<1x1xf32> -> tensor<1x16x8xf8E4M3FN>, tensor<1x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_shape(%x: tensor<8x16xf8E4M3FN>, %s: tensor<1x1xf32>) {
+  // expected-error @+1 {{expected the output shape [16, 8] (the input's last two dimensions swapped), found [8, 16]}}
+  %t, %ts = fp8.transpose %x scale %s granularity <per_tensor>
+      : tensor<8x16xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x16xf8E4M3FN>, tensor<1x1xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_input_scale(%x: tensor<8x256xf8E4M3FN>, %s: tensor<8x1xf32>) {
+  // expected-error @+1 {{expected the scale of the input to have shape [8, 2] for a [8, 256] operand with 1x128 granularity, found [8, 1]}}
+  %t, %ts = fp8.transpose %x scale %s granularity <1x128>
+      : tensor<8x256xf8E4M3FN>, tensor<8x1xf32> -> tensor<256x8xf8E4M3FN>, tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_output_scale(%x: tensor<8x256xf8E4M3FN>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{expected the scale of the output to have shape [2, 8] for a [256, 8] operand with 128x1 granularity, found [8, 2]}}
+  %t, %ts = fp8.transpose %x scale %s granularity <1x128>
+      : tensor<8x256xf8E4M3FN>, tensor<8x2xf32> -> tensor<256x8xf8E4M3FN>, tensor<8x2xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_output_scale_type(%x: tensor<8x256xf8E4M3FN>, %s: tensor<8x8xf8E8M0FNU>) {
+  // expected-error @+1 {{expected the scale of the output to be ue8m0 (ue8m0 scales), found f32}}
+  %t, %ts = fp8.transpose %x scale %s granularity <mx>
+      : tensor<8x256xf8E4M3FN>, tensor<8x8xf8E8M0FNU> -> tensor<256x8xf8E4M3FN>, tensor<8x8xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Annotations (the pipeline's discardable attributes)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{expected 'fp8.recipe' to be an #fp8.recipe attribute, found #fp8.granularity<1x128>}}
+func.func @recipe_attr() attributes {fp8.recipe = #fp8.granularity<1x128>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected 'fp8.target' to be "sm_90a" or "sm_100a", found "sm_90"}}
+module attributes {fp8.target = "sm_90"} {
+}
+
+// -----
+
+// expected-error @+1 {{expected 'fp8.target' on a module, found it on func.func}}
+func.func @target_on_func() attributes {fp8.target = "sm_90a"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected 'fp8.weight' on argument 0 to be a unit attribute ({fp8.weight}), found 1 : i64}}
+func.func @weight_attr(%w: tensor<8x8xbf16> {fp8.weight = 1}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected argument 0 marked 'fp8.amax_history' to be a ranked tensor, found 'f32'}}
+func.func @history_type(%h: f32 {fp8.amax_history}) {
+  return
+}

@@ -211,3 +211,34 @@ func.func @grouped_masked(%vr: tensor<8xi32>, %a: tensor<8x256x7168xf8E4M3FN>,
         -> tensor<8x256x4096xbf16>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// fp8.transpose
+//===----------------------------------------------------------------------===//
+
+// A [K, N] weight with 128x128 blocks made K-major; a stack of per-column
+// scaled matrices with a dynamic size.
+// CHECK-LABEL: func.func @transpose
+// CHECK: fp8.transpose %{{.+}} scale %{{.+}} granularity <128x128> : tensor<7168x4096xf8E4M3FN>, tensor<56x32xf32> -> tensor<4096x7168xf8E4M3FN>, tensor<32x56xf32>
+// CHECK: fp8.transpose %{{.+}} scale %{{.+}} granularity <per_column> : tensor<4x?x256xf8E5M2>, tensor<4x1x256xf32> -> tensor<4x256x?xf8E5M2>, tensor<4x256x1xf32>
+func.func @transpose(%w: tensor<7168x4096xf8E4M3FN>, %ws: tensor<56x32xf32>,
+                     %g: tensor<4x?x256xf8E5M2>, %gs: tensor<4x1x256xf32>) {
+  %t, %ts = fp8.transpose %w scale %ws granularity <128x128>
+      : tensor<7168x4096xf8E4M3FN>, tensor<56x32xf32> -> tensor<4096x7168xf8E4M3FN>, tensor<32x56xf32>
+  %u, %us = fp8.transpose %g scale %gs granularity <per_column>
+      : tensor<4x?x256xf8E5M2>, tensor<4x1x256xf32> -> tensor<4x256x?xf8E5M2>, tensor<4x256x1xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Annotations (the pipeline's discardable attributes)
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @annotated
+// CHECK-SAME: {fp8.weight}
+// CHECK-SAME: {fp8.amax_history}
+// CHECK-SAME: attributes {fp8.recipe = #fp8.recipe<a = <f8E4M3FN, <1x128>>, b = <f8E4M3FN, <128x128>>, promotion_interval = 128>}
+func.func @annotated(%w: tensor<8x8xbf16> {fp8.weight}, %h: tensor<16xf32> {fp8.amax_history})
+    attributes {fp8.recipe = #fp8.recipe<a = <f8E4M3FN, <1x128>>, b = <f8E4M3FN, <128x128>>, promotion_interval = 128>} {
+  return
+}
