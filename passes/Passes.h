@@ -18,6 +18,9 @@ namespace mlir::fp8 {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// Registers the fp8-compile pipeline (passes/Pipelines.cpp).
+void registerFP8Pipelines();
+
 } // namespace mlir::fp8
 
 #endif // FP8_PASSES_PASSES_H

@@ -2,15 +2,161 @@
 //
 // Every pass of the toolkit, declared here (STYLE.md): name `fp8-<verb>-<noun>`,
 // options in `let options` (kebab-case on the command line), complete
-// `dependentDialects`, one .cpp per pass. None has landed yet; the
-// registration (registerFP8Passes, called by tools/common/RegisterAll.cpp)
-// and the generated docs (docs/generated/FP8Passes.md) are in place for the
-// first one.
+// `dependentDialects`, one .cpp per pass. The registered pipeline
+// `fp8-compile` (passes/Pipelines.cpp) runs them in order; registerFP8Passes
+// is called by tools/common/RegisterAll.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_PASSES_PASSES_TD
 #define FP8_PASSES_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def FP8QuantizeAnnotated : Pass<"fp8-quantize-annotated", "ModuleOp"> {
+  let summary = "turns matmuls annotated with an FP8 recipe into "
+                "fp8.quantize + fp8.scaled_matmul";
+  let description = [{
+    Every matmul-family op (`linalg.matmul` with or without indexing maps,
+    `linalg.batch_matmul`, any linalg contraction with one M, N and K
+    dimension and at most one batch dimension) that carries an
+    `fp8.recipe = #fp8.recipe<...>` attribute, or sits in a function that
+    carries one as its default, becomes:
+
+    * an `fp8.quantize` of each operand with the recipe's format,
+      granularity (stated in the logical frame, A as `[M, K]`, B as
+      `[N, K]`, mapped to the operand as stored) and scaling. Activations
+      are quantized on every call; an operand quantized for several matmuls
+      with the same recipe is quantized once. Delayed scaling adds an amax
+      history to the function (an argument marked `{fp8.amax_history}` and
+      the matching result).
+    * operands that are weights (function arguments marked `{fp8.weight}`)
+      are quantized once, at the top of the function (a prepare step of the
+      plan); constant weights (`arith.constant dense<...>`) are quantized at
+      compile time into FP8 and scale constants (`fold-constants`), with the
+      original kept as `fp8.source` for the reference.
+    * an `fp8.scaled_matmul` (or, for batched matmuls, an
+      `fp8.grouped_scaled_matmul masked` whose every group is full) with the
+      recipe's promotion interval, accumulating into the matmul's init when
+      that is not a zero fill.
+
+    Unannotated ops are left alone. A recipe on an op that is not a matmul,
+    operands that are not bf16/f16/f32, a result type other than the
+    recipe's `out`, or shapes the recipe cannot cover are errors naming the
+    op.
+
+    ```mlir
+    // Before:
+    %y = linalg.matmul indexing_maps = [#mk, #nk, #mn]
+           ins(%x, %w : tensor<?x4096xbf16>, tensor<11008x4096xbf16>)
+           outs(%zero : tensor<?x11008xbf16>) -> tensor<?x11008xbf16>
+    // After (DeepSeek recipe):
+    %wq, %ws = fp8.quantize %w granularity <128x128> ...
+    %xq, %xs = fp8.quantize %x granularity <1x128> ...
+    %y = fp8.scaled_matmul %xq scale %xs granularity <1x128>,
+                           %wq scale %ws granularity <128x128>
+           promotion_interval 128 : ...
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::fp8::FP8Dialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let options = [
+    Option<"foldConstants", "fold-constants", "bool", /*default=*/"true",
+           "Quantize constant weights at compile time (else in the plan's "
+           "prepare steps)">,
+  ];
+}
+
+def FP8VerifyTarget : Pass<"fp8-verify-target", "ModuleOp"> {
+  let summary = "checks FP8 ops against a GPU target and makes operands "
+                "K-major";
+  let description = [{
+    Checks every `fp8.scaled_matmul` and `fp8.grouped_scaled_matmul` against
+    what the target's tensor cores and TMA can do, with a diagnostic naming
+    the op and the rule:
+
+    * MX (1x32 blocks with UE8M0 scales along K) needs `sm_100a`: Hopper's
+      FP8 `wgmma` has no block-scaled form;
+    * on `sm_90a`, scales that vary along K change at most once per
+      128-wide k-block, and B's scale blocks along N are 1, whole or a
+      multiple of 8 (the generator's rules, codegen/Sm90Gemm.h);
+    * K is a multiple of 16: TMA moves rows of 16-byte multiples.
+
+    FP8 `wgmma` (and the toolkit's `tcgen05` kernels) read both operands
+    K-major from shared memory, so an operand stored MN-major gets an
+    `fp8.transpose` (codes and scales) in front of the GEMM, which then
+    reads it K-major: the on-demand transpose (of a weight, it runs once,
+    in the plan's prepare steps). The module records the target as
+    `fp8.target`.
+  }];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect", "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
+           "Target architecture: sm_90a (Hopper) or sm_100a (Blackwell)">,
+  ];
+}
+
+def FP8SelectConfig : Pass<"fp8-select-config", "ModuleOp"> {
+  let summary = "chooses the tile configuration of every FP8 GEMM";
+  let description = [{
+    Gives every `fp8.scaled_matmul` (and full-batch grouped matmul) a tile
+    configuration, visible as `fp8.tile = {block_m = ..., ...}` (the
+    KernelSpec's `tile`, codegen/KernelSpec.h) and `fp8.tile_source`:
+
+    * from the tuning database `tuning-db` when it has the op's recipe: the
+      entry with the same N and K and the nearest M, else the nearest shape
+      (checked against the generator's rules; an illegal entry is a warning
+      and falls back to the heuristic);
+    * else the runtime's heuristic (codegen/Heuristics.h) for `sm-count`
+      SMs.
+
+    A dynamic M is configured for `m-hint` rows; `m-hint=0` leaves the
+    choice to the runtime at launch, for the actual M
+    (`fp8.tile_source = "runtime"`). Needs the module's `fp8.target`
+    (run `--fp8-verify-target` first).
+  }];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
+  let options = [
+    Option<"tuningDb", "tuning-db", "std::string", /*default=*/"\"\"",
+           "Tuning database (JSON, docs/pipeline.md); empty: the heuristic">,
+    Option<"smCount", "sm-count", "int", /*default=*/"132",
+           "SMs of the target GPU (132: H100 SXM)">,
+    Option<"mHint", "m-hint", "int64_t", /*default=*/"4096",
+           "Rows a dynamic M is configured for; 0: let the runtime choose">,
+  ];
+}
+
+def FP8OutlineKernels : Pass<"fp8-outline-kernels", "ModuleOp"> {
+  let summary = "gives every step of the graph its kernel spec";
+  let description = [{
+    Attaches to every op that becomes a kernel its spec, in codegen's terms,
+    as `fp8.kernel = {kind = ..., name = ..., spec = {...}}`:
+
+    * `fp8.scaled_matmul` (and full-batch grouped matmuls): a GEMM
+      KernelSpec (codegen/KernelSpec.h), checked by the generator;
+    * `fp8.quantize`, `fp8.transpose`: an ElementwiseSpec
+      (codegen/Elementwise.h);
+    * elementwise ops (`linalg.generic` and named linalg ops whose maps are
+      identities and iterators parallel, arith/math ops on tensors; bodies
+      of arith and math float ops): an elementwise program. With
+      `fuse-elementwise`, an elementwise op whose only user is an
+      `fp8.quantize` is fused into it (one pass over memory saved): it is
+      marked `fp8.fused_into = "<kernel>"` and the quantize kernel computes
+      it.
+
+    Every other op in a function must be one the plan needs no kernel for
+    (`tensor.empty`, `tensor.dim`, constants, index casts, `tensor.splat`,
+    `func.return`); anything else is an error naming the op: the runtime
+    could not execute it.
+  }];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
+  let options = [
+    Option<"fuseElementwise", "fuse-elementwise", "bool", /*default=*/"true",
+           "Fuse an elementwise op into the fp8.quantize that is its only "
+           "user">,
+  ];
+}
 
 #endif // FP8_PASSES_PASSES_TD

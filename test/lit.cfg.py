@@ -21,9 +21,16 @@ config.environment["FP8_CACHE_DIR"] = os.path.join(config.test_exec_root, "jit-c
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "CUDA_HOME"])
 llvm_config.use_default_substitutions()
 
+# `not`, `count` and friends where a RUN line starts with them.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
 tool_dirs = [config.fp8_tools_dir, config.llvm_tools_dir]
 tools = ["fp8-opt"]
 for optional in ["fp8-translate", "fp8-numerics", "fp8-run", "fp8-tune", "fp8-bench", "fp8-codegen"]:
     if os.path.exists(os.path.join(config.fp8_tools_dir, optional)):
         tools.append(optional)
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# A GPU with its driver: tests that need its absence say UNSUPPORTED: gpu.
+if os.path.exists("/dev/nvidiactl"):
+    config.available_features.add("gpu")

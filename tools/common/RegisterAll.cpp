@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -16,12 +17,13 @@
 
 void mlir::fp8::registerAllDialects(DialectRegistry &registry) {
   registry.insert<fp8::FP8Dialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, func::FuncDialect,
-                  linalg::LinalgDialect, math::MathDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
                   tensor::TensorDialect>();
 }
 
 void mlir::fp8::registerAllPasses() {
   registerFP8Passes();
+  registerFP8Pipelines();
   registerTransformsPasses();
 }

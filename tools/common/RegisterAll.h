@@ -16,7 +16,7 @@ class DialectRegistry;
 namespace mlir::fp8 {
 
 /// Inserts `fp8` and the upstream dialects the passes produce or consume:
-/// func, arith, math, tensor, linalg, bufferization.
+/// func, cf, arith, math, tensor, linalg, bufferization.
 void registerAllDialects(DialectRegistry &registry);
 
 /// Registers the fp8 passes and the upstream ones worth running between

@@ -1,0 +1,189 @@
+//===- OutlineKernels.cpp - --fp8-outline-kernels -------------------------===//
+//
+// One kernel per step: a GEMM KernelSpec on every FP8 GEMM, an
+// ElementwiseSpec on every quantize, transpose and elementwise op (an
+// elementwise op feeding only a quantize is fused into it), each as an
+// fp8.kernel attribute. Any other op is one the runtime cannot execute: an
+// error naming it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/ElementwiseProgram.h"
+#include "passes/KernelAttrs.h"
+#include "passes/Passes.h"
+
+#include "codegen/Elementwise.h"
+#include "codegen/Gemm.h"
+#include "dialect/FP8Ops.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8OUTLINEKERNELS
+#include "passes/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+
+/// Ops a plan needs no kernel for: shapes, constants, the return.
+bool needsNoKernel(Operation *op) {
+  return isa<tensor::EmptyOp, tensor::DimOp, tensor::SplatOp, arith::ConstantOp,
+             arith::IndexCastOp, func::ReturnOp>(op);
+}
+
+struct OutlineKernelsPass
+    : mlir::fp8::impl::FP8OutlineKernelsBase<OutlineKernelsPass> {
+  using FP8OutlineKernelsBase::FP8OutlineKernelsBase;
+
+  ::fp8::Arch arch = ::fp8::Arch::SM90a;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<::fp8::Arch> target = getTarget(module);
+    if (!target) {
+      module.emitError("expected the module's 'fp8.target' (run "
+                       "--fp8-verify-target{arch=...} first)");
+      return signalPassFailure();
+    }
+    arch = *target;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.isExternal() && failed(outline(fn)))
+        return signalPassFailure();
+  }
+
+  LogicalResult outline(func::FuncOp fn) {
+    if (!fn.getBody().hasOneBlock())
+      return fn.emitError("expected a single-block function, found ")
+             << fn.getBody().getBlocks().size() << " blocks";
+    Block &body = fn.getBody().front();
+    // Which elementwise op each quantize absorbs.
+    llvm::DenseMap<Operation *, ElementwiseMatch> fused;
+    if (fuseElementwise)
+      for (auto q : body.getOps<QuantizeOp>()) {
+        Operation *def = q.getInput().getDefiningOp();
+        if (!def || def->getBlock() != &body || !def->hasOneUse() ||
+            !isElementwiseCandidate(def))
+          continue;
+        std::string why;
+        FailureOr<ElementwiseMatch> m = matchElementwise(def, why);
+        if (succeeded(m))
+          fused[q] = std::move(*m);
+      }
+    llvm::DenseMap<Operation *, std::string> fusedInto;
+    for (Operation &op : body) {
+      LogicalResult ok = success();
+      if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op)) {
+        ok = outlineGemm(&op);
+      } else if (auto q = dyn_cast<QuantizeOp>(op)) {
+        auto it = fused.find(q);
+        ok = outlineQuantize(q, it == fused.end() ? nullptr : &it->second);
+        if (succeeded(ok) && it != fused.end())
+          fusedInto[it->second.result.getDefiningOp()] = getKernel(q)->name;
+      } else if (auto t = dyn_cast<TransposeOp>(op)) {
+        ::fp8::ElementwiseSpec spec;
+        spec.kind = ::fp8::AuxKind::Transpose;
+        spec.arch = arch;
+        spec.quant.format = *elementDType(t.getInput());
+        spec.quant.granularity = toRecipe(t.getGranularity());
+        setKernel(t, "transpose", spec.kernelName(), ::fp8::toJSON(spec));
+      } else if (isElementwiseCandidate(&op)) {
+        ok = outlineElementwise(&op, fused);
+      } else if (!needsNoKernel(&op)) {
+        ok = op.emitError("the runtime cannot execute '")
+             << op.getName()
+             << "': a plan runs FP8 GEMMs, quantize, transpose and "
+                "elementwise steps only";
+      }
+      if (failed(ok))
+        return failure();
+    }
+    Builder b(fn.getContext());
+    for (auto &[op, name] : fusedInto)
+      op->setAttr(kFusedIntoAttr, b.getStringAttr(name));
+    return success();
+  }
+
+  LogicalResult outlineGemm(Operation *op) {
+    int64_t batch = 1;
+    std::string why;
+    FailureOr<::fp8::KernelSpec> spec = gemmSpecOf(op, arch, batch, why);
+    if (failed(spec))
+      return op->emitOpError("cannot run on the runtime: ") << why;
+    auto source = op->getAttrOfType<StringAttr>(kTileSourceAttr);
+    const bool runtimeTile = source && source.getValue() == "runtime";
+    if (!runtimeTile && !op->hasAttr(kTileAttr))
+      return op->emitOpError("expected a tile configuration (run "
+                             "--fp8-select-config first)");
+    ::fp8::KernelSpec check = *spec;
+    if (runtimeTile) {
+      // The runtime picks the tile for the actual M; the recipe and shape
+      // must suit the generator whatever it picks.
+      check.m = 4096;
+      check.tile = ::fp8::selectConfig(check, 132).tile;
+      spec->tile = check.tile;
+    }
+    if (::fp8::Status s = ::fp8::checkGemmSpec(check); !s)
+      return op->emitOpError("has no kernel on ")
+             << ::fp8::toString(arch) << ": " << s.message();
+    setKernel(op, "gemm", spec->kernelName(), ::fp8::toJSON(*spec));
+    return success();
+  }
+
+  LogicalResult outlineQuantize(QuantizeOp q, const ElementwiseMatch *fused) {
+    if (q.getStats())
+      return q.emitOpError("cannot run on the runtime: its quantize kernels "
+                           "do not compute the statistics (the 'stats' "
+                           "result)");
+    if (q.getScaling().isDelayed() &&
+        cast<RankedTensorType>(q.getInput().getType()).getRank() != 2)
+      return q.emitOpError("cannot run on the runtime: delayed scaling of a "
+                           "stack of matrices (its kernels keep one amax "
+                           "history per matrix)");
+    ::fp8::ElementwiseSpec spec;
+    spec.kind = ::fp8::AuxKind::Quantize;
+    spec.arch = arch;
+    spec.quant.format = *elementDType(q.getOutput());
+    spec.quant.granularity = toRecipe(q.getGranularity());
+    spec.quant.mode = toRecipe(q.getScaling().getMode());
+    spec.quant.delayed = toDelayedScaling(q.getScaling());
+    if (fused) {
+      spec.program = fused->program;
+    } else {
+      std::optional<::fp8::DType> t = elementDType(q.getInput());
+      spec.program = ::fp8::EwProgram::identity(*t);
+    }
+    if (::fp8::Status s = ::fp8::checkElementwiseSpec(spec); !s)
+      return q.emitOpError("has no kernel: ") << s.message();
+    setKernel(q, "quantize", spec.kernelName(), ::fp8::toJSON(spec));
+    return success();
+  }
+
+  LogicalResult outlineElementwise(
+      Operation *op,
+      const llvm::DenseMap<Operation *, ElementwiseMatch> &fused) {
+    for (const auto &entry : fused)
+      if (entry.second.result.getDefiningOp() == op)
+        return success(); // computed by the quantize kernel
+    std::string why;
+    FailureOr<ElementwiseMatch> m = matchElementwise(op, why);
+    if (failed(m))
+      return op->emitError("the runtime cannot execute '")
+             << op->getName() << "': " << why;
+    ::fp8::ElementwiseSpec spec;
+    spec.kind = ::fp8::AuxKind::Elementwise;
+    spec.arch = arch;
+    spec.program = m->program;
+    spec.out = *elementDType(op->getResult(0));
+    setKernel(op, "elementwise", spec.kernelName(), ::fp8::toJSON(spec));
+    return success();
+  }
+};
+
+} // namespace

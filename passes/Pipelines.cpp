@@ -1,0 +1,64 @@
+//===- Pipelines.cpp - The registered fp8 pipelines -----------------------===//
+//
+// --fp8-compile{arch=... tuning-db=... sm-count=... m-hint=...
+//               fuse-elementwise=... fold-constants=...}: the whole lowering
+// of an annotated model graph, from linalg matmuls with #fp8.recipe to
+// kernel specs, ready for fp8-translate --fp8-to-plan / --fp8-to-cuda.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+struct CompileOptions : public PassPipelineOptions<CompileOptions> {
+  Option<std::string> arch{*this, "arch",
+                           llvm::cl::desc("Target: sm_90a or sm_100a"),
+                           llvm::cl::init("sm_90a")};
+  Option<std::string> tuningDb{
+      *this, "tuning-db",
+      llvm::cl::desc("Tuning database (JSON); empty: the heuristic"),
+      llvm::cl::init("")};
+  Option<int> smCount{*this, "sm-count",
+                      llvm::cl::desc("SMs of the target GPU"),
+                      llvm::cl::init(132)};
+  Option<int64_t> mHint{
+      *this, "m-hint",
+      llvm::cl::desc("Rows a dynamic M is configured for; 0: the runtime "
+                     "chooses"),
+      llvm::cl::init(4096)};
+  Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse elementwise ops into the quantize they feed"),
+      llvm::cl::init(true)};
+  Option<bool> foldConstants{
+      *this, "fold-constants",
+      llvm::cl::desc("Quantize constant weights at compile time"),
+      llvm::cl::init(true)};
+};
+
+void buildCompilePipeline(OpPassManager &pm, const CompileOptions &o) {
+  pm.addPass(createFP8QuantizeAnnotated({o.foldConstants}));
+  // The matmuls' zero inits and duplicate quantizes go away here.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createFP8VerifyTarget({o.arch}));
+  pm.addPass(createFP8SelectConfig({o.tuningDb, o.smCount, o.mHint}));
+  pm.addPass(createFP8OutlineKernels({o.fuseElementwise}));
+}
+} // namespace
+
+void mlir::fp8::registerFP8Pipelines() {
+  PassPipelineRegistration<CompileOptions>(
+      "fp8-compile",
+      "Lowers an FP8-annotated model graph to kernel specs: quantize, verify "
+      "for the target, select tiles, outline kernels",
+      buildCompilePipeline);
+}

@@ -1,0 +1,461 @@
+//===- QuantizeAnnotated.cpp - --fp8-quantize-annotated -------------------===//
+//
+// Annotated matmul-family linalg ops -> fp8.quantize of each operand +
+// fp8.scaled_matmul (or a full-batch fp8.grouped_scaled_matmul). Passes.td
+// has the contract; this file the mechanics: operand layouts from the
+// contraction's indexing maps, one quantize per (value, granularity,
+// format, scaling), weights quantized at the top of the function,
+// constants folded with the CPU oracle (runtime/numerics), delayed scaling
+// threaded through a new function argument and result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/KernelAttrs.h"
+#include "passes/Passes.h"
+
+#include "codegen/RecipeRules.h"
+#include "dialect/FP8Ops.h"
+#include "runtime/numerics/Quantize.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+
+#include <map>
+#include <tuple>
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8QUANTIZEANNOTATED
+#include "passes/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+
+/// One operand of the matmul, as the contraction reads it.
+struct OperandInfo {
+  Value value;
+  ::fp8::Layout layout = ::fp8::Layout::KMajor;
+};
+
+std::string typeString(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// A codegen shape as an MLIR one.
+SmallVector<int64_t> toMlirShape(const ::fp8::Shape &s) {
+  SmallVector<int64_t> out;
+  for (int64_t d : s)
+    out.push_back(d == ::fp8::kDynamic ? ShapedType::kDynamic : d);
+  return out;
+}
+
+bool isWideFloat(Type t) {
+  return isa<BFloat16Type, Float16Type, Float32Type>(t);
+}
+
+/// True when `init` is a matmul init that holds zeros (a zero fill, or an
+/// empty tensor, whose contents the pipeline defines as zero).
+bool isZeroInit(Value init) {
+  if (init.getDefiningOp<tensor::EmptyOp>())
+    return true;
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  return matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+         matchPattern(fill.getInputs()[0], m_Zero());
+}
+
+class FunctionLowering {
+public:
+  FunctionLowering(func::FuncOp fn, bool foldConstants)
+      : fn_(fn), foldConstants_(foldConstants), b_(fn.getContext()) {}
+
+  LogicalResult run() {
+    RecipeAttr defaultRecipe = fn_->getAttrOfType<RecipeAttr>(kRecipeAttr);
+    SmallVector<linalg::LinalgOp> ops;
+    fn_.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    bool any = false;
+    for (linalg::LinalgOp op : ops) {
+      auto own = op->getAttrOfType<RecipeAttr>(kRecipeAttr);
+      RecipeAttr recipe = own ? own : defaultRecipe;
+      if (!recipe)
+        continue;
+      if (!linalg::isaContractionOpInterface(op)) {
+        if (own)
+          return op->emitError("expected 'fp8.recipe' on a matmul-family op "
+                               "(a linalg contraction such as linalg.matmul "
+                               "or linalg.batch_matmul), found '")
+                 << op->getName() << "'";
+        continue; // the function's default is for its matmuls
+      }
+      if (!any && !fn_.getBody().hasOneBlock())
+        return fn_.emitError("expected a single-block function body to "
+                             "quantize its matmuls, found ")
+               << fn_.getBody().getBlocks().size() << " blocks";
+      any = true;
+      if (failed(lower(op, recipe)))
+        return failure();
+    }
+    return finishHistories();
+  }
+
+private:
+  /// The layouts of A and B from the contraction's maps.
+  LogicalResult classify(linalg::LinalgOp op, OperandInfo &a, OperandInfo &b,
+                         bool &batched) {
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+        dims->k.size() != 1 || dims->batch.size() > 1 ||
+        op.getNumDpsInputs() != 2)
+      return op->emitError("expected a matmul with one M, one N and one K "
+                           "dimension and at most one batch dimension");
+    batched = !dims->batch.empty();
+    const unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
+    auto results = [](AffineMap map) {
+      SmallVector<unsigned> r;
+      for (AffineExpr e : map.getResults()) {
+        auto d = dyn_cast<AffineDimExpr>(e);
+        r.push_back(d ? d.getPosition() : ~0u);
+      }
+      return r;
+    };
+    SmallVector<unsigned> lead;
+    if (batched)
+      lead.push_back(dims->batch[0]);
+    auto match = [&](AffineMap map, unsigned x, unsigned y,
+                     ::fp8::Layout &layout) {
+      SmallVector<unsigned> r = results(map);
+      SmallVector<unsigned> kMajor(lead), mnMajor(lead);
+      kMajor.append({x, y});
+      mnMajor.append({y, x});
+      if (r == kMajor) {
+        layout = ::fp8::Layout::KMajor;
+        return true;
+      }
+      if (r == mnMajor) {
+        layout = ::fp8::Layout::MNMajor;
+        return true;
+      }
+      return false;
+    };
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    a.value = op.getDpsInputs()[0];
+    b.value = op.getDpsInputs()[1];
+    if (!match(maps[0], m, k, a.layout) || !match(maps[1], n, k, b.layout))
+      return op->emitError("expected A indexed [batch, M, K] or [batch, K, M] "
+                           "and B [batch, N, K] or [batch, K, N] (batch "
+                           "outermost, when there is one)");
+    SmallVector<unsigned> c(lead);
+    c.append({m, n});
+    if (results(maps[2]) != c)
+      return op->emitError("expected the result indexed [batch, M, N]");
+    return success();
+  }
+
+  bool isWeight(Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &fn_.getBody().front() &&
+           fn_.getArgAttr(arg.getArgNumber(), kWeightAttr);
+  }
+
+  /// Quantizes `v` (stored with granularity `g`) as `q` says, once per
+  /// (value, granularity, format, scaling).
+  FailureOr<std::pair<Value, Value>>
+  quantize(Operation *user, Value v, GranularityAttr g, QuantRecipeAttr q) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto cst = v.getDefiningOp<arith::ConstantOp>();
+    DenseElementsAttr data =
+        cst ? dyn_cast<DenseElementsAttr>(cst.getValue()) : DenseElementsAttr();
+    const bool constant = foldConstants_ && data && type.hasStaticShape();
+    const bool once = constant || isWeight(v);
+    ScalingAttr scaling = q.getScaling();
+    // Weights are quantized once: delayed scaling would have one step, whose
+    // scale is the current one (the history starts empty).
+    if (once)
+      scaling = ScalingAttr::get(b_.getContext(), ScalingMode::Current);
+    if (scaling.isDelayed() && type.getRank() != 2)
+      return user->emitError("expected delayed scaling on a rank-2 operand "
+                             "(one amax history per tensor), found ")
+             << type;
+    auto key = std::make_tuple(v.getAsOpaquePointer(), g.getAsOpaquePointer(),
+                               q.getFormat().getAsOpaquePointer(),
+                               scaling.getAsOpaquePointer());
+    if (auto it = cache_.find(key); it != cache_.end())
+      return it->second;
+
+    const ::fp8::Granularity gran = toRecipe(g);
+    const ::fp8::Shape scaleShape =
+        ::fp8::scaleShapeFor(toRecipeShape(type.getShape()), gran);
+    Type scaleElem = gran.scale == ::fp8::ScaleFormat::UE8M0
+                         ? Type(b_.getType<Float8E8M0FNUType>())
+                         : Type(b_.getF32Type());
+    auto codesType = RankedTensorType::get(type.getShape(), q.getFormat());
+    auto scaleType = RankedTensorType::get(toMlirShape(scaleShape), scaleElem);
+
+    std::pair<Value, Value> result;
+    if (constant) {
+      FailureOr<std::pair<Value, Value>> folded =
+          fold(cst, data, codesType, scaleType, gran, q);
+      if (failed(folded))
+        return failure();
+      result = *folded;
+    } else {
+      OpBuilder::InsertionGuard guard(b_);
+      // Arguments are quantized at the top of the function, in the order
+      // they are met; values right after their definition.
+      const bool argument = isa<BlockArgument>(v);
+      if (argument && lastArgumentQuantize_)
+        b_.setInsertionPointAfter(lastArgumentQuantize_);
+      else if (argument)
+        b_.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+      else
+        b_.setInsertionPointAfter(v.getDefiningOp());
+      Value history;
+      Type historyType;
+      if (scaling.isDelayed()) {
+        historyType =
+            RankedTensorType::get({scaling.getHistory()}, b_.getF32Type());
+        const unsigned index = fn_.getNumArguments();
+        // Appending an argument to a func.func cannot fail.
+        (void)fn_.insertArgument(index, historyType,
+                                 b_.getDictionaryAttr({b_.getNamedAttr(
+                                     kHistoryAttr, b_.getUnitAttr())}),
+                                 v.getLoc());
+        history = fn_.getArgument(index);
+      }
+      auto qop =
+          QuantizeOp::create(b_, v.getLoc(), codesType, scaleType, historyType,
+                             Type(), v, history, g, scaling);
+      if (argument)
+        lastArgumentQuantize_ = qop;
+      if (history)
+        histories_.push_back(
+            {cast<BlockArgument>(history).getArgNumber(), qop.getNewHistory()});
+      result = {qop.getOutput(), qop.getScale()};
+    }
+    cache_[key] = result;
+    return result;
+  }
+
+  /// Quantizes a constant at compile time with the CPU oracle.
+  FailureOr<std::pair<Value, Value>>
+  fold(arith::ConstantOp cst, DenseElementsAttr data,
+       RankedTensorType codesType, RankedTensorType scaleType,
+       const ::fp8::Granularity &gran, QuantRecipeAttr q) {
+    std::vector<float> values;
+    values.reserve(size_t(data.getNumElements()));
+    for (APFloat f : data.getValues<APFloat>())
+      values.push_back(float(f.convertToDouble()));
+    const ArrayRef<int64_t> shape = codesType.getShape();
+    const int64_t groups = shape.size() == 3 ? shape[0] : 1;
+    const int64_t rows = shape[shape.size() - 2], cols = shape.back();
+    ::fp8::QuantRecipe recipe;
+    recipe.format = *toDType(q.getFormat());
+    recipe.granularity = gran;
+    std::vector<char> codes, scales;
+    for (int64_t g = 0; g < groups; ++g) {
+      ::fp8::Expected<::fp8::numerics::QuantizedTensor> r =
+          ::fp8::numerics::quantize(values.data() + g * rows * cols, rows, cols,
+                                    recipe);
+      if (!r)
+        return cst.emitError("cannot quantize this constant at compile time: ")
+               << r.message();
+      codes.insert(codes.end(), r->codes.begin(), r->codes.end());
+      if (gran.scale == ::fp8::ScaleFormat::UE8M0) {
+        scales.insert(scales.end(), r->scaleCodes.begin(), r->scaleCodes.end());
+      } else {
+        const char *p = reinterpret_cast<const char *>(r->scales.data());
+        scales.insert(scales.end(), p, p + r->scales.size() * sizeof(float));
+      }
+    }
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPointAfter(cst);
+    auto codesAttr = DenseElementsAttr::getFromRawBuffer(codesType, codes);
+    auto scaleAttr = DenseElementsAttr::getFromRawBuffer(scaleType, scales);
+    auto c = arith::ConstantOp::create(b_, cst.getLoc(), codesAttr);
+    c->setAttr(kSourceAttr, data);
+    auto s = arith::ConstantOp::create(b_, cst.getLoc(), scaleAttr);
+    return std::make_pair(c.getResult(), s.getResult());
+  }
+
+  LogicalResult lower(linalg::LinalgOp op, RecipeAttr recipe) {
+    OperandInfo a, b;
+    bool batched = false;
+    if (failed(classify(op, a, b, batched)))
+      return failure();
+    for (auto [name, v] :
+         {std::pair<const char *, Value>{"A", a.value}, {"B", b.value}}) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      if (!t || !isWideFloat(t.getElementType()))
+        return op->emitError("expected bf16, f16 or f32 operands to quantize, "
+                             "found ")
+               << name << " of type " << v.getType();
+    }
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    if (resultType.getElementType() != recipe.getOut())
+      return op->emitError("expected the result element type (")
+             << resultType.getElementType() << ") to be the recipe's out ("
+             << recipe.getOut()
+             << "): state `out = " << typeString(resultType.getElementType())
+             << "` in the recipe";
+    Value init = op.getDpsInits()[0];
+    const bool accumulate = !isZeroInit(init);
+    if (accumulate && batched)
+      return op->emitError("expected a zero init for a batched matmul "
+                           "(grouped FP8 GEMMs do not accumulate)");
+
+    MLIRContext *ctx = op->getContext();
+    auto storedGran = [&](QuantRecipeAttr q, ::fp8::Layout layout) {
+      return fromRecipe(
+          ctx, ::fp8::logicalGranularity(toRecipe(q.getGranularity()), layout));
+    };
+    GranularityAttr ga = storedGran(recipe.getA(), a.layout);
+    GranularityAttr gb = storedGran(recipe.getB(), b.layout);
+
+    // The arguments as the GEMM rules see them, checked before any IR is
+    // built so that the pass never leaves an invalid op behind. (The linalg
+    // and recipe verifiers already guarantee what this checks; it is the
+    // pass's own safety net, which no valid input reaches.)
+    ::fp8::ScaledGemmArgs args;
+    args.kind =
+        batched ? ::fp8::GemmKind::GroupedMasked : ::fp8::GemmKind::Dense;
+    args.a = {*toDType(recipe.getA().getFormat()), a.layout, toRecipe(ga)};
+    args.b = {*toDType(recipe.getB().getFormat()), b.layout, toRecipe(gb)};
+    args.aShape = toRecipeShape(cast<ShapedType>(a.value.getType()).getShape());
+    args.bShape = toRecipeShape(cast<ShapedType>(b.value.getType()).getShape());
+    args.aScaleShape = ::fp8::scaleShapeFor(args.aShape, args.a.granularity);
+    args.bScaleShape = ::fp8::scaleShapeFor(args.bShape, args.b.granularity);
+    auto scaleDType = [](const ::fp8::Granularity &g) {
+      return g.scale == ::fp8::ScaleFormat::UE8M0 ? ::fp8::DType::UE8M0
+                                                  : ::fp8::DType::F32;
+    };
+    args.aScaleType = scaleDType(args.a.granularity);
+    args.bScaleType = scaleDType(args.b.granularity);
+    args.dShape = toRecipeShape(resultType.getShape());
+    args.out = *toDType(resultType.getElementType());
+    args.promotionInterval = recipe.getPromotionInterval();
+    if (batched) {
+      if (args.aShape[0] == ::fp8::kDynamic)
+        return op->emitError("expected a static batch count, found ")
+               << a.value.getType();
+      args.groupShape = {args.aShape[0]};
+    }
+    if (::fp8::Status s = ::fp8::checkScaledGemm(args); !s)
+      return op->emitError("cannot lower to an FP8 GEMM: ") << s.message();
+
+    FailureOr<std::pair<Value, Value>> qa =
+        quantize(op, a.value, ga, recipe.getA());
+    if (failed(qa))
+      return failure();
+    FailureOr<std::pair<Value, Value>> qb =
+        quantize(op, b.value, gb, recipe.getB());
+    if (failed(qb))
+      return failure();
+
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(op);
+    IntegerAttr interval;
+    if (std::optional<int64_t> p = recipe.getPromotionInterval())
+      interval = b_.getI64IntegerAttr(*p);
+    auto la = LayoutAttr::get(ctx, fromRecipe(a.layout));
+    auto lb = LayoutAttr::get(ctx, fromRecipe(b.layout));
+    Value result;
+    if (!batched) {
+      result = ScaledMatmulOp::create(b_, op->getLoc(), resultType, qa->first,
+                                      qa->second, qb->first, qb->second,
+                                      accumulate ? init : Value(), ga, gb, la,
+                                      lb, interval)
+                   .getResult();
+    } else {
+      // One full group per batch: valid_rows = M everywhere.
+      auto at = cast<RankedTensorType>(a.value.getType());
+      const int64_t mDim = a.layout == ::fp8::Layout::KMajor ? 1 : 2;
+      auto groupsType =
+          RankedTensorType::get({at.getDimSize(0)}, b_.getI32Type());
+      Value groups;
+      if (!at.isDynamicDim(mDim)) {
+        groups = arith::ConstantOp::create(
+            b_, op->getLoc(),
+            DenseElementsAttr::get(groupsType, b_.getI32IntegerAttr(int32_t(
+                                                   at.getDimSize(mDim)))));
+      } else {
+        Value dim = tensor::DimOp::create(b_, op->getLoc(), a.value, mDim);
+        Value rows =
+            arith::IndexCastOp::create(b_, op->getLoc(), b_.getI32Type(), dim);
+        groups = tensor::SplatOp::create(b_, op->getLoc(), groupsType, rows);
+      }
+      auto g = GroupedScaledMatmulOp::create(
+          b_, op->getLoc(), resultType,
+          GroupModeAttr::get(ctx, GroupMode::Masked), groups, qa->first,
+          qa->second, qb->first, qb->second, ga, gb, la, lb, interval);
+      g->setAttr(kFullBatchAttr, b_.getUnitAttr());
+      result = g.getResult();
+    }
+    op->getResult(0).replaceAllUsesWith(result);
+    op->erase();
+    // The zero init may be dead now: a fill, then the empty tensor it fills.
+    Operation *def = init.getDefiningOp();
+    if (auto fill = dyn_cast_or_null<linalg::FillOp>(def)) {
+      def = fill.getOutputs()[0].getDefiningOp();
+      if (fill->use_empty())
+        fill->erase();
+      else
+        def = nullptr;
+    }
+    if (isa_and_nonnull<tensor::EmptyOp>(def) && def->use_empty())
+      def->erase();
+    return success();
+  }
+
+  /// Returns every new amax history from the function.
+  LogicalResult finishHistories() {
+    if (histories_.empty())
+      return success();
+    auto ret = cast<func::ReturnOp>(fn_.getBody().front().getTerminator());
+    for (auto [argIndex, history] : histories_) {
+      const unsigned index = fn_.getNumResults();
+      // Appending a result to a func.func cannot fail.
+      (void)fn_.insertResult(
+          index, history.getType(),
+          b_.getDictionaryAttr({b_.getNamedAttr(
+              kHistoryOfAttr, b_.getI64IntegerAttr(argIndex))}));
+      ret->insertOperands(ret->getNumOperands(), history);
+    }
+    return success();
+  }
+
+  func::FuncOp fn_;
+  bool foldConstants_;
+  OpBuilder b_;
+  std::map<std::tuple<const void *, const void *, const void *, const void *>,
+           std::pair<Value, Value>>
+      cache_;
+  SmallVector<std::pair<unsigned, Value>> histories_;
+  Operation *lastArgumentQuantize_ = nullptr;
+};
+
+struct QuantizeAnnotatedPass
+    : mlir::fp8::impl::FP8QuantizeAnnotatedBase<QuantizeAnnotatedPass> {
+  using FP8QuantizeAnnotatedBase::FP8QuantizeAnnotatedBase;
+
+  void runOnOperation() override {
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      if (failed(FunctionLowering(fn, foldConstants).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,269 @@
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics --fp8-outline-kernels | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics --fp8-outline-kernels=fuse-elementwise=false | FileCheck %s --check-prefix=NOFUSE
+
+#id = affine_map<(m, n) -> (m, n)>
+
+// A quantize, a GEMM, SwiGLU fused into the quantize it feeds (its only
+// user), and a residual add (arith on tensors) with a kernel of its own.
+// CHECK-LABEL: func.func @ffn
+// CHECK: fp8.quantize %{{.+}} granularity <1x128> {fp8.kernel = {kind = "quantize", name = "fp8_quant_e4m3_1x128_{{[0-9a-f]+}}", spec = {arch = "sm_90a", format = "e4m3fn", granularity = "1x128", kind = "quantize", program = {inputs = ["bf16"], ops = [], result = "in0"}, scaling = {mode = "current"}}}}
+// CHECK: fp8.scaled_matmul {{.*}}{fp8.kernel = {kind = "gemm", name = "fp8_gemm_sm90a_n256_k256_e4m3t1x128_e4m3t128x128_p128_bf16_128x128x128s4w2c1x1rn8", spec = {a = {format = "e4m3fn", granularity = "1x128", layout = "k_major"}, {{.*}}m = -1 : i64, n = 256 : i64, {{.*}}}}
+// CHECK: linalg.generic {{.*}} attrs =  {fp8.fused_into = "[[FUSED:fp8_quant_e4m3_1x128_fused_[0-9a-f]+]]"}
+// CHECK: fp8.quantize %{{.+}} granularity <1x128> {fp8.kernel = {kind = "quantize", name = "[[FUSED]]", spec = {{{.*}}program = {inputs = ["bf16", "bf16"], ops = [{args = ["in0"], op = "convert", type = "f32"}, {args = ["%0"], op = "neg", type = "f32"}, {args = ["%1"], op = "exp", type = "f32"}, {args = ["%2", 1], op = "add", type = "f32"}, {args = ["%0", "%3"], op = "div", type = "f32"}, {args = ["in1"], op = "convert", type = "f32"}, {args = ["%4", "%5"], op = "mul", type = "f32"}, {args = ["%6"], op = "convert", type = "bf16"}], result = "%7"}
+// CHECK: arith.addf %{{.+}}, %{{.+}} {fp8.kernel = {kind = "elementwise", name = "fp8_ew_bf16_{{[0-9a-f]+}}", spec = {arch = "sm_90a", kind = "elementwise", out = "bf16", program = {inputs = ["bf16", "bf16"], ops = [{args = ["in0", "in1"], op = "add", type = "bf16"}], result = "%0"}}}}
+// NOFUSE-LABEL: func.func @ffn
+// NOFUSE: linalg.generic {{.*}} attrs =  {fp8.kernel = {kind = "elementwise", name = "fp8_ew_bf16_{{[0-9a-f]+}}"
+// NOFUSE: fp8.quantize %{{.+}} granularity <1x128> {fp8.kernel = {kind = "quantize", name = "fp8_quant_e4m3_1x128_{{[0-9a-f]+}}", spec = {{{.*}}program = {inputs = ["bf16"], ops = [], result = "in0"}
+module attributes {fp8.target = "sm_90a"} {
+  func.func @ffn(%x: tensor<?x256xbf16>, %w: tensor<256x256xf8E4M3FN>, %ws: tensor<2x2xf32>,
+                 %u: tensor<?x256xbf16>) -> (tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<?x256xbf16>) {
+    %c0 = arith.constant 0 : index
+    %m = tensor.dim %x, %c0 : tensor<?x256xbf16>
+    %xq, %xs = fp8.quantize %x granularity <1x128> : tensor<?x256xbf16> -> tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
+    %g = fp8.scaled_matmul %xq scale %xs granularity <1x128>, %w scale %ws granularity <128x128>
+           promotion_interval 128 {fp8.tile = {block_m = 128, block_n = 128, block_k = 128, stages = 4}}
+        : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<256x256xf8E4M3FN>, tensor<2x2xf32> -> tensor<?x256xbf16>
+    %e = tensor.empty(%m) : tensor<?x256xbf16>
+    %h = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+           ins(%g, %u : tensor<?x256xbf16>, tensor<?x256xbf16>) outs(%e : tensor<?x256xbf16>) {
+    ^bb0(%a: bf16, %b: bf16, %o: bf16):
+      %af = arith.extf %a : bf16 to f32
+      %one = arith.constant 1.0 : f32
+      %n = arith.negf %af : f32
+      %ex = math.exp %n : f32
+      %d = arith.addf %ex, %one : f32
+      %s = arith.divf %af, %d : f32
+      %bf = arith.extf %b : bf16 to f32
+      %p = arith.mulf %s, %bf : f32
+      %r = arith.truncf %p : f32 to bf16
+      linalg.yield %r : bf16
+    } -> tensor<?x256xbf16>
+    %hq, %hs = fp8.quantize %h granularity <1x128> : tensor<?x256xbf16> -> tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
+    %y = arith.addf %x, %g : tensor<?x256xbf16>
+    return %hq, %hs, %y : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<?x256xbf16>
+  }
+}
+
+// -----
+
+#id = affine_map<(m, n) -> (m, n)>
+
+// GELU (tanh form) read more than once is not fused: an elementwise kernel;
+// a transpose; a GEMM whose tile the runtime picks.
+// CHECK-LABEL: func.func @gelu_transpose
+// CHECK: linalg.generic {{.*}}fp8.kernel = {kind = "elementwise", {{.*}}{args = ["%{{[0-9]+}}"], op = "tanh", type = "f32"}
+// CHECK: fp8.transpose {{.*}}{fp8.kernel = {kind = "transpose", name = "fp8_transpose_e4m3_wx1_{{[0-9a-f]+}}", spec = {arch = "sm_90a", format = "e4m3fn", granularity = "per_column", kind = "transpose"}}}
+// CHECK: fp8.scaled_matmul {{.*}}fp8.kernel = {kind = "gemm", {{.*}}fp8.tile_source = "runtime"
+module attributes {fp8.target = "sm_90a"} {
+  func.func @gelu_transpose(%x: tensor<64x128xf32>, %w: tensor<128x256xf8E4M3FN>, %ws: tensor<1x256xf32>)
+      -> (tensor<64x128xf32>, tensor<64x256xbf16>) {
+    %e = tensor.empty() : tensor<64x128xf32>
+    %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+           ins(%x : tensor<64x128xf32>) outs(%e : tensor<64x128xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %c0 = arith.constant 0.044715 : f32
+      %c1 = arith.constant 0.797884583 : f32
+      %half = arith.constant 0.5 : f32
+      %one = arith.constant 1.0 : f32
+      %a2 = arith.mulf %a, %a : f32
+      %a3 = arith.mulf %a2, %a : f32
+      %t0 = math.fma %c0, %a3, %a : f32
+      %t1 = arith.mulf %c1, %t0 : f32
+      %th = math.tanh %t1 : f32
+      %t2 = arith.addf %one, %th : f32
+      %t3 = arith.mulf %half, %a : f32
+      %r = arith.mulf %t3, %t2 : f32
+      linalg.yield %r : f32
+    } -> tensor<64x128xf32>
+    %yq, %ys = fp8.quantize %y granularity <per_row> : tensor<64x128xf32> -> tensor<64x128xf8E4M3FN>, tensor<64x1xf32>
+    %wt, %wts = fp8.transpose %w scale %ws granularity <per_column>
+        : tensor<128x256xf8E4M3FN>, tensor<1x256xf32> -> tensor<256x128xf8E4M3FN>, tensor<256x1xf32>
+    %d = fp8.scaled_matmul %yq scale %ys granularity <per_row>, %wt scale %wts granularity <per_row>
+           promotion_interval 128 {fp8.tile_source = "runtime"}
+        : tensor<64x128xf8E4M3FN>, tensor<64x1xf32>, tensor<256x128xf8E4M3FN>, tensor<256x1xf32> -> tensor<64x256xbf16>
+    return %y, %d : tensor<64x128xf32>, tensor<64x256xbf16>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{expected the module's 'fp8.target' (run --fp8-verify-target{arch=...} first)}}
+module {
+  func.func @no_target(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    return %x : tensor<8x8xf32>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @unsupported_op(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
+    // expected-error @+1 {{the runtime cannot execute 'tensor.extract_slice': a plan runs FP8 GEMMs, quantize, transpose and elementwise steps only}}
+    %s = tensor.extract_slice %x[0, 0] [4, 8] [1, 1] : tensor<8x8xf32> to tensor<4x8xf32>
+    return %s : tensor<4x8xf32>
+  }
+}
+
+// -----
+
+#id = affine_map<(m, n) -> (m, n)>
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @broadcast(%x: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<8x8xf32> {
+    %e = tensor.empty() : tensor<8x8xf32>
+    // expected-error @+1 {{the runtime cannot execute 'linalg.generic': expected identity indexing maps (the runtime's elementwise kernels do not broadcast or transpose)}}
+    %y = linalg.generic {indexing_maps = [#id, affine_map<(m, n) -> (n)>, #id], iterator_types = ["parallel", "parallel"]}
+           ins(%x, %b : tensor<8x8xf32>, tensor<8xf32>) outs(%e : tensor<8x8xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %r = arith.addf %a, %c : f32
+      linalg.yield %r : f32
+    } -> tensor<8x8xf32>
+    return %y : tensor<8x8xf32>
+  }
+}
+
+// -----
+
+#id = affine_map<(m, n) -> (m, n)>
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @unsupported_body(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    %e = tensor.empty() : tensor<8x8xf32>
+    // expected-error @+1 {{the runtime cannot execute 'linalg.generic': the runtime has no elementwise kernel for 'math.log' (supported: arith add/sub/mul/div/neg/maximum/minimum/maxnum/minnum/extf/truncf and math exp/tanh/erf/absf/sqrt/rsqrt/fma)}}
+    %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+           ins(%x : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = math.log %a : f32
+      linalg.yield %r : f32
+    } -> tensor<8x8xf32>
+    return %y : tensor<8x8xf32>
+  }
+}
+
+// -----
+
+#id = affine_map<(m, n) -> (m, n)>
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @captured(%x: tensor<8x8xf32>, %s: f32) -> tensor<8x8xf32> {
+    %e = tensor.empty() : tensor<8x8xf32>
+    // expected-error @+1 {{the runtime cannot execute 'linalg.generic': the body uses a value defined outside the op that is not a float constant}}
+    %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+           ins(%x : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = arith.mulf %a, %s : f32
+      linalg.yield %r : f32
+    } -> tensor<8x8xf32>
+    return %y : tensor<8x8xf32>
+  }
+}
+
+// -----
+
+#id = affine_map<(m, n) -> (m, n)>
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @five_inputs(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>, %d: tensor<8x8xf32>, %f: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    %e = tensor.empty() : tensor<8x8xf32>
+    // expected-error @+1 {{the runtime cannot execute 'linalg.generic': expected at most 4 input tensors}}
+    %y = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+           ins(%a, %b, %c, %d, %f : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+    ^bb0(%a0: f32, %a1: f32, %a2: f32, %a3: f32, %a4: f32, %o: f32):
+      %r0 = arith.addf %a0, %a1 : f32
+      %r1 = arith.addf %r0, %a2 : f32
+      %r2 = arith.addf %r1, %a3 : f32
+      %r3 = arith.addf %r2, %a4 : f32
+      linalg.yield %r3 : f32
+    } -> tensor<8x8xf32>
+    return %y : tensor<8x8xf32>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @integer_elementwise(%a: tensor<8x8xi32>, %b: tensor<8x8xi32>) -> tensor<8x8xi32> {
+    // expected-error @+1 {{the runtime cannot execute 'arith.addi': the runtime has no elementwise kernel for 'arith.addi'}}
+    %y = arith.addi %a, %b : tensor<8x8xi32>
+    return %y : tensor<8x8xi32>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @stats(%x: tensor<8x32xbf16>) -> tensor<3xf32> {
+    // expected-error @+1 {{'fp8.quantize' op cannot run on the runtime: its quantize kernels do not compute the statistics (the 'stats' result)}}
+    %q, %s, %st = fp8.quantize %x granularity <per_tensor> : tensor<8x32xbf16> -> tensor<8x32xf8E4M3FN>, tensor<1x1xf32> stats tensor<3xf32>
+    return %st : tensor<3xf32>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @delayed_stack(%x: tensor<2x8x32xbf16>, %h: tensor<16xf32>) -> tensor<16xf32> {
+    // expected-error @+1 {{'fp8.quantize' op cannot run on the runtime: delayed scaling of a stack of matrices (its kernels keep one amax history per matrix)}}
+    %q, %s, %h1 = fp8.quantize %x history %h granularity <per_tensor> scaling <delayed>
+        : tensor<2x8x32xbf16>, tensor<16xf32> -> tensor<2x8x32xf8E4M3FN>, tensor<2x1x1xf32>, tensor<16xf32>
+    return %h1 : tensor<16xf32>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @no_tile(%a: tensor<128x256xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<256x256xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<128x256xbf16> {
+    // expected-error @+1 {{'fp8.scaled_matmul' op expected a tile configuration (run --fp8-select-config first)}}
+    %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+        : tensor<128x256xf8E4M3FN>, tensor<1x1xf32>, tensor<256x256xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x256xbf16>
+    return %d : tensor<128x256xbf16>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @bad_tile(%a: tensor<128x256xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<256x256xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<128x256xbf16> {
+    // expected-error @+1 {{'fp8.scaled_matmul' op has no kernel on sm_90a: expected block_m 64 or 128, found 96}}
+    %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+           {fp8.tile = {block_m = 96, block_n = 128, block_k = 128, stages = 4}}
+        : tensor<128x256xf8E4M3FN>, tensor<1x1xf32>, tensor<256x256xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x256xbf16>
+    return %d : tensor<128x256xbf16>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @dynamic_k(%a: tensor<128x?xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<256x?xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<128x256xbf16> {
+    // expected-error @+1 {{'fp8.scaled_matmul' op cannot run on the runtime: expected static N and K (the kernels are generated for them), found N = 256, K = ?}}
+    %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+        : tensor<128x?xf8E4M3FN>, tensor<1x1xf32>, tensor<256x?xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x256xbf16>
+    return %d : tensor<128x256xbf16>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @moe(%offsets: tensor<9xi32>, %a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                 %b: tensor<8x128x256xf8E4M3FN>, %bs: tensor<8x1x2xf32>) -> tensor<?x128xbf16> {
+    // expected-error @+1 {{'fp8.grouped_scaled_matmul' op cannot run on the runtime: grouped GEMMs with data-dependent groups are not supported by the runtime yet (only the full batches of a batched matmul)}}
+    %d = fp8.grouped_scaled_matmul contiguous(%offsets : tensor<9xi32>)
+           %a scale %as granularity <1x128>, %b scale %bs granularity <128x128> promotion_interval 128
+        : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<8x128x256xf8E4M3FN>, tensor<8x1x2xf32> -> tensor<?x128xbf16>
+    return %d : tensor<?x128xbf16>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  // expected-error @+1 {{expected a single-block function, found 2 blocks}}
+  func.func @multi_block(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+    cf.br ^bb1
+  ^bb1:
+    return %x : tensor<8x8xf32>
+  }
+}

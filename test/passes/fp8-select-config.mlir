@@ -1,0 +1,103 @@
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics --fp8-select-config=tuning-db=%S/Inputs/tuning-db.json | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics "--fp8-select-config=tuning-db=%S/Inputs/tuning-db.json m-hint=0" | FileCheck %s --check-prefix=RUNTIME
+// RUN: not fp8-opt %s --fp8-select-config=tuning-db=%S/Inputs/missing.json 2>&1 | FileCheck %s --check-prefix=NODB
+// RUN: not fp8-opt %s --fp8-select-config=tuning-db=%S/Inputs/tuning-db-v2.json 2>&1 | FileCheck %s --check-prefix=V2
+// RUN: not fp8-opt %s --fp8-select-config=sm-count=0 2>&1 | FileCheck %s --check-prefix=SMS
+
+// NODB: error: cannot read tuning database '{{.*}}missing.json'
+// V2: error: tuning database '{{.*}}tuning-db-v2.json' has format 2; this build reads format 1
+// SMS: error: expected sm-count >= 1 and m-hint >= 0, found sm-count = 0, m-hint = 4096
+
+// The database has this recipe at this exact shape.
+// CHECK-LABEL: func.func @tuned_exact
+// CHECK: fp8.scaled_matmul {{.*}}fp8.tile = {{{.*}}block_n = 64 : i64{{.*}}stages = 6 : i64{{.*}}}, fp8.tile_source = "tuning-db: exact 256x512x256"}
+module attributes {fp8.target = "sm_90a"} {
+  func.func @tuned_exact(%a: tensor<256x256xf8E4M3FN>, %as: tensor<256x2xf32>,
+                         %b: tensor<512x256xf8E4M3FN>, %bs: tensor<4x2xf32>) -> tensor<256x512xbf16> {
+    %d = fp8.scaled_matmul %a scale %as granularity <1x128>, %b scale %bs granularity <128x128>
+           promotion_interval 128
+        : tensor<256x256xf8E4M3FN>, tensor<256x2xf32>, tensor<512x256xf8E4M3FN>, tensor<4x2xf32> -> tensor<256x512xbf16>
+    return %d : tensor<256x512xbf16>
+  }
+}
+
+// -----
+
+// Another M: the nearest entry with the same N and K; a dynamic M is looked
+// up at the M hint, or left to the runtime with m-hint=0.
+// CHECK-LABEL: func.func @tuned_nearest
+// CHECK: fp8.tile_source = "tuning-db: nearest, measured at 256x512x256"
+// CHECK: fp8.tile_source = "tuning-db: nearest, measured at 256x512x256 for M = 4096 (m-hint)"
+// RUNTIME-LABEL: func.func @tuned_nearest
+// RUNTIME: fp8.tile_source = "tuning-db: nearest, measured at 256x512x256"}
+// RUNTIME-NOT: fp8.tile =
+// RUNTIME: fp8.tile_source = "runtime"
+module attributes {fp8.target = "sm_90a"} {
+  func.func @tuned_nearest(%a: tensor<512x256xf8E4M3FN>, %as: tensor<512x2xf32>,
+                           %x: tensor<?x256xf8E4M3FN>, %xs: tensor<?x2xf32>,
+                           %b: tensor<512x256xf8E4M3FN>, %bs: tensor<4x2xf32>) -> (tensor<512x512xbf16>, tensor<?x512xbf16>) {
+    %d = fp8.scaled_matmul %a scale %as granularity <1x128>, %b scale %bs granularity <128x128>
+           promotion_interval 128
+        : tensor<512x256xf8E4M3FN>, tensor<512x2xf32>, tensor<512x256xf8E4M3FN>, tensor<4x2xf32> -> tensor<512x512xbf16>
+    %e = fp8.scaled_matmul %x scale %xs granularity <1x128>, %b scale %bs granularity <128x128>
+           promotion_interval 128
+        : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<512x256xf8E4M3FN>, tensor<4x2xf32> -> tensor<?x512xbf16>
+    return %d, %e : tensor<512x512xbf16>, tensor<?x512xbf16>
+  }
+}
+
+// -----
+
+// No entry for this recipe: the heuristic.
+// CHECK-LABEL: func.func @heuristic
+// CHECK: fp8.tile = {block_k = 128 : i64, block_m = 128 : i64, {{.*}}}, fp8.tile_source = "heuristic, 132 SMs"
+module attributes {fp8.target = "sm_90a"} {
+  func.func @heuristic(%a: tensor<1024x256xf8E4M3FN>, %as: tensor<1024x1xf32>,
+                       %b: tensor<1024x256xf8E4M3FN>, %bs: tensor<1024x1xf32>) -> tensor<1024x1024xbf16> {
+    %d = fp8.scaled_matmul %a scale %as granularity <per_row>, %b scale %bs granularity <per_row>
+           promotion_interval 128
+        : tensor<1024x256xf8E4M3FN>, tensor<1024x1xf32>, tensor<1024x256xf8E4M3FN>, tensor<1024x1xf32> -> tensor<1024x1024xbf16>
+    return %d : tensor<1024x1024xbf16>
+  }
+}
+
+// -----
+
+// The database's tile for this recipe is illegal: a warning, the heuristic.
+// CHECK-LABEL: func.func @illegal_entry
+// CHECK: fp8.tile_source = "heuristic, 132 SMs"
+module attributes {fp8.target = "sm_90a"} {
+  func.func @illegal_entry(%a: tensor<128x256xf8E4M3FN>, %as: tensor<1x1xf32>,
+                           %b: tensor<256x256xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<128x256xbf16> {
+    // expected-warning @+1 {{the tuning database's tile (measured at 128x256x256) does not fit this GEMM: expected block_m 64 or 128, found 96; using the heuristic}}
+    %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+        : tensor<128x256xf8E4M3FN>, tensor<1x1xf32>, tensor<256x256xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x256xbf16>
+    return %d : tensor<128x256xbf16>
+  }
+}
+
+// -----
+
+// An MN-major operand has no sm_90a kernel (--fp8-verify-target would have
+// transposed it).
+module attributes {fp8.target = "sm_90a"} {
+  func.func @no_kernel(%a: tensor<128x256xf8E4M3FN>, %as: tensor<1x1xf32>,
+                       %b: tensor<256x256xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<128x256xbf16> {
+    // expected-error @+1 {{'fp8.scaled_matmul' op has no legal tile configuration on sm_90a: expected K-major A and B on sm_90a (FP8 wgmma reads both operands K-major from shared memory), found A k_major and B mn_major: transpose the operand first}}
+    %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor> layout mn_major
+        : tensor<128x256xf8E4M3FN>, tensor<1x1xf32>, tensor<256x256xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x256xbf16>
+    return %d : tensor<128x256xbf16>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{expected the module's 'fp8.target' (run --fp8-verify-target{arch=...} first)}}
+module {
+  func.func @no_target(%a: tensor<128x256xf8E4M3FN>, %as: tensor<1x1xf32>,
+                       %b: tensor<256x256xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<128x256xbf16> {
+    %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+        : tensor<128x256xf8E4M3FN>, tensor<1x1xf32>, tensor<256x256xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x256xbf16>
+    return %d : tensor<128x256xbf16>
+  }
+}
