@@ -1,0 +1,666 @@
+//===- PlanTranslation.cpp - fp8-translate --fp8-to-plan ------------------===//
+//
+// The pipeline's IR -> runtime/Plan.h. Every tensor value a step touches
+// becomes a buffer (arguments: inputs, weights or amax-history states;
+// returned values: outputs; constants; temporaries); dynamic sizes are
+// followed through the ops (tensor.dim -> tensor.empty -> results) and named
+// M, M2, ...; each op with an fp8.kernel becomes a step in order (prepare
+// when it reads only weights, constants and other prepare results); and the
+// unquantized graph is written down for --verify: every GEMM as a matmul of
+// the high-precision values behind its FP8 operands (found through
+// fp8.quantize, fp8.transpose and fp8.source), every elementwise op as its
+// program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/fp8-translate/Translations.h"
+
+#include "passes/ElementwiseProgram.h"
+#include "passes/KernelAttrs.h"
+
+#include "dialect/FP8Ops.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Path.h"
+
+#include <map>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+
+/// A dimension while sizes are followed: static, or ceil(class / divisor).
+struct SymDim {
+  int64_t value = 0;
+  int cls = -1;
+  int64_t divisor = 1;
+  bool isStatic() const { return cls < 0; }
+};
+using SymShape = SmallVector<SymDim>;
+
+std::string describe(Operation *op) {
+  std::string s = op->getName().getStringRef().str();
+  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    s += " at " +
+         llvm::sys::path::filename(loc.getFilename().getValue()).str() + ":" +
+         std::to_string(loc.getLine()) + ":" + std::to_string(loc.getColumn());
+  return s;
+}
+
+class PlanBuilder {
+public:
+  PlanBuilder(func::FuncOp fn, ::fp8::Arch arch) : fn_(fn), arch_(arch) {}
+
+  FailureOr<::fp8::Plan> build() {
+    plan_.function = fn_.getSymName().str();
+    plan_.arch = arch_;
+    if (!fn_.getBody().hasOneBlock())
+      return fn_.emitError("expected a single-block function");
+    Block &body = fn_.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+
+    // Names: arguments, returned values, then the rest as they come.
+    for (BlockArgument a : body.getArguments())
+      names_[a] = "arg" + std::to_string(a.getArgNumber());
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      if (!isHistoryResult(i) && !names_.count(v))
+        names_[v] = "result" + std::to_string(i);
+
+    // Sizes.
+    for (BlockArgument a : body.getArguments())
+      if (auto t = dyn_cast<RankedTensorType>(a.getType()))
+        shapes_[a] = fresh(t);
+    for (Operation &op : body)
+      if (failed(shape(&op)))
+        return failure();
+
+    // Steps.
+    for (Operation &op : body)
+      if (failed(step(&op)))
+        return failure();
+    if (failed(outputs(ret)))
+      return failure();
+    // The unquantized reference.
+    for (Operation &op : body)
+      if (failed(reference(&op)))
+        return failure();
+    finishBuffers();
+    for (int c : classOrder_)
+      plan_.dims.push_back(className(c));
+    if (::fp8::Status s = ::fp8::validatePlan(plan_); !s)
+      return fn_.emitError("the plan is inconsistent: ") << s.message();
+    return plan_;
+  }
+
+private:
+  //===--------------------------------------------------------------------===//
+  // Sizes
+  //===--------------------------------------------------------------------===//
+
+  int find(int c) {
+    while (parent_[size_t(c)] != c)
+      c = parent_[size_t(c)] = parent_[size_t(parent_[size_t(c)])];
+    return c;
+  }
+  void unite(int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a != b)
+      parent_[size_t(std::max(a, b))] = std::min(a, b);
+  }
+  SymShape fresh(RankedTensorType t) {
+    SymShape s;
+    for (int64_t d : t.getShape()) {
+      SymDim sd;
+      if (ShapedType::isDynamic(d)) {
+        sd.cls = int(parent_.size());
+        parent_.push_back(sd.cls);
+      } else {
+        sd.value = d;
+      }
+      s.push_back(sd);
+    }
+    return s;
+  }
+  void unifyShapes(const SymShape &a, const SymShape &b) {
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+      if (!a[i].isStatic() && !b[i].isStatic() && a[i].divisor == 1 &&
+          b[i].divisor == 1)
+        unite(a[i].cls, b[i].cls);
+  }
+  /// The class behind an index value (tensor.dim of a tensor, index casts).
+  std::optional<SymDim> indexDim(Value v) {
+    if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
+      return indexDim(cast.getIn());
+    auto dim = v.getDefiningOp<tensor::DimOp>();
+    if (!dim)
+      return std::nullopt;
+    std::optional<int64_t> index = dim.getConstantIndex();
+    auto it = shapes_.find(dim.getSource());
+    if (!index || it == shapes_.end() || *index >= int64_t(it->second.size()))
+      return std::nullopt;
+    return it->second[size_t(*index)];
+  }
+  /// Scales of a tensor of shape `s`: the last two dimensions divided by the
+  /// granularity's blocks.
+  FailureOr<SymShape> scaleShape(Operation *op, const SymShape &s,
+                                 const ::fp8::Granularity &g) {
+    SymShape out(s);
+    for (size_t i = s.size() - 2; i < s.size(); ++i) {
+      const int64_t block = i + 1 == s.size() ? g.cols : g.rows;
+      SymDim &d = out[i];
+      if (block == ::fp8::Granularity::kWhole) {
+        d = SymDim{1, -1, 1};
+      } else if (d.isStatic()) {
+        d.value = (d.value + block - 1) / block;
+      } else if (d.divisor == 1) {
+        d.divisor = block;
+      } else {
+        return op->emitError("cannot describe the scale shape of a tensor "
+                             "whose size is already a quotient");
+      }
+    }
+    return out;
+  }
+
+  LogicalResult shape(Operation *op) {
+    if (op->getNumResults() == 0)
+      return success();
+    auto set = [&](Value v, SymShape s) { shapes_[v] = std::move(s); };
+    auto typeShape = [&](Value v) -> SymShape {
+      return fresh(cast<RankedTensorType>(v.getType()));
+    };
+    if (auto e = dyn_cast<tensor::EmptyOp>(op)) {
+      SymShape s = typeShape(e.getResult());
+      unsigned dyn = 0;
+      for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i].isStatic())
+          continue;
+        std::optional<SymDim> d = indexDim(e.getDynamicSizes()[dyn++]);
+        if (!d || d->isStatic() || d->divisor != 1)
+          return op->emitError("cannot follow this tensor's dynamic size: "
+                               "expected it to be a tensor.dim of another "
+                               "tensor of the graph");
+        unite(s[i].cls, d->cls);
+      }
+      set(e.getResult(), s);
+      return success();
+    }
+    if (auto q = dyn_cast<QuantizeOp>(op)) {
+      const SymShape &in = shapes_.at(q.getInput());
+      set(q.getOutput(), in);
+      FailureOr<SymShape> s = scaleShape(op, in, toRecipe(q.getGranularity()));
+      if (failed(s))
+        return failure();
+      set(q.getScale(), *s);
+      if (q.getNewHistory())
+        set(q.getNewHistory(), typeShape(q.getNewHistory()));
+      if (q.getStats())
+        set(q.getStats(), typeShape(q.getStats()));
+      return success();
+    }
+    if (auto t = dyn_cast<TransposeOp>(op)) {
+      SymShape in = shapes_.at(t.getInput());
+      SymShape sc = shapes_.at(t.getScale());
+      std::swap(in[in.size() - 1], in[in.size() - 2]);
+      std::swap(sc[sc.size() - 1], sc[sc.size() - 2]);
+      set(t.getOutput(), in);
+      set(t.getOutputScale(), sc);
+      return success();
+    }
+    if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op)) {
+      ::fp8::ScaledGemmArgs args;
+      Value a, b, c;
+      if (auto mm = dyn_cast<ScaledMatmulOp>(op)) {
+        args = mm.getGemmArgs();
+        a = mm.getA();
+        b = mm.getB();
+        c = mm.getC();
+      } else {
+        auto g = cast<GroupedScaledMatmulOp>(op);
+        args = g.getGemmArgs();
+        a = g.getA();
+        b = g.getB();
+      }
+      const SymShape &sa = shapes_.at(a), &sb = shapes_.at(b);
+      const size_t lead = sa.size() == 3 ? 1 : 0;
+      const bool aK = args.a.layout == ::fp8::Layout::KMajor;
+      const bool bK = args.b.layout == ::fp8::Layout::KMajor;
+      SymShape d = typeShape(op->getResult(0));
+      SymShape want;
+      if (lead)
+        want.push_back(sa[0]);
+      want.push_back(aK ? sa[lead] : sa[lead + 1]);
+      want.push_back(bK ? sb[lead] : sb[lead + 1]);
+      unifyShapes(d, want);
+      SymShape ka{aK ? sa[lead + 1] : sa[lead]},
+          kb{bK ? sb[lead + 1] : sb[lead]};
+      unifyShapes(ka, kb);
+      if (c)
+        unifyShapes(d, shapes_.at(c));
+      set(op->getResult(0), d);
+      return success();
+    }
+    if (isElementwiseCandidate(op)) {
+      SymShape r = typeShape(op->getResult(0));
+      for (Value v : op->getOperands())
+        if (auto it = shapes_.find(v); it != shapes_.end())
+          unifyShapes(r, it->second);
+      set(op->getResult(0), r);
+      return success();
+    }
+    for (Value r : op->getResults())
+      if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+        set(r, fresh(t));
+    return success();
+  }
+
+  std::string className(int cls) {
+    cls = find(cls);
+    auto it = classNames_.find(cls);
+    if (it != classNames_.end())
+      return it->second;
+    const std::string name = classOrder_.empty()
+                                 ? "M"
+                                 : "M" + std::to_string(classOrder_.size() + 1);
+    classOrder_.push_back(cls);
+    classNames_[cls] = name;
+    return name;
+  }
+
+  ::fp8::ShapeExpr shapeExpr(Value v) {
+    ::fp8::ShapeExpr out;
+    for (const SymDim &d : shapes_.at(v))
+      out.push_back(d.isStatic()
+                        ? ::fp8::DimExpr::constant(d.value)
+                        : ::fp8::DimExpr::symbol(className(d.cls), d.divisor));
+    return out;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Buffers
+  //===--------------------------------------------------------------------===//
+
+  bool isHistoryResult(unsigned i) {
+    return fn_.getResultAttr(i, kHistoryOfAttr) != nullptr;
+  }
+
+  std::string nameOf(Value v) {
+    auto it = names_.find(v);
+    if (it != names_.end())
+      return it->second;
+    return names_[v] = "t" + std::to_string(next_++);
+  }
+
+  /// The buffer of `v`, declared on first use.
+  FailureOr<std::string> buffer(Value v, Operation *user) {
+    auto [it, inserted] = bufferOf_.try_emplace(v, "");
+    if (!inserted)
+      return it->second;
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    std::optional<::fp8::DType> dtype =
+        type ? toDType(type.getElementType()) : std::nullopt;
+    if (!dtype)
+      return user->emitError("the plan cannot hold a value of type ")
+             << v.getType();
+    ::fp8::PlanBuffer b;
+    b.name = nameOf(v);
+    b.dtype = *dtype;
+    b.shape = shapeExpr(v);
+    b.role = ::fp8::BufferRole::Temp;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      b.role = ::fp8::BufferRole::Input;
+      if (fn_.getArgAttr(arg.getArgNumber(), kWeightAttr))
+        b.role = ::fp8::BufferRole::Weight;
+      if (fn_.getArgAttr(arg.getArgNumber(), kHistoryAttr)) {
+        b.role = ::fp8::BufferRole::State;
+        b.history = type.getDimSize(0);
+        b.dtype = ::fp8::DType::F32;
+        b.shape = {::fp8::DimExpr::constant(b.history + 4)};
+      }
+    } else if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
+      auto data = dyn_cast<DenseElementsAttr>(cst.getValue());
+      if (!data || !type.hasStaticShape())
+        return cst.emitError("expected a dense constant of static shape for "
+                             "the plan");
+      b.role = ::fp8::BufferRole::Constant;
+      b.data = rawData(data);
+    }
+    it->second = b.name;
+    buffers_.push_back(std::move(b));
+    return it->second;
+  }
+
+  static std::vector<uint8_t> rawData(DenseElementsAttr data) {
+    ArrayRef<char> raw = data.getRawData();
+    std::vector<uint8_t> out(raw.begin(), raw.end());
+    if (data.isSplat()) {
+      std::vector<uint8_t> all;
+      all.reserve(out.size() * size_t(data.getNumElements()));
+      for (int64_t i = 0; i < data.getNumElements(); ++i)
+        all.insert(all.end(), out.begin(), out.end());
+      return all;
+    }
+    return out;
+  }
+
+  void finishBuffers() {
+    // Arguments first (in order), then constants, then the rest.
+    auto rank = [](const ::fp8::PlanBuffer &b) {
+      switch (b.role) {
+      case ::fp8::BufferRole::Input:
+      case ::fp8::BufferRole::Weight:
+      case ::fp8::BufferRole::State:
+        return 0;
+      case ::fp8::BufferRole::Constant:
+        return 1;
+      default:
+        return 2;
+      }
+    };
+    std::stable_sort(
+        buffers_.begin(), buffers_.end(),
+        [&](const ::fp8::PlanBuffer &a, const ::fp8::PlanBuffer &b) {
+          if (rank(a) != rank(b))
+            return rank(a) < rank(b);
+          if (rank(a) == 0)
+            return std::stoi(a.name.substr(3)) < std::stoi(b.name.substr(3));
+          return false;
+        });
+    plan_.buffers = buffers_;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Steps
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult step(Operation *op) {
+    std::optional<KernelRef> kernel = getKernel(op);
+    if (!kernel) {
+      if (op->hasAttr(kFusedIntoAttr) ||
+          isa<tensor::EmptyOp, tensor::DimOp, tensor::SplatOp,
+              arith::ConstantOp, arith::IndexCastOp, func::ReturnOp>(op))
+        return success();
+      return op->emitError("the runtime cannot execute '")
+             << op->getName()
+             << "': it has no fp8.kernel (run --fp8-compile, or "
+                "--fp8-outline-kernels, first)";
+    }
+    ::fp8::PlanStep s;
+    s.name = kernel->kind + "_" + std::to_string(plan_.steps.size());
+    s.op = describe(op);
+    SmallVector<Value> ins, outs;
+    if (kernel->kind == "gemm") {
+      ::fp8::Expected<::fp8::KernelSpec> spec =
+          ::fp8::kernelSpecFromJSON(kernel->specJson);
+      if (!spec)
+        return op->emitError("bad fp8.kernel: ") << spec.message();
+      s.kind = ::fp8::StepKind::Gemm;
+      s.gemm = *spec;
+      int64_t batch = 1;
+      std::string why;
+      if (failed(gemmSpecOf(op, arch_, batch, why)))
+        return op->emitError("the runtime cannot execute this GEMM: ") << why;
+      s.batch = batch;
+      if (auto src = op->getAttrOfType<StringAttr>(kTileSourceAttr)) {
+        s.tileSource = src.getValue().str();
+        s.runtimeTile = src.getValue() == "runtime";
+      }
+      if (auto mm = dyn_cast<ScaledMatmulOp>(op)) {
+        ins = {mm.getA(), mm.getAScale(), mm.getB(), mm.getBScale()};
+        if (mm.getC())
+          ins.push_back(mm.getC());
+      } else {
+        auto g = cast<GroupedScaledMatmulOp>(op);
+        ins = {g.getA(), g.getAScale(), g.getB(), g.getBScale()};
+      }
+      outs = {op->getResult(0)};
+    } else {
+      ::fp8::Expected<::fp8::ElementwiseSpec> spec =
+          ::fp8::elementwiseSpecFromJSON(kernel->specJson);
+      if (!spec)
+        return op->emitError("bad fp8.kernel: ") << spec.message();
+      s.aux = *spec;
+      if (auto q = dyn_cast<QuantizeOp>(op)) {
+        s.kind = ::fp8::StepKind::Quantize;
+        Operation *def = q.getInput().getDefiningOp();
+        if (def && def->hasAttr(kFusedIntoAttr)) {
+          std::string why;
+          FailureOr<ElementwiseMatch> m = matchElementwise(def, why);
+          if (failed(m) || !(m->program == s.aux.program))
+            return def->emitError("the elementwise op fused into ")
+                   << kernel->name << " no longer matches its program";
+          ins.assign(m->inputs.begin(), m->inputs.end());
+          s.op += " (fused: " + describe(def) + ")";
+        } else {
+          ins = {q.getInput()};
+        }
+        outs = {q.getOutput(), q.getScale()};
+        if (Value h = q.getHistory()) {
+          FailureOr<std::string> state = buffer(h, op);
+          if (failed(state))
+            return failure();
+          s.state = *state;
+          if (Value nh = q.getNewHistory())
+            bufferOf_[nh] = *state; // the same state, updated in place
+        }
+      } else if (auto t = dyn_cast<TransposeOp>(op)) {
+        s.kind = ::fp8::StepKind::Transpose;
+        ins = {t.getInput(), t.getScale()};
+        outs = {t.getOutput(), t.getOutputScale()};
+      } else {
+        s.kind = ::fp8::StepKind::Elementwise;
+        std::string why;
+        FailureOr<ElementwiseMatch> m = matchElementwise(op, why);
+        if (failed(m))
+          return op->emitError("the runtime cannot execute '")
+                 << op->getName() << "': " << why;
+        ins.assign(m->inputs.begin(), m->inputs.end());
+        outs = {op->getResult(0)};
+      }
+    }
+    bool prepare = s.state.empty();
+    for (Value v : ins) {
+      FailureOr<std::string> b = buffer(v, op);
+      if (failed(b))
+        return failure();
+      s.inputs.push_back(*b);
+      prepare &= prepared_.count(*b) > 0 || isWeightOrConstant(v);
+    }
+    for (Value v : outs) {
+      FailureOr<std::string> b = buffer(v, op);
+      if (failed(b))
+        return failure();
+      s.outputs.push_back(*b);
+    }
+    s.phase = prepare ? ::fp8::Phase::Prepare : ::fp8::Phase::Run;
+    if (prepare)
+      prepared_.insert(s.outputs.begin(), s.outputs.end());
+    plan_.steps.push_back(std::move(s));
+    return success();
+  }
+
+  bool isWeightOrConstant(Value v) {
+    if (v.getDefiningOp<arith::ConstantOp>())
+      return true;
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && fn_.getArgAttr(arg.getArgNumber(), kWeightAttr);
+  }
+
+  LogicalResult outputs(func::ReturnOp ret) {
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      if (isHistoryResult(i))
+        continue;
+      if (isa<BlockArgument>(v) || v.getDefiningOp<arith::ConstantOp>())
+        return ret.emitError("the plan cannot return an argument or a "
+                             "constant unchanged (result ")
+               << i << ")";
+      FailureOr<std::string> b = buffer(v, ret);
+      if (failed(b))
+        return failure();
+      for (::fp8::PlanBuffer &buf : buffers_)
+        if (buf.name == *b)
+          buf.role = ::fp8::BufferRole::Output;
+      plan_.outputs.push_back(*b);
+    }
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The unquantized reference
+  //===--------------------------------------------------------------------===//
+
+  /// The reference name of a high-precision value.
+  FailureOr<std::string> refName(Value v, Operation *user) {
+    if (refValues_.count(v))
+      return nameOf(v);
+    if (isa<BlockArgument>(v) || v.getDefiningOp<arith::ConstantOp>())
+      return buffer(v, user);
+    return user->emitError("the reference graph has no value for an operand "
+                           "of this op");
+  }
+
+  /// The high-precision value behind a GEMM operand, and its layout.
+  FailureOr<std::pair<std::string, ::fp8::Layout>>
+  traceOperand(Operation *gemm, Value v, ::fp8::Layout layout) {
+    while (true) {
+      Operation *def = v.getDefiningOp();
+      if (auto t = dyn_cast_or_null<TransposeOp>(def)) {
+        v = t.getInput();
+        layout = layout == ::fp8::Layout::KMajor ? ::fp8::Layout::MNMajor
+                                                 : ::fp8::Layout::KMajor;
+        continue;
+      }
+      if (auto q = dyn_cast_or_null<QuantizeOp>(def)) {
+        FailureOr<std::string> n = refName(q.getInput(), gemm);
+        if (failed(n))
+          return failure();
+        return std::make_pair(*n, layout);
+      }
+      if (auto cst = dyn_cast_or_null<arith::ConstantOp>(def)) {
+        auto source = cst->getAttrOfType<DenseElementsAttr>(kSourceAttr);
+        if (source) {
+          // The original constant, kept for the reference.
+          auto [it, inserted] = sourceBuffers_.try_emplace(cst, "");
+          if (inserted) {
+            ::fp8::PlanBuffer b;
+            b.name = nameOf(v) + "_source";
+            b.dtype = *toDType(source.getElementType());
+            b.shape = shapeExpr(v);
+            b.role = ::fp8::BufferRole::Constant;
+            b.data = rawData(source);
+            it->second = b.name;
+            buffers_.push_back(std::move(b));
+          }
+          return std::make_pair(it->second, layout);
+        }
+      }
+      return gemm->emitError("cannot find the high-precision value behind "
+                             "this GEMM's FP8 operand (expected fp8.quantize, "
+                             "fp8.transpose or a constant with fp8.source)");
+    }
+  }
+
+  LogicalResult reference(Operation *op) {
+    if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op)) {
+      ::fp8::RefOp r;
+      r.kind = ::fp8::RefOp::Kind::Matmul;
+      ::fp8::ScaledGemmArgs args;
+      Value a, b, c;
+      if (auto mm = dyn_cast<ScaledMatmulOp>(op)) {
+        args = mm.getGemmArgs();
+        a = mm.getA();
+        b = mm.getB();
+        c = mm.getC();
+      } else {
+        auto g = cast<GroupedScaledMatmulOp>(op);
+        args = g.getGemmArgs();
+        a = g.getA();
+        b = g.getB();
+        r.batched = true;
+      }
+      auto ta = traceOperand(op, a, args.a.layout);
+      auto tb = traceOperand(op, b, args.b.layout);
+      if (failed(ta) || failed(tb))
+        return failure();
+      r.inputs = {ta->first, tb->first};
+      r.aLayout = ta->second;
+      r.bLayout = tb->second;
+      if (c) {
+        FailureOr<std::string> cn = refName(c, op);
+        if (failed(cn))
+          return failure();
+        r.inputs.push_back(*cn);
+      }
+      return addRef(r, op->getResult(0));
+    }
+    if (isElementwiseCandidate(op) &&
+        (getKernel(op) || op->hasAttr(kFusedIntoAttr))) {
+      std::string why;
+      FailureOr<ElementwiseMatch> m = matchElementwise(op, why);
+      if (failed(m))
+        return op->emitError("the runtime cannot execute '")
+               << op->getName() << "': " << why;
+      ::fp8::RefOp r;
+      r.kind = ::fp8::RefOp::Kind::Elementwise;
+      r.program = m->program;
+      for (Value v : m->inputs) {
+        FailureOr<std::string> n = refName(v, op);
+        if (failed(n))
+          return failure();
+        r.inputs.push_back(*n);
+      }
+      return addRef(r, op->getResult(0));
+    }
+    return success();
+  }
+
+  LogicalResult addRef(::fp8::RefOp r, Value out) {
+    r.out = nameOf(out);
+    r.dtype = *toDType(cast<RankedTensorType>(out.getType()).getElementType());
+    r.shape = shapeExpr(out);
+    refValues_.insert(out);
+    plan_.reference.push_back(std::move(r));
+    return success();
+  }
+
+  func::FuncOp fn_;
+  ::fp8::Arch arch_;
+  ::fp8::Plan plan_;
+  std::vector<int> parent_;
+  std::vector<int> classOrder_;
+  std::map<int, std::string> classNames_;
+  llvm::DenseMap<Value, SymShape> shapes_;
+  llvm::DenseMap<Value, std::string> names_;
+  llvm::DenseMap<Value, std::string> bufferOf_;
+  llvm::DenseMap<Operation *, std::string> sourceBuffers_;
+  llvm::DenseSet<Value> refValues_;
+  std::set<std::string> prepared_;
+  std::vector<::fp8::PlanBuffer> buffers_;
+  int next_ = 0;
+};
+
+} // namespace
+
+FailureOr<::fp8::Plan> mlir::fp8::buildPlan(ModuleOp module) {
+  std::optional<::fp8::Arch> arch = getTarget(module);
+  if (!arch)
+    return module.emitError("expected the module's 'fp8.target' (compile it "
+                            "with fp8-opt --fp8-compile{arch=...} first)");
+  SmallVector<func::FuncOp> fns;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal())
+      fns.push_back(fn);
+  if (fns.size() != 1)
+    return module.emitError("expected one function with a body (the graph), "
+                            "found ")
+           << fns.size();
+  return PlanBuilder(fns[0], *arch).build();
+}
