@@ -91,6 +91,7 @@ private:
   std::vector<DeviceBuffer> amaxScratch_; ///< per step (block-path quantize)
   std::vector<std::string> gemmKernels_;
   size_t deviceBytes_ = 0;
+  bool checkExtents_ = true; ///< fp8::gemm checks buffer extents
 };
 
 } // namespace fp8
