@@ -1,0 +1,77 @@
+//===- CudaEmulator.h - Just enough CUDA to run simple kernels on the CPU -===//
+//
+// Force-included (-include) into the generated quantize, transpose and
+// elementwise translation units when they are compiled with g++ for
+// EmulatedKernelsTest: the CUDA built-ins those kernels use, with CUDA's
+// semantics, so that the very source NVRTC compiles runs on a machine
+// without a GPU.
+//
+//   - a launch runs the CTAs of the grid one after another; the threads of
+//     a CTA are real threads (std::thread), so __syncthreads is a barrier
+//     over them, __shfl_xor_sync an exchange over the 32 lanes of a warp,
+//     atomicMax a locked read-modify-write, and __shared__ variables
+//     (function-local statics) are shared by the CTA running;
+//   - the _rn arithmetic intrinsics are the IEEE operations they name
+//     (compiled with -ffp-contract=off).
+//
+// Not emulated: anything else (no memory model beyond sequential
+// consistency, no timing). The GEMM kernels (wgmma, TMA) are not run here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_TEST_CUDAEMULATOR_H
+#define FP8_TEST_CUDAEMULATOR_H
+
+#include "test/runtime/emulation/CudaEmulatorRuntime.h"
+
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#define __CUDACC__ 1
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __shared__ static
+#define __launch_bounds__(...)
+#define threadIdx (cudaemu::tIdx)
+#define blockIdx (cudaemu::bIdx)
+#define blockDim (cudaemu::bDim)
+#define gridDim (cudaemu::gDim)
+
+inline void __syncthreads() { cudaemu::cta->barrier.wait(); }
+
+inline unsigned __shfl_xor_sync(unsigned, unsigned v, int mask) {
+  const int lane = cudaemu::linear & 31, warp = cudaemu::linear >> 5;
+  cudaemu::cta->shuffle[size_t(cudaemu::linear)] = v;
+  cudaemu::cta->warps[size_t(warp)]->wait();
+  const unsigned r = cudaemu::cta->shuffle[size_t((warp << 5) | (lane ^ mask))];
+  cudaemu::cta->warps[size_t(warp)]->wait();
+  return r;
+}
+
+inline unsigned atomicMax(unsigned *p, unsigned v) {
+  std::lock_guard<std::mutex> lock(cudaemu::atomics);
+  const unsigned old = *p;
+  if (v > old)
+    *p = v;
+  return old;
+}
+
+inline unsigned __float_as_uint(float x) {
+  unsigned u;
+  std::memcpy(&u, &x, 4);
+  return u;
+}
+inline float __uint_as_float(unsigned u) {
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline float __fsqrt_rn(float a) { return std::sqrt(a); }
+
+#endif // FP8_TEST_CUDAEMULATOR_H

@@ -1,0 +1,166 @@
+//===- EmitKernels.cpp - The kernels EmulatedKernelsTest runs on the CPU --===//
+//
+//   fp8-emit-emulated-kernels OUTDIR
+//
+// Writes OUTDIR/kernel<i>.cpp, the translation unit codegen emits for each
+// spec of kSpecs (exactly what NVRTC compiles), and OUTDIR/registry.inc,
+// the table EmulatedKernelsTest runs them from: the spec's JSON and the
+// entry points in launch order. The build compiles each kernel<i>.cpp with
+// g++ and the CUDA emulator (CudaEmulator.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Elementwise.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+using namespace fp8;
+
+namespace {
+using A = EwArg;
+
+EwProgram swiglu() {
+  EwProgram p;
+  p.inputs = {DType::BF16, DType::BF16};
+  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
+              {EwOp::Neg, {A::result(0)}, DType::F32},
+              {EwOp::Exp, {A::result(1)}, DType::F32},
+              {EwOp::Add, {A::result(2), A::constant(1.0f)}, DType::F32},
+              {EwOp::Div, {A::result(0), A::result(3)}, DType::F32},
+              {EwOp::Convert, {A::input(1)}, DType::F32},
+              {EwOp::Mul, {A::result(4), A::result(5)}, DType::F32},
+              {EwOp::Convert, {A::result(6)}, DType::BF16}};
+  p.result = A::result(7);
+  return p;
+}
+
+EwProgram gelu() {
+  EwProgram p;
+  p.inputs = {DType::F32};
+  p.instrs = {
+      {EwOp::Mul, {A::input(0), A::input(0)}, DType::F32},
+      {EwOp::Mul, {A::result(0), A::input(0)}, DType::F32},
+      {EwOp::Fma,
+       {A::constant(0.044715f), A::result(1), A::input(0)},
+       DType::F32},
+      {EwOp::Mul, {A::constant(0.7978845608f), A::result(2)}, DType::F32},
+      {EwOp::Tanh, {A::result(3)}, DType::F32},
+      {EwOp::Add, {A::constant(1.0f), A::result(4)}, DType::F32},
+      {EwOp::Mul, {A::constant(0.5f), A::input(0)}, DType::F32},
+      {EwOp::Mul, {A::result(6), A::result(5)}, DType::F32}};
+  p.result = A::result(7);
+  return p;
+}
+
+EwProgram everyOp() {
+  EwProgram p;
+  p.inputs = {DType::F16, DType::F32, DType::BF16};
+  p.instrs = {{EwOp::Sub, {A::input(0), A::input(1)}, DType::F32},
+              {EwOp::Erf, {A::result(0)}, DType::F32},
+              {EwOp::Abs, {A::result(1)}, DType::F32},
+              {EwOp::Sqrt, {A::result(2)}, DType::F32},
+              {EwOp::Rsqrt, {A::result(3)}, DType::F16},
+              {EwOp::Maximum, {A::result(4), A::input(2)}, DType::F32},
+              {EwOp::Minimum, {A::result(5), A::constant(3.0f)}, DType::F32},
+              {EwOp::MaxNum, {A::result(6), A::constant(-1.0f)}, DType::F32},
+              {EwOp::MinNum, {A::result(7), A::constant(INFINITY)}, DType::F32},
+              {EwOp::Add, {A::result(8), A::input(2)}, DType::BF16}};
+  p.result = A::result(9);
+  return p;
+}
+
+ElementwiseSpec quantize(EwProgram p, Granularity g, DType fmt,
+                         ScalingMode mode = ScalingMode::Current) {
+  ElementwiseSpec s;
+  s.kind = AuxKind::Quantize;
+  s.program = std::move(p);
+  s.quant.format = fmt;
+  s.quant.granularity = g;
+  s.quant.mode = mode;
+  if (mode == ScalingMode::Delayed) {
+    s.quant.delayed.historyLength = 3;
+    s.quant.delayed.margin = 1;
+  }
+  return s;
+}
+
+std::vector<ElementwiseSpec> specs() {
+  std::vector<ElementwiseSpec> out;
+  const EwProgram bf16 = EwProgram::identity(DType::BF16);
+  // The row path.
+  out.push_back(quantize(bf16, Granularity::block(1, 128), DType::E4M3FN));
+  out.push_back(quantize(EwProgram::identity(DType::F32), Granularity::perRow(),
+                         DType::E5M2));
+  out.push_back(quantize(bf16, Granularity::mx(), DType::E4M3FN));
+  out.push_back(quantize(swiglu(),
+                         Granularity::block(1, 128, ScaleFormat::F32Pow2),
+                         DType::E4M3FN));
+  // The block path: warp-uniform, CTA-uniform and per-thread blocks.
+  out.push_back(quantize(bf16, Granularity::block(128, 128), DType::E4M3FN));
+  out.push_back(quantize(bf16, Granularity::block(128, 128, ScaleFormat::UE8M0),
+                         DType::E4M3FN));
+  out.push_back(quantize(EwProgram::identity(DType::F16),
+                         Granularity::perTensor(), DType::E5M2));
+  out.push_back(quantize(everyOp(), Granularity::perColumn(), DType::E4M3FN));
+  out.push_back(quantize(bf16, Granularity::block(37, 5), DType::E5M2));
+  out.push_back(quantize(bf16, Granularity::block(64, 256), DType::E4M3FN));
+  // Delayed scaling.
+  out.push_back(quantize(swiglu(), Granularity::perTensor(), DType::E4M3FN,
+                         ScalingMode::Delayed));
+  // Elementwise and transpose.
+  for (auto [p, t] : {std::pair<EwProgram, DType>{gelu(), DType::F32},
+                      {swiglu(), DType::BF16},
+                      {everyOp(), DType::F16}}) {
+    ElementwiseSpec s;
+    s.kind = AuxKind::Elementwise;
+    s.program = p;
+    s.out = t;
+    out.push_back(s);
+  }
+  for (Granularity g : {Granularity::block(128, 128), Granularity::mx()}) {
+    ElementwiseSpec s;
+    s.kind = AuxKind::Transpose;
+    s.quant.granularity = g;
+    out.push_back(s);
+  }
+  return out;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: fp8-emit-emulated-kernels OUTDIR COUNT\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const std::vector<ElementwiseSpec> all = specs();
+  if (int(all.size()) != std::atoi(argv[2])) {
+    std::fprintf(stderr,
+                 "expected %s specs (test/runtime/CMakeLists.txt), "
+                 "found %zu\n",
+                 argv[2], all.size());
+    return 1;
+  }
+  std::ofstream reg(dir + "/registry.inc");
+  std::string table;
+  for (size_t i = 0; i < all.size(); ++i) {
+    auto kernels = emitElementwise(all[i]);
+    if (!kernels) {
+      std::fprintf(stderr, "%s\n", kernels.message().c_str());
+      return 1;
+    }
+    std::ofstream(dir + "/kernel" + std::to_string(i) + ".cpp")
+        << (*kernels)[0].source;
+    table += "    {R\"json(" + toJSON(all[i]) + ")json\", {";
+    for (const GeneratedKernel &k : *kernels) {
+      reg << "extern \"C\" void " << k.name << "(const fp8k::EwParams p);\n";
+      table += "&" + k.name + ", ";
+    }
+    table += "}},\n";
+  }
+  reg << "static const EmulatedKernel kKernels[] = {\n" << table << "};\n";
+  return reg ? 0 : 1;
+}

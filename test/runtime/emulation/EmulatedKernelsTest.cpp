@@ -1,0 +1,234 @@
+//===- EmulatedKernelsTest.cpp - The generated kernels, run on the CPU ----===//
+//
+// CI has no GPU. Here the quantize, transpose and elementwise kernels run
+// anyway: the exact translation units codegen emits for NVRTC
+// (EmitKernels.cpp writes them at build time) are compiled with g++ against
+// a small CUDA emulator (CudaEmulator.h: real threads per CTA, barriers,
+// warp shuffles, atomics), launched with the grids the runtime computes
+// (codegen's elementwiseLaunch, on a 1-SM "GPU" so that the grid-stride
+// loops wrap), and their outputs compared bit for bit with the CPU oracle's
+// (runStepOnCpu) on ragged shapes and stacks of matrices. Delayed scaling
+// runs several steps on one amax-history state. What this cannot show: the
+// GPU's memory model, its speed, NVRTC's code generation (compiled, not
+// run, by ElementwiseCompileTest).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Elementwise.h"
+#include "codegen/kernels/elementwise_params.h"
+#include "runtime/Plan.h"
+#include "runtime/PlanOracle.h"
+#include "runtime/numerics/Random.h"
+#include "test/runtime/emulation/CudaEmulatorRuntime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <tuple>
+
+using namespace fp8;
+
+namespace {
+
+struct EmulatedKernel {
+  const char *spec;
+  std::vector<void (*)(const fp8k::EwParams)> entries;
+};
+
+#include "registry.inc"
+
+struct Shape3 {
+  int64_t batch, rows, cols;
+};
+
+/// Random values of every kind the kernels must get right: normal values
+/// with outliers, zeros, negative zeros, tiny values, and a zero block.
+HostTensor randomTensor(DType t, const Shape &shape, uint64_t seed) {
+  HostTensor h = HostTensor::zeros(t, shape);
+  numerics::RandomSpec spec;
+  spec.dist = numerics::Distribution::Outliers;
+  spec.seed = seed;
+  std::vector<float> v = numerics::randomTensor(h.elements(), spec);
+  for (int64_t i = 0; i < h.elements(); ++i) {
+    float x = v[size_t(i)];
+    if (i % 13 == 0)
+      x = 0.0f;
+    if (i % 17 == 3)
+      x = -0.0f;
+    if (i % 11 == 5)
+      x *= 1e-5f;
+    if (i < 40)
+      x = 0.0f;
+    h.set(i, x);
+  }
+  return h;
+}
+
+Shape shapeOf(const Shape3 &s) {
+  return s.batch == 1 ? Shape{s.rows, s.cols} : Shape{s.batch, s.rows, s.cols};
+}
+
+/// Runs every entry point of `k` over `p`, as the executor launches them.
+void runEmulated(const EmulatedKernel &k, const ElementwiseSpec &spec,
+                 const fp8k::EwParams &p) {
+  for (size_t e = 0; e < k.entries.size(); ++e) {
+    const AuxLaunch l =
+        elementwiseLaunch(spec, e, p.batch, p.rows, p.cols, /*smCount=*/1);
+    cudaemu::launch({l.grid[0], l.grid[1], l.grid[2]},
+                    {l.block[0], l.block[1], l.block[2]},
+                    [&] { k.entries[e](p); });
+  }
+}
+
+void expectSameBits(const HostTensor &got, const HostTensor &want,
+                    const std::string &what) {
+  const TensorComparison c = compareBits(got, want);
+  EXPECT_EQ(c.mismatches, 0)
+      << what << ": first difference at element " << c.firstMismatch
+      << ": emulated " << (c.firstMismatch >= 0 ? got.get(c.firstMismatch) : 0)
+      << ", oracle " << (c.firstMismatch >= 0 ? want.get(c.firstMismatch) : 0);
+}
+
+class EmulatedKernels
+    : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
+
+const Shape3 kShapes[] = {{1, 70, 300}, {3, 20, 200}, {1, 5, 31}, {2, 1, 64}};
+
+TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
+  auto [index, shapeIndex] = GetParam();
+  const EmulatedKernel &k = kKernels[index];
+  auto parsed = elementwiseSpecFromJSON(k.spec);
+  ASSERT_TRUE(parsed.isOk()) << parsed.message();
+  const ElementwiseSpec spec = *parsed;
+  const Shape3 s = kShapes[shapeIndex];
+  const bool delayed =
+      spec.kind == AuxKind::Quantize && spec.quant.mode == ScalingMode::Delayed;
+  if (delayed && s.batch != 1)
+    GTEST_SKIP() << "delayed scaling keeps one history per tensor";
+  const Shape shape = shapeOf(s);
+  const Granularity &g = spec.quant.granularity;
+  const Shape scaleShape = scaleShapeFor(shape, g);
+  const DType scaleType =
+      g.scale == ScaleFormat::UE8M0 ? DType::UE8M0 : DType::F32;
+
+  Plan plan; // runStepOnCpu reads the step and the buffers only
+  PlanStep step;
+  step.name = "step";
+  step.aux = spec;
+  fp8k::EwParams p{};
+  p.batch = s.batch;
+  p.rows = s.rows;
+  p.cols = s.cols;
+  p.scaleRows = g.scaleRows(s.rows);
+  p.scaleCols = g.scaleCols(s.cols);
+
+  const int steps = delayed ? 4 : 1;
+  HostBuffers oracle;
+  HostTensor state;
+  if (delayed) {
+    state =
+        HostTensor::zeros(DType::F32, {spec.quant.delayed.historyLength + 4});
+    oracle["state"] = state;
+    step.state = "state";
+  }
+  for (int round = 0; round < steps; ++round) {
+    HostBuffers emu;
+    std::vector<std::string> inputs;
+    if (spec.kind == AuxKind::Transpose) {
+      HostTensor codes = HostTensor::zeros(spec.quant.format, shape);
+      std::mt19937 rng(unsigned(index * 7 + round));
+      for (uint8_t &b : codes.data)
+        b = uint8_t(rng());
+      HostTensor scales = randomTensor(DType::F32, scaleShape, index + 100);
+      if (scaleType == DType::UE8M0) {
+        scales = HostTensor::zeros(DType::UE8M0, scaleShape);
+        for (uint8_t &b : scales.data)
+          b = uint8_t(rng());
+      }
+      emu["codes"] = codes;
+      emu["scales"] = scales;
+      inputs = {"codes", "scales"};
+      Shape t = shape;
+      std::swap(t[t.size() - 1], t[t.size() - 2]);
+      Shape ts = scaleShape;
+      std::swap(ts[ts.size() - 1], ts[ts.size() - 2]);
+      emu["codes_t"] = HostTensor::zeros(spec.quant.format, t);
+      emu["scales_t"] = HostTensor::zeros(scaleType, ts);
+      step.kind = StepKind::Transpose;
+      step.outputs = {"codes_t", "scales_t"};
+      p.in[0] = emu["codes"].data.data();
+      p.scaleIn = emu["scales"].data.data();
+      p.out = emu["codes_t"].data.data();
+      p.scale = emu["scales_t"].data.data();
+    } else {
+      for (size_t i = 0; i < spec.program.inputs.size(); ++i) {
+        const std::string name = "in" + std::to_string(i);
+        HostTensor t = randomTensor(spec.program.inputs[i], shape,
+                                    1000 * index + 10 * round + i);
+        // Growing magnitudes across the rounds of delayed scaling.
+        for (int64_t j = 0; j < t.elements(); ++j)
+          t.set(j, t.get(j) * float(1 + round));
+        emu[name] = t;
+        inputs.push_back(name);
+        p.in[i] = emu[name].data.data();
+      }
+      if (spec.kind == AuxKind::Elementwise) {
+        step.kind = StepKind::Elementwise;
+        step.outputs = {"out"};
+        emu["out"] = HostTensor::zeros(spec.out, shape);
+        p.out = emu["out"].data.data();
+      } else {
+        step.kind = StepKind::Quantize;
+        step.outputs = {"codes", "scales"};
+        emu["codes"] = HostTensor::zeros(spec.quant.format, shape);
+        emu["scales"] = HostTensor::zeros(scaleType, scaleShape);
+        p.out = emu["codes"].data.data();
+        p.scale = emu["scales"].data.data();
+      }
+    }
+    step.inputs = inputs;
+    std::vector<uint32_t> amax(size_t(elementCount(scaleShape)), 0);
+    p.amax = amax.data();
+    p.history = delayed ? state.data.data() : nullptr;
+
+    for (const std::string &n : inputs)
+      oracle[n] = emu[n];
+    for (const std::string &n : step.outputs)
+      oracle[n] = HostTensor::zeros(emu[n].dtype, emu[n].shape);
+    ASSERT_TRUE(runStepOnCpu(plan, step, oracle).isOk());
+    runEmulated(k, spec, p);
+
+    const std::string what = std::string(toString(spec.kind)) + " " +
+                             spec.kernelName() + " on " + formatShape(shape) +
+                             ", round " + std::to_string(round);
+    for (const std::string &n : step.outputs)
+      expectSameBits(emu[n], oracle[n], what + ", " + n);
+    // The block path leaves its amax scratch zeroed for the next call.
+    for (uint32_t a : amax)
+      ASSERT_EQ(a, 0u) << what << ": amax scratch not reset";
+    if (delayed) {
+      const numerics::AmaxHistory got =
+          historyFromState(state, spec.quant.delayed);
+      const numerics::AmaxHistory want =
+          historyFromState(oracle["state"], spec.quant.delayed);
+      EXPECT_EQ(got.steps(), want.steps()) << what;
+      EXPECT_EQ(got.values(), want.values()) << what;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllKernels, EmulatedKernels,
+    ::testing::Combine(
+        ::testing::Range<size_t>(0, sizeof(kKernels) / sizeof(kKernels[0])),
+        ::testing::Range(0, int(sizeof(kShapes) / sizeof(kShapes[0])))),
+    [](const auto &info) {
+      auto spec =
+          elementwiseSpecFromJSON(kKernels[std::get<0>(info.param)].spec);
+      const Shape3 s = kShapes[std::get<1>(info.param)];
+      return spec->kernelName() + "_" + std::to_string(s.batch) + "x" +
+             std::to_string(s.rows) + "x" + std::to_string(s.cols);
+    });
+
+} // namespace
