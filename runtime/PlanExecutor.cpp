@@ -7,6 +7,7 @@
 #include "codegen/kernels/elementwise_params.h"
 #include "runtime/Gemm.h"
 #include "runtime/LoadedKernels.h"
+#include "runtime/PlanKernels.h"
 
 #include <algorithm>
 
@@ -226,66 +227,36 @@ Status GpuPlan::download(const std::string &name, HostTensor &out) const {
 
 Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
   const CudaDriver &d = *device_->driver;
-  const Geometry g = geometry(shapes_.shapes.at(s.inputs[0]));
-  fp8k::EwParams p{};
-  p.batch = g.batch;
-  p.rows = g.rows;
-  p.cols = g.cols;
-  switch (s.kind) {
-  case StepKind::Quantize:
-  case StepKind::Elementwise:
-    for (size_t i = 0; i < s.inputs.size() && i < size_t(fp8k::kMaxEwInputs);
-         ++i)
-      p.in[i] = reinterpret_cast<const void *>(address(s.inputs[i]));
-    p.out = reinterpret_cast<void *>(address(s.outputs[0]));
-    if (s.kind == StepKind::Quantize) {
-      p.scale = reinterpret_cast<void *>(address(s.outputs[1]));
-      p.amax = reinterpret_cast<fp8k::u32 *>(amaxScratch_[index].ptr());
-      if (!s.state.empty())
-        p.history = reinterpret_cast<void *>(address(s.state));
-    }
-    break;
-  case StepKind::Transpose:
-    p.in[0] = reinterpret_cast<const void *>(address(s.inputs[0]));
-    p.scaleIn = reinterpret_cast<const void *>(address(s.inputs[1]));
-    p.out = reinterpret_cast<void *>(address(s.outputs[0]));
-    p.scale = reinterpret_cast<void *>(address(s.outputs[1]));
-    break;
-  case StepKind::Gemm:
-    return errorf("not an elementwise step");
-  }
-  p.scaleRows = s.aux.quant.granularity.scaleRows(g.rows);
-  p.scaleCols = s.aux.quant.granularity.scaleCols(g.cols);
-
-  const std::vector<std::string> entries = elementwiseEntries(s.aux);
-  const std::string base = s.aux.kernelName();
-  for (size_t e = 0; e < entries.size(); ++e) {
-    const std::string name =
-        entries.size() == 1 ? base : base + "_" + entries[e];
-    auto k = loadKernel(name, [&]() -> Expected<GeneratedKernel> {
+  const Shape &input = shapes_.shapes.at(s.inputs[0]);
+  fp8k::EwParams p = auxStepParams(
+      s, input,
+      [&](const std::string &name) {
+        return reinterpret_cast<void *>(address(name));
+      },
+      reinterpret_cast<void *>(amaxScratch_[index].ptr()));
+  for (const AuxStepLaunch &l : auxStepLaunches(s, input, device_->smCount)) {
+    auto k = loadKernel(l.kernel, [&]() -> Expected<GeneratedKernel> {
       auto ks = emitElementwise(s.aux);
       if (!ks)
         return ks.status();
-      return (*ks)[e];
+      return (*ks)[l.entry];
     });
     if (!k)
       return k.status().withContext("step '" + s.name + "'");
-    const AuxLaunch l =
-        elementwiseLaunch(s.aux, e, g.batch, g.rows, g.cols, device_->smCount);
     CUlaunchConfig cfg{};
-    cfg.gridDimX = l.grid[0];
-    cfg.gridDimY = l.grid[1];
-    cfg.gridDimZ = l.grid[2];
-    cfg.blockDimX = l.block[0];
-    cfg.blockDimY = l.block[1];
-    cfg.blockDimZ = l.block[2];
+    cfg.gridDimX = l.launch.grid[0];
+    cfg.gridDimY = l.launch.grid[1];
+    cfg.gridDimZ = l.launch.grid[2];
+    cfg.blockDimX = l.launch.block[0];
+    cfg.blockDimY = l.launch.block[1];
+    cfg.blockDimZ = l.launch.block[2];
     cfg.sharedMemBytes = 0;
     cfg.hStream = stream_;
     void *args[] = {&p};
     Status ls = cuCheck(d.cuLaunchKernelEx(&cfg, (*k)->function, args, nullptr),
                         "cuLaunchKernelEx");
     if (!ls.isOk())
-      return ls.withContext("step '" + s.name + "', kernel " + name);
+      return ls.withContext("step '" + s.name + "', kernel " + l.kernel);
   }
   return Status::ok();
 }

@@ -1,12 +1,13 @@
 //===- EmitKernels.cpp - The kernels EmulatedKernelsTest runs on the CPU --===//
 //
-//   fp8-emit-emulated-kernels OUTDIR
+//   fp8-emit-emulated-kernels OUTDIR COUNT
 //
 // Writes OUTDIR/kernel<i>.cpp, the translation unit codegen emits for each
 // spec of kSpecs (exactly what NVRTC compiles), and OUTDIR/registry.inc,
-// the table EmulatedKernelsTest runs them from: the spec's JSON and the
-// entry points in launch order. The build compiles each kernel<i>.cpp with
-// g++ and the CUDA emulator (CudaEmulator.h).
+// the table EmulatedKernelsTest runs them from: the spec's JSON, the entry
+// points' names and the entry points, in launch order. The build compiles
+// each kernel<i>.cpp with g++ and the CUDA emulator (CudaEmulator.h); COUNT
+// is the number of specs the build expects.
 //
 //===----------------------------------------------------------------------===//
 
@@ -154,12 +155,14 @@ int main(int argc, char **argv) {
     }
     std::ofstream(dir + "/kernel" + std::to_string(i) + ".cpp")
         << (*kernels)[0].source;
-    table += "    {R\"json(" + toJSON(all[i]) + ")json\", {";
+    std::string names, entries;
     for (const GeneratedKernel &k : *kernels) {
       reg << "extern \"C\" void " << k.name << "(const fp8k::EwParams p);\n";
-      table += "&" + k.name + ", ";
+      names += "\"" + k.name + "\", ";
+      entries += "&" + k.name + ", ";
     }
-    table += "}},\n";
+    table += "    {R\"json(" + toJSON(all[i]) + ")json\", {" + names + "}, {" +
+             entries + "}},\n";
   }
   reg << "static const EmulatedKernel kKernels[] = {\n" << table << "};\n";
   return reg ? 0 : 1;

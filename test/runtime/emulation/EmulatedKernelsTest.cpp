@@ -4,9 +4,10 @@
 // anyway: the exact translation units codegen emits for NVRTC
 // (EmitKernels.cpp writes them at build time) are compiled with g++ against
 // a small CUDA emulator (CudaEmulator.h: real threads per CTA, barriers,
-// warp shuffles, atomics), launched with the grids the runtime computes
-// (codegen's elementwiseLaunch, on a 1-SM "GPU" so that the grid-stride
-// loops wrap), and their outputs compared bit for bit with the CPU oracle's
+// warp shuffles, atomics), launched as the GPU executor launches them (the
+// entry points, grids and parameter of runtime/PlanKernels.h, on a 1-SM
+// "GPU" so that the grid-stride loops wrap), and their outputs compared
+// bit for bit with the CPU oracle's
 // (runStepOnCpu) on ragged shapes and stacks of matrices. Delayed scaling
 // runs several steps on one amax-history state. What this cannot show: the
 // GPU's memory model, its speed, NVRTC's code generation (compiled, not
@@ -17,6 +18,7 @@
 #include "codegen/Elementwise.h"
 #include "codegen/kernels/elementwise_params.h"
 #include "runtime/Plan.h"
+#include "runtime/PlanKernels.h"
 #include "runtime/PlanOracle.h"
 #include "runtime/numerics/Random.h"
 #include "test/runtime/emulation/CudaEmulatorRuntime.h"
@@ -33,6 +35,7 @@ namespace {
 
 struct EmulatedKernel {
   const char *spec;
+  std::vector<std::string> names;
   std::vector<void (*)(const fp8k::EwParams)> entries;
 };
 
@@ -69,16 +72,27 @@ Shape shapeOf(const Shape3 &s) {
   return s.batch == 1 ? Shape{s.rows, s.cols} : Shape{s.batch, s.rows, s.cols};
 }
 
-/// Runs every entry point of `k` over `p`, as the executor launches them.
-void runEmulated(const EmulatedKernel &k, const ElementwiseSpec &spec,
-                 const fp8k::EwParams &p) {
-  for (size_t e = 0; e < k.entries.size(); ++e) {
-    const AuxLaunch l =
-        elementwiseLaunch(spec, e, p.batch, p.rows, p.cols, /*smCount=*/1);
-    cudaemu::launch({l.grid[0], l.grid[1], l.grid[2]},
-                    {l.block[0], l.block[1], l.block[2]},
-                    [&] { k.entries[e](p); });
-  }
+/// Runs the step's kernels as the executor launches them
+/// (runtime/PlanKernels.h: the same entry points, grids and parameter), on
+/// a 1-SM "GPU" so that the grid-stride loops wrap.
+void runEmulated(const EmulatedKernel &k, const PlanStep &step,
+                 const Shape &input, HostBuffers &buffers,
+                 std::vector<uint32_t> &amax) {
+  const fp8k::EwParams p = auxStepParams(
+      step, input,
+      [&](const std::string &name) -> void * {
+        return buffers.at(name).data.data();
+      },
+      amax.data());
+  const std::vector<AuxStepLaunch> launches =
+      auxStepLaunches(step, input, /*smCount=*/1);
+  ASSERT_EQ(launches.size(), k.entries.size());
+  for (const AuxStepLaunch &l : launches)
+    ASSERT_EQ(l.kernel, k.names[l.entry]);
+  for (const AuxStepLaunch &l : launches)
+    cudaemu::launch({l.launch.grid[0], l.launch.grid[1], l.launch.grid[2]},
+                    {l.launch.block[0], l.launch.block[1], l.launch.block[2]},
+                    [&] { k.entries[l.entry](p); });
 }
 
 void expectSameBits(const HostTensor &got, const HostTensor &want,
@@ -116,13 +130,6 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
   PlanStep step;
   step.name = "step";
   step.aux = spec;
-  fp8k::EwParams p{};
-  p.batch = s.batch;
-  p.rows = s.rows;
-  p.cols = s.cols;
-  p.scaleRows = g.scaleRows(s.rows);
-  p.scaleCols = g.scaleCols(s.cols);
-
   const int steps = delayed ? 4 : 1;
   HostBuffers oracle;
   HostTensor state;
@@ -157,10 +164,6 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
       emu["scales_t"] = HostTensor::zeros(scaleType, ts);
       step.kind = StepKind::Transpose;
       step.outputs = {"codes_t", "scales_t"};
-      p.in[0] = emu["codes"].data.data();
-      p.scaleIn = emu["scales"].data.data();
-      p.out = emu["codes_t"].data.data();
-      p.scale = emu["scales_t"].data.data();
     } else {
       for (size_t i = 0; i < spec.program.inputs.size(); ++i) {
         const std::string name = "in" + std::to_string(i);
@@ -171,33 +174,31 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
           t.set(j, t.get(j) * float(1 + round));
         emu[name] = t;
         inputs.push_back(name);
-        p.in[i] = emu[name].data.data();
       }
       if (spec.kind == AuxKind::Elementwise) {
         step.kind = StepKind::Elementwise;
         step.outputs = {"out"};
         emu["out"] = HostTensor::zeros(spec.out, shape);
-        p.out = emu["out"].data.data();
       } else {
         step.kind = StepKind::Quantize;
         step.outputs = {"codes", "scales"};
         emu["codes"] = HostTensor::zeros(spec.quant.format, shape);
         emu["scales"] = HostTensor::zeros(scaleType, scaleShape);
-        p.out = emu["codes"].data.data();
-        p.scale = emu["scales"].data.data();
       }
     }
     step.inputs = inputs;
     std::vector<uint32_t> amax(size_t(elementCount(scaleShape)), 0);
-    p.amax = amax.data();
-    p.history = delayed ? state.data.data() : nullptr;
+    if (delayed)
+      emu["state"] = state;
 
     for (const std::string &n : inputs)
       oracle[n] = emu[n];
     for (const std::string &n : step.outputs)
       oracle[n] = HostTensor::zeros(emu[n].dtype, emu[n].shape);
     ASSERT_TRUE(runStepOnCpu(plan, step, oracle).isOk());
-    runEmulated(k, spec, p);
+    runEmulated(k, step, shape, emu, amax);
+    if (delayed)
+      state = emu["state"];
 
     const std::string what = std::string(toString(spec.kind)) + " " +
                              spec.kernelName() + " on " + formatShape(shape) +

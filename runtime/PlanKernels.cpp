@@ -1,0 +1,73 @@
+//===- PlanKernels.cpp - How a plan's elementwise steps are launched ------===//
+
+#include "runtime/PlanKernels.h"
+
+namespace fp8 {
+
+namespace {
+struct Geometry {
+  int64_t batch = 1, rows = 0, cols = 0;
+};
+Geometry geometry(const Shape &s) {
+  Geometry g;
+  if (s.size() == 3) {
+    g.batch = s[0];
+    g.rows = s[1];
+    g.cols = s[2];
+  } else if (s.size() == 2) {
+    g.rows = s[0];
+    g.cols = s[1];
+  }
+  return g;
+}
+} // namespace
+
+std::vector<AuxStepLaunch> auxStepLaunches(const PlanStep &s,
+                                           const Shape &input, int smCount) {
+  const Geometry g = geometry(input);
+  const std::vector<std::string> entries = elementwiseEntries(s.aux);
+  const std::string base = s.aux.kernelName();
+  std::vector<AuxStepLaunch> out;
+  for (size_t e = 0; e < entries.size(); ++e) {
+    AuxStepLaunch l;
+    l.kernel = entries.size() == 1 ? base : base + "_" + entries[e];
+    l.entry = e;
+    l.launch = elementwiseLaunch(s.aux, e, g.batch, g.rows, g.cols, smCount);
+    out.push_back(l);
+  }
+  return out;
+}
+
+fp8k::EwParams
+auxStepParams(const PlanStep &s, const Shape &input,
+              const std::function<void *(const std::string &)> &address,
+              void *amax) {
+  const Geometry g = geometry(input);
+  fp8k::EwParams p{};
+  p.batch = g.batch;
+  p.rows = g.rows;
+  p.cols = g.cols;
+  if (s.kind == StepKind::Transpose) {
+    p.in[0] = address(s.inputs[0]);
+    p.scaleIn = address(s.inputs[1]);
+    p.out = address(s.outputs[0]);
+    p.scale = address(s.outputs[1]);
+  } else {
+    for (size_t i = 0; i < s.inputs.size() && i < size_t(fp8k::kMaxEwInputs);
+         ++i)
+      p.in[i] = address(s.inputs[i]);
+    p.out = address(s.outputs[0]);
+    if (s.kind == StepKind::Quantize) {
+      p.scale = address(s.outputs[1]);
+      p.amax = static_cast<fp8k::u32 *>(amax);
+      if (!s.state.empty())
+        p.history = address(s.state);
+    }
+  }
+  // The scale grid of one input matrix (for a transpose, the input's).
+  p.scaleRows = s.aux.quant.granularity.scaleRows(g.rows);
+  p.scaleCols = s.aux.quant.granularity.scaleCols(g.cols);
+  return p;
+}
+
+} // namespace fp8

@@ -1,0 +1,46 @@
+//===- PlanKernels.h - How a plan's elementwise steps are launched -*- C++
+//-*-===//
+//
+// The launches of a quantize, transpose or elementwise step: its kernels'
+// entry points in order, each with its grid (codegen's elementwiseLaunch)
+// and the one kernel parameter, filled from the step's buffers. The GPU
+// executor launches these with the driver; EmulatedKernelsTest launches the
+// same ones on the CPU, so the parameter mapping is tested without a GPU.
+// No CUDA header.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_RUNTIME_PLANKERNELS_H
+#define FP8_RUNTIME_PLANKERNELS_H
+
+#include "codegen/Elementwise.h"
+#include "codegen/kernels/elementwise_params.h"
+#include "runtime/Plan.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fp8 {
+
+/// One kernel launch of a step.
+struct AuxStepLaunch {
+  std::string kernel; ///< the entry point
+  size_t entry = 0;   ///< its index in emitElementwise's list
+  AuxLaunch launch;
+};
+
+/// The launches of a non-GEMM step whose first input has shape `input`
+/// (rank 2, or 3 for a stack of matrices), on a GPU of `smCount` SMs.
+std::vector<AuxStepLaunch> auxStepLaunches(const PlanStep &step,
+                                           const Shape &input, int smCount);
+
+/// The kernel parameter of a non-GEMM step: `address(name)` is where a
+/// buffer lives, `amax` the step's amax scratch (quantize, block path).
+fp8k::EwParams
+auxStepParams(const PlanStep &step, const Shape &input,
+              const std::function<void *(const std::string &)> &address,
+              void *amax);
+
+} // namespace fp8
+
+#endif // FP8_RUNTIME_PLANKERNELS_H
