@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -384,10 +385,13 @@ int main(int argc, char **argv) {
     return fail(o, results, "cannot compile the plan's kernels",
                 kernels.status());
   size_t cubinBytes = 0, compiled = 0;
+  std::set<std::string> distinct;
   json jk = json::array();
   for (const CompiledPlanKernel &k : *kernels) {
-    cubinBytes += k.cubinBytes;
-    compiled += k.origin == CubinOrigin::Compiled;
+    if (distinct.insert(k.name).second) {
+      cubinBytes += k.cubinBytes;
+      compiled += k.origin == CubinOrigin::Compiled;
+    }
     std::printf("  kernel %-12s %-58s %-10s %6.3f s %7zu B cubin, %d regs\n",
                 k.step.c_str(), k.name.c_str(),
                 std::string(originName(k.origin)).c_str(), k.seconds,
@@ -401,10 +405,10 @@ int main(int argc, char **argv) {
                   {"spill_bytes", k.spillBytes}});
   }
   const std::string cache = env::cacheDir();
-  std::printf("jit: %zu kernels (%zu compiled, %zu from the cache) in %.2f s, "
-              "%zu KiB of cubins (cache: %s)\n",
-              kernels->size(), compiled, kernels->size() - compiled,
-              secondsSince(t0), cubinBytes / 1024,
+  std::printf("jit: %zu kernels for %zu steps (%zu compiled, %zu from the "
+              "disk cache) in %.2f s, %zu KiB of cubins (cache: %s)\n",
+              distinct.size(), kernels->size(), compiled,
+              distinct.size() - compiled, secondsSince(t0), cubinBytes / 1024,
               cache.empty() ? "memory only" : cache.c_str());
   results["kernels"] = jk;
   if (o.compileOnly)
@@ -418,7 +422,7 @@ int main(int argc, char **argv) {
         "fp8-run: no GPU to run on: %s\n"
         "fp8-run: the %zu kernels compiled; nothing ran (--compile-only "
         "only compiles, --cpu runs the plan on the CPU oracle)\n",
-        dev.message().c_str(), kernels->size());
+        dev.message().c_str(), distinct.size());
     results["error"] = "no GPU: " + dev.message();
     return finish(o, results, kNoGpu);
   }
