@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# The pipeline's GPU check, called by scripts/gpu-check.sh on the GPU machine
+# (CUDA 13, CMake, no MLIR): every example's committed plan
+# (examples/plans/*.sm_90a.plan.json, compiled by fp8-opt + fp8-translate on
+# a machine with MLIR) runs under fp8-run:
+#   --verify at M=512: every step against the CPU oracle on the step's own
+#     GPU inputs, every output against the unquantized graph (similarity
+#     below the bound: 1e-3, 3e-3 for the E5M2 example, see
+#     examples/README.md);
+#   --bench at M=4096: every step (CUDA events, median of 20) and the same
+#     GEMMs through cuBLASLt.
+#
+#   scripts/gpu-check-extra.sh BUILD_DIR OUTDIR SUMMARY_FILE
+#
+# Writes OUTDIR/pipeline-<example>-{verify,bench}.{json,log} and
+# OUTDIR/pipeline.json, appends a table to SUMMARY_FILE. One failing
+# example does not stop the others; a hung kernel is reported by fp8-run
+# (its stream waits time out) and, as a last resort, by `timeout`. Exit
+# status: non-zero when any verification or run failed.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:?usage: gpu-check-extra.sh BUILD_DIR OUTDIR SUMMARY_FILE}"
+out="${2:?usage: gpu-check-extra.sh BUILD_DIR OUTDIR SUMMARY_FILE}"
+summary="${3:?usage: gpu-check-extra.sh BUILD_DIR OUTDIR SUMMARY_FILE}"
+run="$build/bin/fp8-run"
+mkdir -p "$out"
+status=0
+
+log() { echo "$*" | tee -a "$summary"; }
+
+log ""
+log "## Pipeline examples (fp8-run on examples/plans, verify at M=512, bench at M=4096)"
+log ""
+if [ ! -x "$run" ]; then
+  log "- fp8-run: not built ($run missing)"
+  exit 1
+fi
+
+# example:similarity bound
+examples=("mlp:1e-3" "attention-proj:1e-3" "grad-projection:3e-3")
+for entry in "${examples[@]}"; do
+  ex="${entry%%:*}"
+  bound="${entry#*:}"
+  plan="$root/examples/plans/$ex.sm_90a.plan.json"
+  t0=$(date +%s)
+  timeout 900 "$run" "$plan" --dim M=512 --random --verify --no-outputs \
+      --similarity-bound "$bound" --json "$out/pipeline-$ex-verify.json" \
+      >"$out/pipeline-$ex-verify.log" 2>&1
+  rc=$?
+  if [ $rc != 0 ]; then
+    status=1
+    log "- $ex verify: FAILED (exit $rc, $(( $(date +%s) - t0 )) s; pipeline-$ex-verify.log):"
+    grep -E 'FAILED|fp8-run:' "$out/pipeline-$ex-verify.log" | head -8 | tee -a "$summary"
+  fi
+  t0=$(date +%s)
+  timeout 900 "$run" "$plan" --dim M=4096 --random --bench --iters 20 \
+      --no-outputs --json "$out/pipeline-$ex-bench.json" \
+      >"$out/pipeline-$ex-bench.log" 2>&1
+  rc=$?
+  if [ $rc != 0 ]; then
+    status=1
+    log "- $ex bench: FAILED (exit $rc, $(( $(date +%s) - t0 )) s; pipeline-$ex-bench.log):"
+    grep -E 'fp8-run:' "$out/pipeline-$ex-bench.log" | head -5 | tee -a "$summary"
+  fi
+done
+
+# The tables, from the JSON fp8-run wrote.
+if ! python3 - "$out" "${examples[@]}" >>"$summary" <<'EOF'
+import json, os, sys
+
+out, examples = sys.argv[1], [e.split(":")[0] for e in sys.argv[2:]]
+
+def load(ex, kind):
+    try:
+        with open(os.path.join(out, f"pipeline-{ex}-{kind}.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+def fmt(x, spec=".3g"):
+    return "n/a" if x is None or x < 0 else format(x, spec)
+
+rows, merged = [], {}
+print()
+print("| example | verify | steps bit-exact / GEMMs within bound | outputs: similarity (bound), max abs, max rel | total ms | our GEMMs ms | same GEMMs, cuBLASLt ms | cuBLASLt / ours |")
+print("|---|---|---|---|---|---|---|---|")
+for ex in examples:
+    v, b = load(ex, "verify"), load(ex, "bench")
+    merged[ex] = {"verify": v, "bench": b}
+    vs = (v or {}).get("verify", {})
+    steps = vs.get("steps", [])
+    exact = sum(1 for s in steps if s["exact"] and s["passed"])
+    gemm_ok = sum(1 for s in steps if not s["exact"] and s["passed"])
+    n_exact = sum(1 for s in steps if s["exact"])
+    n_gemm = len(steps) - n_exact
+    outs = "; ".join(
+        f"{o['name']} {fmt(o['vs_reference']['similarity'])} ({fmt(vs.get('similarity_bound'))}), "
+        f"{fmt(o['vs_reference']['max_abs'])}, {fmt(o['vs_reference']['max_rel'])}"
+        for o in vs.get("outputs", []))
+    verdict = "PASSED" if vs.get("passed") else ("FAILED" if v else "did not run")
+    bb = (b or {}).get("bench", {})
+    ours, peer = bb.get("gemm_ms"), bb.get("cublaslt_gemm_ms")
+    ratio = f"{peer / ours:.2f}x" if ours and peer else "n/a"
+    print(f"| {ex} | {verdict} | {exact}/{n_exact}, {gemm_ok}/{n_gemm} | {outs or 'n/a'} | "
+          f"{fmt(bb.get('total_ms'), '.4f')} | {fmt(ours, '.4f')} | {fmt(peer, '.4f')} | {ratio} |")
+for ex in examples:
+    bb = ((merged[ex]["bench"] or {}).get("bench") or {})
+    if not bb:
+        continue
+    print(f"\n{ex} at M=4096, per step (median of {bb.get('iters')}):\n")
+    print("| step | kind | ours ms | TFLOP/s | cuBLASLt | cuBLASLt ms | cuBLASLt BF16 ms |")
+    print("|---|---|---|---|---|---|---|")
+    for s in bb.get("steps", []):
+        if s["kind"] == "gemm":
+            print(f"| {s['step']} | gemm {s['m']}x{s['n']}x{s['k']} | {s['ms']:.4f} | {s['tflops']:.0f} | "
+                  f"{s['cublaslt_kind']} | {fmt(s['cublaslt_ms'], '.4f')} | {fmt(s['cublaslt_bf16_ms'], '.4f')} |")
+        else:
+            print(f"| {s['step']} | {s['kind']} | {s['ms']:.4f} | | | | |")
+with open(os.path.join(out, "pipeline.json"), "w") as f:
+    json.dump(merged, f, indent=2)
+EOF
+then
+  log "- the pipeline tables could not be written (python3 needed); see $out/pipeline-*.log"
+  status=1
+fi
+exit $status
