@@ -68,6 +68,10 @@ void makeKMajor(Op op, bool isA, OpOperand &data, OpOperand &scale) {
 
 template <typename Op> LogicalResult verifyGemm(Op op, ::fp8::Arch arch) {
   ::fp8::ScaledGemmArgs args = op.getGemmArgs();
+  // NOTE: PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
+  // Instructions": wgmma has no block-scaled form; MX block scaling is
+  // tcgen05.mma ... kind::mxf8f6f4.block_scale ("TensorCore 5th Generation
+  // Family Instructions"), sm_100a only.
   if (arch == ::fp8::Arch::SM90a &&
       (::fp8::isMX(args.a.granularity, args.a.layout) ||
        ::fp8::isMX(args.b.granularity, args.b.layout)))
@@ -75,6 +79,8 @@ template <typename Op> LogicalResult verifyGemm(Op op, ::fp8::Arch arch) {
                           "along K), which needs sm_100a: Hopper's FP8 wgmma "
                           "has no block-scaled form (use 1x128 blocks on "
                           "sm_90a)");
+  // NOTE: CUDA driver API, cuTensorMapEncodeTiled: global strides are
+  // multiples of 16 bytes, so an FP8 row of K elements needs K % 16 == 0.
   const size_t lead = args.aShape.size() == 3 ? 1 : 0;
   const int64_t k = args.a.layout == ::fp8::Layout::KMajor
                         ? args.aShape[lead + 1]
@@ -84,6 +90,9 @@ template <typename Op> LogicalResult verifyGemm(Op op, ::fp8::Arch arch) {
            << k << ") to be a multiple of 16 on " << ::fp8::toString(arch)
            << ": TMA moves FP8 rows of 16-byte multiples";
 
+  // NOTE: PTX ISA, "Matrix Descriptor Format" of wgmma: for .e4m3/.e5m2
+  // operands only the K-major shared-memory layout exists (no transpose
+  // bits for 8-bit types), hence an FP8 transpose before MN-major operands.
   GemmOperands ops = operandsOf(op);
   if (args.a.layout == ::fp8::Layout::MNMajor)
     makeKMajor(op, true, *ops.a, *ops.aScale);

@@ -7,11 +7,11 @@
 // warp shuffles, atomics), launched as the GPU executor launches them (the
 // entry points, grids and parameter of runtime/PlanKernels.h, on a 1-SM
 // "GPU" so that the grid-stride loops wrap), and their outputs compared
-// bit for bit with the CPU oracle's
-// (runStepOnCpu) on ragged shapes and stacks of matrices. Delayed scaling
-// runs several steps on one amax-history state. What this cannot show: the
-// GPU's memory model, its speed, NVRTC's code generation (compiled, not
-// run, by ElementwiseCompileTest).
+// bit for bit with the CPU oracle's (runStepOnCpu) on ragged shapes and
+// stacks of matrices. Delayed scaling runs several steps on one
+// amax-history state. What this cannot show: the GPU's memory model, its
+// speed, NVRTC's code generation (compiled, not run, by
+// ElementwiseCompileTest).
 //
 //===----------------------------------------------------------------------===//
 
