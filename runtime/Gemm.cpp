@@ -96,6 +96,12 @@ Status getWorkspace(const CudaDriver &d, CUstream stream, size_t partialBytes,
                     size_t counterBytes, Workspace &out) {
   std::lock_guard<std::mutex> lock(gWorkspaceMutex);
   Workspace &w = gWorkspaces[stream];
+  const bool grow =
+      w.partialBytes < partialBytes || w.counterBytes < counterBytes;
+  // Earlier launches on this stream may still use the old buffers.
+  if (grow && (w.partials || w.counters))
+    FP8_RETURN_IF_ERROR(
+        cuCheck(d.cuStreamSynchronize(stream), "cuStreamSynchronize"));
   if (w.partialBytes < partialBytes) {
     if (w.partials)
       d.cuMemFree(w.partials);
@@ -112,9 +118,12 @@ Status getWorkspace(const CudaDriver &d, CUstream stream, size_t partialBytes,
     w.counterBytes = 0;
     FP8_RETURN_IF_ERROR(cuCheck(d.cuMemAlloc(&w.counters, counterBytes),
                                 "cuMemAlloc(split-K counters)"));
-    // The kernel leaves every counter at zero when it finishes.
-    FP8_RETURN_IF_ERROR(cuCheck(d.cuMemsetD8(w.counters, 0, counterBytes),
-                                "cuMemsetD8(split-K counters)"));
+    // Zeroed on the launch's own stream (a non-blocking stream would not
+    // wait for the legacy stream); the kernel leaves every counter at zero
+    // when it finishes.
+    FP8_RETURN_IF_ERROR(
+        cuCheck(d.cuMemsetD8Async(w.counters, 0, counterBytes, stream),
+                "cuMemsetD8Async(split-K counters)"));
     w.counterBytes = counterBytes;
   }
   out = w;
