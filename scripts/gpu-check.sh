@@ -8,7 +8,10 @@
 #
 #   scripts/gpu-check.sh [OUTDIR]
 #
-# Exit status: non-zero when any test fails or the benchmark cannot run.
+# GPU_CHECK_STEPS selects steps (default: all of build,cpu,gpu,memcheck,
+# bench,extra); a later run with other steps reuses the build and appends to
+# summary.md. Exit status: non-zero when any test fails or the benchmark
+# cannot run.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-$root/gpu-results}"
@@ -17,11 +20,13 @@ out="$(cd "$out" && pwd)"
 build="${BUILD_DIR:-$root/build-gpu}"
 summary="$out/summary.md"
 export FP8_CACHE_DIR="${FP8_CACHE_DIR:-$build/jit-cache}"
+steps="${GPU_CHECK_STEPS:-build,cpu,gpu,memcheck,bench,extra}"
 status=0
+want() { case ",$steps," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 log() { echo "$*" | tee -a "$summary"; }
-: > "$summary"
-log "# GPU check ($(date -u +%Y-%m-%dT%H:%MZ))"
+want build && : > "$summary"
+log "# GPU check ($(date -u +%Y-%m-%dT%H:%MZ); steps: $steps)"
 log ""
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   log "no NVIDIA GPU here (nvidia-smi finds none): this script runs on the GPU machine"
@@ -31,6 +36,7 @@ log "- device: $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --form
 log "- CUDA: $(nvcc --version 2>/dev/null | tail -1)"
 
 # 1. Build (runtime only: no MLIR on this machine).
+if want build; then
 t0=$(date +%s)
 gen=()
 command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
@@ -42,9 +48,12 @@ if ! { cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
   exit 1
 fi
 log "- build (FP8_ENABLE_MLIR=OFF): $(( $(date +%s) - t0 )) s"
+fi
+[ -x "$build/bin/fp8-gpu-tests" ] || { log "- no build in $build: run the build step first"; exit 1; }
 
 # 2. CPU unit tests of this build.
-if (cd "$build" && ctest -LE gpu -j "$(nproc)" --timeout 900 >"$out/cpu-tests.log" 2>&1); then
+if ! want cpu; then :
+elif (cd "$build" && ctest -LE gpu -j "$(nproc)" --timeout 900 >"$out/cpu-tests.log" 2>&1); then
   log "- CPU unit tests: $(grep -E 'tests passed' "$out/cpu-tests.log" | tail -1)"
 else
   log "- CPU unit tests: FAILED ($(grep -E 'tests passed|tests failed' "$out/cpu-tests.log" | tail -1))"
@@ -52,6 +61,7 @@ else
 fi
 
 # 3. GPU tests against the oracle.
+if want gpu; then
 t0=$(date +%s)
 if "$build/bin/fp8-gpu-tests" --gtest_output="json:$out/gpu-tests.json" >"$out/gpu-tests.log" 2>&1; then
   gres="passed"
@@ -69,9 +79,11 @@ worst_sim=$(grep '^\[case\]' "$out/gpu-tests.log" | sed -n 's/.*similarity to th
 worst_err=$(grep '^\[case\]' "$out/gpu-tests.log" | sed -n 's/.*max |d - emulated| \/ max |emulated| = \([0-9.e+-]*\).*/\1/p' | sort -g | tail -1)
 log "  - worst similarity to the unquantized product: $worst_sim (bound 1e-3)"
 log "  - worst max |d - emulated| / max |emulated|: $worst_err (bound 8e-3 bf16, 2e-3 f32)"
+fi
 
 # 4. compute-sanitizer memcheck on small shapes.
-if command -v compute-sanitizer >/dev/null 2>&1; then
+if ! want memcheck; then :
+elif command -v compute-sanitizer >/dev/null 2>&1; then
   if compute-sanitizer --tool memcheck --error-exitcode 3 \
        "$build/bin/fp8-gpu-tests" \
        --gtest_filter='GemmGpu.DeepSeekRecipeSquare:GemmGpu.AccumulateIntoC:GemmGpu.RefusesBadArgumentsBeforeLaunch' \
@@ -86,7 +98,8 @@ else
 fi
 
 # 5. The benchmark against cuBLASLt, and its chart.
-if "$build/bin/fp8-bench" --shapes "$root/bench/shapes.json" --iters 30 \
+if ! want bench; then :
+elif "$build/bin/fp8-bench" --shapes "$root/bench/shapes.json" --iters 30 \
      --json "$out/bench.json" >"$out/bench.log" 2>&1; then
   log ""
   log "## fp8-bench (TFLOP/s; L2 flushed; median of 30)"
@@ -106,7 +119,7 @@ else
 fi
 
 # 6. Extra GPU checks of later stages (the pipeline's examples), if present.
-if [ -x "$root/scripts/gpu-check-extra.sh" ]; then
+if want extra && [ -x "$root/scripts/gpu-check-extra.sh" ]; then
   "$root/scripts/gpu-check-extra.sh" "$build" "$out" "$summary" || status=1
 fi
 
