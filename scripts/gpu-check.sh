@@ -53,7 +53,7 @@ fi
 
 # 2. CPU unit tests of this build.
 if ! want cpu; then :
-elif (cd "$build" && ctest -LE gpu -j "$(nproc)" --timeout 900 >"$out/cpu-tests.log" 2>&1); then
+elif (cd "$build" && ctest -LE gpu -j "$(nproc)" --timeout 900 --output-on-failure >"$out/cpu-tests.log" 2>&1); then
   log "- CPU unit tests: $(grep -E 'tests passed' "$out/cpu-tests.log" | tail -1)"
 else
   log "- CPU unit tests: FAILED ($(grep -E 'tests passed|tests failed' "$out/cpu-tests.log" | tail -1))"
@@ -77,14 +77,16 @@ if [ "$nfail" != 0 ] || [ "$gres" != passed ]; then
 fi
 worst_sim=$(grep '^\[case\]' "$out/gpu-tests.log" | sed -n 's/.*similarity to the unquantized product \([0-9.e+-]*\).*/\1/p' | sort -g | tail -1)
 worst_err=$(grep '^\[case\]' "$out/gpu-tests.log" | sed -n 's/.*max |d - emulated| \/ max |emulated| = \([0-9.e+-]*\).*/\1/p' | sort -g | tail -1)
-log "  - worst similarity to the unquantized product: $worst_sim (bound 1e-3)"
+log "  - worst similarity to the unquantized product: $worst_sim (bound 1e-3; 4e-3 with an E5M2 operand)"
 log "  - worst max |d - emulated| / max |emulated|: $worst_err (bound 8e-3 bf16, 2e-3 f32)"
 fi
 
 # 4. compute-sanitizer memcheck on small shapes.
 if ! want memcheck; then :
 elif command -v compute-sanitizer >/dev/null 2>&1; then
-  if compute-sanitizer --tool memcheck --error-exitcode 3 \
+  # --report-api-errors no: the bad-argument test probes host pointers with
+  # cuPointerGetAttribute on purpose; only device memory errors count here.
+  if compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
        "$build/bin/fp8-gpu-tests" \
        --gtest_filter='GemmGpu.DeepSeekRecipeSquare:GemmGpu.AccumulateIntoC:GemmGpu.RefusesBadArgumentsBeforeLaunch' \
        >"$out/memcheck.log" 2>&1; then

@@ -8,7 +8,9 @@
 //       max |ref| <= 8e-3 for bf16 output (two bf16 half-ulps plus FP32
 //       rounding), 2e-3 for f32 output;
 //   (2) the unquantized FP64 product of the float inputs, on a sample of
-//       rows: DeepGEMM's similarity < 1e-3.
+//       rows: DeepGEMM's similarity < 1e-3 for E4M3 operands, < 4e-3 when
+//       an operand is E5M2 (its 2-bit mantissa alone costs 1.3e-3 per
+//       operand on these inputs, measured on the CPU oracle and the H100).
 // D is poisoned with NaN first, so an unwritten element fails.
 //
 //===----------------------------------------------------------------------===//
@@ -170,7 +172,7 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   os << "kernel " << rep.kernel << " (grid " << rep.grid << "): "
      << "max |d - emulated| / max |emulated| = " << res.relErrVsEmulated
      << " (tol " << tol << "), similarity to the unquantized product "
-     << res.similarity << " (tol 1e-3, " << rows << " rows)";
+     << res.similarity << " (tol " << simTol << ", " << rows << " rows)";
   if (e.nonFinite)
     os << ", " << e.nonFinite << " non-finite outputs";
   res.summary = os.str();

@@ -100,7 +100,16 @@ TEST(KernelCache, TruncatedOrCorruptEntryIsRebuilt) {
     auto h = cache.get(k);
     ASSERT_TRUE(h.isOk()) << h.message();
     EXPECT_EQ(h->origin, CubinOrigin::Compiled);
-    EXPECT_EQ(readFile(path), good) << "the entry was rewritten";
+  }
+  // The rebuilt entry is whole again: a fresh cache loads it from disk. (Not
+  // compared byte for byte with the first: some NVRTC builds do not produce
+  // identical cubins twice.)
+  {
+    KernelCache cache(dir);
+    auto h = cache.get(k);
+    ASSERT_TRUE(h.isOk()) << h.message();
+    EXPECT_EQ(h->origin, CubinOrigin::Disk);
+    EXPECT_GE(readFile(path).size(), good.size() / 2 + 1);
   }
   // Same length, one flipped byte in the payload: the checksum catches it.
   std::string flipped = good;
