@@ -3,7 +3,11 @@
 #include "runtime/CudaDriver.h"
 #include "runtime/Env.h"
 
+#include <cudaTypedefs.h>
 #include <dlfcn.h>
+
+#include <string_view>
+#include <type_traits>
 
 #include <chrono>
 #include <thread>
@@ -13,6 +17,23 @@
 namespace fp8 {
 
 namespace {
+/// The CUDA version whose ABI matches cuda.h's plain declaration of `name`.
+// NOTE: cuGetProcAddress returns the newest ABI of a symbol up to the
+// version asked for. CUDA 13.0 gave cuCtxSynchronize a new ABI taking a
+// CUcontext (PFN_cuCtxSynchronize_v13000), while cuda.h's cuCtxSynchronize
+// is still the (void) one: asking with CUDA_VERSION returned the new entry
+// point, which read a garbage context and failed with
+// CUDA_ERROR_CONTEXT_IS_DESTROYED on our H100. Entry points whose plain
+// declaration is older than CUDA_VERSION's ABI are listed here.
+int abiVersion(const char *name) {
+  if (std::string_view(name) == "cuCtxSynchronize")
+    return 12090;
+  return CUDA_VERSION;
+}
+static_assert(
+    std::is_same_v<decltype(&::cuCtxSynchronize), PFN_cuCtxSynchronize_v2000>,
+    "cuda.h's cuCtxSynchronize changed ABI: update abiVersion()");
+
 using GetProcAddressFn = CUresult (*)(const char *, void **, int, cuuint64_t,
                                       CUdriverProcAddressQueryResult *);
 
@@ -34,8 +55,8 @@ Expected<const CudaDriver *> loadDriver() {
   {                                                                            \
     void *fn = nullptr;                                                        \
     CUdriverProcAddressQueryResult q;                                          \
-    CUresult r =                                                               \
-        getProc(#name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &q);    \
+    CUresult r = getProc(#name, &fn, abiVersion(#name),                        \
+                         CU_GET_PROC_ADDRESS_DEFAULT, &q);                     \
     if (r != CUDA_SUCCESS || !fn)                                              \
       return errorf("the CUDA driver lacks ", #name,                           \
                     " (driver too old for CUDA ", CUDA_VERSION / 1000, ".",    \
