@@ -177,6 +177,23 @@ Expected<ResolvedPlan> resolvePlan(const Plan &plan, const DimValues &dims);
 std::string base64Encode(const std::vector<uint8_t> &data);
 Expected<std::vector<uint8_t>> base64Decode(const std::string &text);
 
+/// [batch, rows, cols] of a rank-2 ([rows, cols]) or rank-3 buffer shape.
+struct Geometry {
+  int64_t batch = 1, rows = 0, cols = 0;
+};
+inline Geometry geometry(const Shape &s) {
+  Geometry g;
+  if (s.size() == 3) {
+    g.batch = s[0];
+    g.rows = s[1];
+    g.cols = s[2];
+  } else if (s.size() == 2) {
+    g.rows = s[0];
+    g.cols = s[1];
+  }
+  return g;
+}
+
 } // namespace fp8
 
 #endif // FP8_RUNTIME_PLAN_H

@@ -14,23 +14,6 @@
 namespace fp8 {
 
 namespace {
-/// [batch, rows, cols] of a rank-2 or rank-3 shape.
-struct Geometry {
-  int64_t batch = 1, rows = 0, cols = 0;
-};
-Geometry geometry(const Shape &s) {
-  Geometry g;
-  if (s.size() == 3) {
-    g.batch = s[0];
-    g.rows = s[1];
-    g.cols = s[2];
-  } else if (s.size() == 2) {
-    g.rows = s[0];
-    g.cols = s[1];
-  }
-  return g;
-}
-
 GemmRecipe recipeOf(const KernelSpec &k) {
   GemmRecipe r;
   r.a = k.a;

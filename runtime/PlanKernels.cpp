@@ -4,24 +4,6 @@
 
 namespace fp8 {
 
-namespace {
-struct Geometry {
-  int64_t batch = 1, rows = 0, cols = 0;
-};
-Geometry geometry(const Shape &s) {
-  Geometry g;
-  if (s.size() == 3) {
-    g.batch = s[0];
-    g.rows = s[1];
-    g.cols = s[2];
-  } else if (s.size() == 2) {
-    g.rows = s[0];
-    g.cols = s[1];
-  }
-  return g;
-}
-} // namespace
-
 std::vector<AuxStepLaunch> auxStepLaunches(const PlanStep &s,
                                            const Shape &input, int smCount) {
   const Geometry g = geometry(input);

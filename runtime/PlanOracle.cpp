@@ -230,23 +230,6 @@ void stateFromHistory(const nm::AmaxHistory &h, HostTensor &state) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-struct Geometry {
-  int64_t batch = 1, rows = 0, cols = 0;
-};
-
-Geometry geometry(const Shape &s) {
-  Geometry g;
-  if (s.size() == 3) {
-    g.batch = s[0];
-    g.rows = s[1];
-    g.cols = s[2];
-  } else if (s.size() == 2) {
-    g.rows = s[0];
-    g.cols = s[1];
-  }
-  return g;
-}
-
 /// The program's value of every element, as the kernels compute it.
 std::vector<float> evaluate(const EwProgram &p,
                             const std::vector<const HostTensor *> &in) {

@@ -112,29 +112,6 @@ template <class C> struct Sm100Layout {
                 "each epilogue warp reads whole 32-column chunks");
 };
 
-/// Maps a linear index to (m group, n tile), in bands of kGroup groups so
-/// that concurrently running CTAs share operand tiles in L2 (the same order
-/// as the sm_90a kernels).
-template <class C>
-__device__ __forceinline__ void sm100_tile_coords(int tile, int mt, int nt,
-                                                  int &mb, int &nb) {
-  if (C::kRasterAlongN) {
-    const int band = tile / (C::kGroup * nt);
-    const int first = band * C::kGroup;
-    const int gs = min(C::kGroup, mt - first);
-    const int r = tile - band * C::kGroup * nt;
-    mb = first + r % gs;
-    nb = r / gs;
-  } else {
-    const int band = tile / (C::kGroup * mt);
-    const int first = band * C::kGroup;
-    const int gs = min(C::kGroup, nt - first);
-    const int r = tile - band * C::kGroup * mt;
-    nb = first + r % gs;
-    mb = r / gs;
-  }
-}
-
 /// The persistent schedule. A work unit is one output tile per CTA of the
 /// cluster: with kClusterM == 2 the pair takes m tiles 2g and 2g + 1 of one
 /// n tile (one 256-row MMA for cta_group::2, or two 128-row MMAs sharing B).
@@ -160,7 +137,7 @@ template <class C> struct Sm100Schedule {
   }
   __device__ __forceinline__ void decode(int u, int &mb, int &nb) const {
     int gm;
-    sm100_tile_coords<C>(u, m_groups, kNTiles, gm, nb);
+    tile_coords<C>(u, m_groups, kNTiles, gm, nb);
     mb = gm * C::kClusterM + rank;
   }
 };

@@ -243,6 +243,29 @@ __device__ __forceinline__ u64 make_desc_sw128(u32 smem) {
   return d;
 }
 
+/// Maps a linear index to (m group, n group), in bands of kGroup groups so
+/// that concurrently running CTAs share operand tiles in L2. Shared by the
+/// sm_90a and sm_100a schedules (C provides kRasterAlongN and kGroup).
+template <class C>
+__device__ __forceinline__ void tile_coords(int tile, int mt, int nt, int &mb,
+                                            int &nb) {
+  if (C::kRasterAlongN) {
+    const int band = tile / (C::kGroup * nt);
+    const int first = band * C::kGroup;
+    const int gs = min(C::kGroup, mt - first);
+    const int r = tile - band * C::kGroup * nt;
+    mb = first + r % gs;
+    nb = r / gs;
+  } else {
+    const int band = tile / (C::kGroup * mt);
+    const int first = band * C::kGroup;
+    const int gs = min(C::kGroup, nt - first);
+    const int r = tile - band * C::kGroup * mt;
+    nb = first + r % gs;
+    mb = r / gs;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Registers, barriers, conversions
 //===----------------------------------------------------------------------===//

@@ -77,28 +77,6 @@ template <class C> struct Layout {
       C::kSaMode == kScaleK || C::kSbMode == kScaleK;
 };
 
-/// Maps a linear index to (m group, n group), in bands of kGroup groups so
-/// that concurrently running CTAs share operand tiles in L2.
-template <class C>
-__device__ __forceinline__ void tile_coords(int tile, int mt, int nt, int &mb,
-                                            int &nb) {
-  if (C::kRasterAlongN) {
-    const int band = tile / (C::kGroup * nt);
-    const int first = band * C::kGroup;
-    const int gs = min(C::kGroup, mt - first);
-    const int r = tile - band * C::kGroup * nt;
-    mb = first + r % gs;
-    nb = r / gs;
-  } else {
-    const int band = tile / (C::kGroup * mt);
-    const int first = band * C::kGroup;
-    const int gs = min(C::kGroup, nt - first);
-    const int r = tile - band * C::kGroup * mt;
-    nb = first + r % gs;
-    mb = r / gs;
-  }
-}
-
 /// The persistent schedule. Work units are (cluster tile group, K slice):
 /// a cluster of 2 along M takes m blocks 2g and 2g+1 of one n block (they
 /// share B through multicast), a cluster along N takes two n blocks of one
