@@ -50,6 +50,8 @@ struct Options {
   bool sweep = false;             // also time a grid of tile configs per shape
   std::string only;               // "MxNxK"
   std::optional<TileConfig> tile; // --tile JSON: force a configuration
+  bool perTensor = false;         // --recipe per-tensor
+  int promotion = 128;            // --promotion P (0: tensor cores only)
 };
 
 [[noreturn]] void usage(int code) {
@@ -58,8 +60,15 @@ struct Options {
       "usage: fp8-bench [--shapes FILE] [--m 128,4096] [--only MxNxK]\n"
       "                 [--iters N] [--json FILE] [--no-peers]\n"
       "                 [--no-flush] [--no-jit] [--sweep] [--tile JSON]\n"
+      "                 [--recipe deepseek|per-tensor] [--promotion P]\n"
       "Benchmarks the generated sm_90a kernels against cuBLASLt on the\n"
-      "shapes of FILE (default bench/shapes.json).\n");
+      "shapes of FILE (default bench/shapes.json).\n"
+      "  --recipe R     deepseek (default): A 1x128, B 128x128, the\n"
+      "                 recipe of the block-scaled peer; per-tensor: one\n"
+      "                 scale per operand (the per-tensor peer's recipe;\n"
+      "                 the block-scaled peer is then not run)\n"
+      "  --promotion P  promotion interval in K elements (default 128;\n"
+      "                 0 = tensor-core accumulation only, per-tensor only)\n");
   std::exit(code);
 }
 
@@ -100,7 +109,29 @@ Options parseArgs(int argc, char **argv) {
       o.jit = false;
     else if (a == "--sweep")
       o.sweep = true;
-    else if (a == "--tile") {
+    else if (a == "--recipe") {
+      const std::string r = next();
+      if (r != "deepseek" && r != "per-tensor") {
+        std::fprintf(stderr,
+                     "fp8-bench: --recipe: expected deepseek or per-tensor, "
+                     "found '%s'\n",
+                     r.c_str());
+        std::exit(2);
+      }
+      o.perTensor = r == "per-tensor";
+    } else if (a == "--promotion") {
+      const std::string v = next();
+      char *end = nullptr;
+      const long p = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || p < 0) {
+        std::fprintf(stderr,
+                     "fp8-bench: --promotion: expected a number of K "
+                     "elements >= 0, found '%s'\n",
+                     v.c_str());
+        std::exit(2);
+      }
+      o.promotion = int(p);
+    } else if (a == "--tile") {
       auto t = tileConfigFromJSON(next());
       if (!t) {
         std::fprintf(stderr, "fp8-bench: --tile: %s\n", t.message().c_str());
@@ -261,10 +292,14 @@ int main(int argc, char **argv) {
       die(s, "cuBLASLt");
 
   GemmRecipe recipe;
-  recipe.a.granularity = Granularity::block(1, 128);
-  recipe.b.granularity = Granularity::block(128, 128);
-  recipe.promotionInterval = 128;
+  recipe.a.granularity =
+      opt.perTensor ? Granularity::perTensor() : Granularity::block(1, 128);
+  recipe.b.granularity =
+      opt.perTensor ? Granularity::perTensor() : Granularity::block(128, 128);
+  recipe.promotionInterval = opt.promotion;
   recipe.out = DType::BF16;
+  // gemm() refuses a recipe it cannot run (e.g. K-varying scales without
+  // promotion) with a message, before any launch.
 
   json jsonRows = json::array();
   std::vector<Row> rows;
@@ -302,6 +337,9 @@ int main(int argc, char **argv) {
     DeviceBuffer dD = check(DeviceBuffer::alloc(size_t(sh.m * sh.n * 2)), "D");
     DeviceBuffer dP = check(DeviceBuffer::alloc(size_t(sh.m * sh.n * 2)), "D");
 
+    DeviceBuffer one =
+        check(DeviceBuffer::fromHost(std::vector<float>{1.0f}), "scale");
+
     GemmTensors t;
     t.a = dA.get();
     t.b = dB.get();
@@ -309,6 +347,8 @@ int main(int argc, char **argv) {
     t.scaleALdOuter = 1; // [K/128][M]: row r, k-block j at j * M + r
     t.scaleALdK = sh.m;
     t.scaleB = dSbK.get();
+    if (opt.perTensor)
+      t.scaleA = t.scaleB = one.get(); // the per-tensor peer's scales
     t.d = dD.get();
     GemmReport rep;
     GemmOptions gopt;
@@ -351,6 +391,7 @@ int main(int argc, char **argv) {
             ks.k = sh.k;
             ks.a = recipe.a;
             ks.b = recipe.b;
+            ks.promotionInterval = recipe.promotionInterval;
             ks.tile = tc;
             ks.tile.stages = std::min(sm90MaxStages(ks), 8);
             if (!checkSm90Spec(ks))
@@ -388,8 +429,9 @@ int main(int argc, char **argv) {
       // Block-scaled peer: find the scale layouts cuBLASLt expects (for
       // the activations and for the weights) by comparing with our result:
       // both compute the same function on the same data.
-      std::vector<int> combos = layoutKnown ? std::vector<int>{peerCombo}
-                                            : std::vector<int>{0, 1, 2, 3};
+      std::vector<int> combos = opt.perTensor ? std::vector<int>{}
+                                : layoutKnown ? std::vector<int>{peerCombo}
+                                              : std::vector<int>{0, 1, 2, 3};
       for (int combo : combos) {
         const bool actOuter = !(combo & 1), wOuter = !(combo & 2);
         CublasLtGemm g;
@@ -419,20 +461,30 @@ int main(int argc, char **argv) {
           break;
         }
       }
-      if (!layoutKnown && row.note.empty())
+      if (!opt.perTensor && !layoutKnown && row.note.empty())
         row.note = "cuBLASLt block-scaled result matches ours in no scale "
                    "layout (best similarity " +
                    std::to_string(row.sim) + ")";
       {
-        DeviceBuffer one =
-            check(DeviceBuffer::fromHost(std::vector<float>{1.0f}), "scale");
         CublasLtGemm g;
         if (Status s = g.init(lt, PeerKind::Fp8PerTensor, sh.m, sh.n, sh.k,
                               dA.get(), dB.get(), one.get(), one.get(),
                               dP.get(), ws.get(), wsBytes);
-            s)
+            s) {
+          if (opt.perTensor) {
+            // Same recipe as ours: the result must match.
+            if (Status r = dP.fill(0xFF); !r)
+              die(r, "peer output");
+            if (Status r = g.run(stream); !r)
+              die(r, "cuBLASLt per-tensor");
+            d.cuStreamSynchronize(stream);
+            if (Status r = dP.download(peer); !r)
+              die(r, "download");
+            row.sim = similarity(ours, peer);
+          }
           row.tensor = medianMs(d, stream, opt.iters, opt.flush, flushBuf.ptr(),
                                 flushBytes, [&] { g.run(stream); });
+        }
       }
       {
         DeviceBuffer a16 = check(DeviceBuffer::alloc(a.size() * 2), "bf16 A");
@@ -595,7 +647,10 @@ int main(int argc, char **argv) {
                 {"sm_count", dev->smCount},
                 {"iters", opt.iters},
                 {"l2_flush", opt.flush},
-                {"recipe", "e4m3 1x128 x e4m3 128x128, promotion 128, bf16"},
+                {"recipe",
+                 std::string(opt.perTensor ? "e4m3 per-tensor x e4m3 per-tensor"
+                                           : "e4m3 1x128 x e4m3 128x128") +
+                     ", promotion " + std::to_string(opt.promotion) + ", bf16"},
                 {"roofline", {{"fp8_tflops", peak}, {"hbm_tb_per_s", tbps}}},
                 {"rows", jsonRows},
                 {"summary", summary},
