@@ -2,6 +2,7 @@
 
 #include "runtime/CudaDriver.h"
 #include "runtime/Env.h"
+#include "runtime/Nvrtc.h"
 
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
@@ -38,6 +39,7 @@ using GetProcAddressFn = CUresult (*)(const char *, void **, int, cuuint64_t,
                                       CUdriverProcAddressQueryResult *);
 
 Expected<const CudaDriver *> loadDriver() {
+  disableNvrtcCache(); // read when the driver loads
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib)
     return errorf("no CUDA driver found: libcuda.so.1 could not be loaded (",

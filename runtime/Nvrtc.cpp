@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <regex>
 
 namespace fp8 {
@@ -47,6 +48,8 @@ void parsePtxasInfo(const std::string &log, CompiledKernel &k) {
     k.stackBytes = std::stoi(m[1]);
     k.spillBytes = std::stoi(m[2]) + std::stoi(m[3]);
   }
+  k.wgmmaSerialized = log.find("wgmma.mma_async instructions are serialized") !=
+                      std::string::npos;
 }
 
 namespace {
@@ -91,6 +94,7 @@ std::string programLog(nvrtcProgram prog) {
 } // namespace
 
 Expected<std::string> compileToPtx(const GeneratedKernel &kernel) {
+  disableNvrtcCache();
   Program p;
   FP8_RETURN_IF_ERROR(createProgram(kernel, p));
   std::vector<std::string> opts = {kernel.arch == Arch::SM90a
@@ -121,7 +125,24 @@ Expected<std::string> compileToPtx(const GeneratedKernel &kernel) {
   return ptx;
 }
 
+// NOTE: NVRTC 12.9+ keeps its own cache of compiled programs on machines
+// with a CUDA driver. A compile served from it returns no ptxas report (no
+// register, spill or wgmma-serialisation figures: measured on the H100, where
+// a second test run saw -1 registers everywhere) and takes no compile time.
+// Our KernelCache already keeps cubins, so NVRTC's cache is switched off
+// (CUDA_CACHE_DISABLE=1) unless the user has set CUDA_CACHE_DISABLE. The
+// driver reads it when it is loaded, so runtime/CudaDriver.cpp calls this
+// before dlopen too.
+void disableNvrtcCache() {
+  static const bool once = [] {
+    setenv("CUDA_CACHE_DISABLE", "1", /*overwrite=*/0);
+    return true;
+  }();
+  (void)once;
+}
+
 Expected<CompiledKernel> compileWithNvrtc(const GeneratedKernel &kernel) {
+  disableNvrtcCache();
   auto start = std::chrono::steady_clock::now();
   Program p;
   FP8_RETURN_IF_ERROR(createProgram(kernel, p));

@@ -24,7 +24,15 @@ struct CompiledKernel {
   int registers = -1;  ///< per thread, from ptxas -v (-1: not reported)
   int spillBytes = -1; ///< spill stores + loads (-1: not reported)
   int stackBytes = -1; ///< stack frame (-1: not reported)
+  /// ptxas serialised the kernel's wgmmas (C7514/C7515-style "Potential
+  /// Performance Loss"): correct, but the MMA pipeline is lost.
+  bool wgmmaSerialized = false;
 };
+
+/// Switches NVRTC's own program cache off (CUDA_CACHE_DISABLE=1, unless the
+/// user set it): cached compiles report no ptxas figures. Idempotent; called
+/// before every compile and before the CUDA driver is loaded.
+void disableNvrtcCache();
 
 /// "<major>.<minor>" of the NVRTC library in use.
 std::string nvrtcVersionString();
