@@ -15,7 +15,7 @@ bool TileConfig::operator==(const TileConfig &o) const {
          clusterM == o.clusterM && clusterN == o.clusterN &&
          raster == o.raster && swizzleGroup == o.swizzleGroup &&
          persistent == o.persistent && splitK == o.splitK &&
-         ctaGroup == o.ctaGroup;
+         ctaGroup == o.ctaGroup && overlap == o.overlap;
 }
 
 bool KernelSpec::operator==(const KernelSpec &o) const {
@@ -110,7 +110,31 @@ std::string KernelSpec::kernelName() const {
     s += "sk" + std::to_string(tile.splitK);
   if (tile.ctaGroup > 1)
     s += "cg" + std::to_string(tile.ctaGroup);
+  if (tile.overlap != PromotionOverlap::None)
+    s += tile.overlap == PromotionOverlap::AlternateK ? "ovk" : "ovn";
   return s;
+}
+
+std::string_view toString(PromotionOverlap o) {
+  switch (o) {
+  case PromotionOverlap::None:
+    return "none";
+  case PromotionOverlap::AlternateK:
+    return "k";
+  case PromotionOverlap::AlternateN:
+    return "n";
+  }
+  return "?";
+}
+
+std::optional<PromotionOverlap> parsePromotionOverlap(std::string_view s) {
+  if (s == "none")
+    return PromotionOverlap::None;
+  if (s == "k")
+    return PromotionOverlap::AlternateK;
+  if (s == "n")
+    return PromotionOverlap::AlternateN;
+  return std::nullopt;
 }
 
 static json granToJSON(const Granularity &g) { return toString(g); }
@@ -133,7 +157,8 @@ static json tileToJSON(const TileConfig &t) {
               {"swizzle_group", t.swizzleGroup},
               {"persistent", t.persistent},
               {"split_k", t.splitK},
-              {"cta_group", t.ctaGroup}};
+              {"cta_group", t.ctaGroup},
+              {"overlap", std::string(toString(t.overlap))}};
 }
 
 std::string toJSON(const TileConfig &tile, int indent) {
@@ -229,6 +254,7 @@ static Status readTile(const json &j, TileConfig &t) {
   r.get("persistent", t.persistent, false);
   r.get("split_k", t.splitK, false);
   r.get("cta_group", t.ctaGroup, false);
+  r.getEnum("overlap", t.overlap, parsePromotionOverlap, false);
   return r.status();
 }
 

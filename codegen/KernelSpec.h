@@ -15,7 +15,9 @@
 #include "codegen/Status.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace fp8 {
 
@@ -52,6 +54,20 @@ enum class Raster : uint8_t {
   AlongM, ///< consecutive tiles share an N block (B stays in L2)
 };
 
+/// How a consumer warpgroup overlaps promotion (sm_90a) with its own MMAs.
+/// Without overlap it waits for a k-block's wgmmas, promotes, then issues the
+/// next k-block; the tensor core idles unless the other warpgroup has MMAs
+/// queued. With overlap two tensor-core accumulators alternate: while one is
+/// promoted, the wgmmas of the other are in flight (wgmma.wait_group 1).
+/// Needs a promotion interval of exactly one k-block (128).
+enum class PromotionOverlap : uint8_t {
+  None,
+  AlternateK, ///< "k": whole-width accumulators for even / odd k-blocks
+              ///< (1.5 x BLOCK_N/2 floats per thread: narrow tiles)
+  AlternateN, ///< "n": the two N halves of the tile, each k-block
+              ///< (BLOCK_N floats per thread, A read twice from shared)
+};
+
 /// The tile configuration: what the autotuner searches over.
 struct TileConfig {
   int blockM = 128;
@@ -66,6 +82,7 @@ struct TileConfig {
   bool persistent = true;
   int splitK = 1;   ///< K slices reduced through FP32 atomics/workspace
   int ctaGroup = 1; ///< sm_100a: tcgen05 cta_group::1 or ::2
+  PromotionOverlap overlap = PromotionOverlap::None; ///< sm_90a
 
   bool operator==(const TileConfig &o) const;
   bool operator!=(const TileConfig &o) const { return !(*this == o); }
@@ -94,6 +111,10 @@ struct KernelSpec {
 
   bool operator==(const KernelSpec &o) const;
 };
+
+std::string_view toString(PromotionOverlap o);
+/// "none", "k" or "n"; nullopt for anything else.
+std::optional<PromotionOverlap> parsePromotionOverlap(std::string_view s);
 
 /// Serializes to / parses from the JSON used by plans and the tuning DB.
 std::string toJSON(const KernelSpec &spec, int indent = -1);

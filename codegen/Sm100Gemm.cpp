@@ -204,6 +204,11 @@ Status checkSm100Spec(const KernelSpec &s) {
                   t.blockN);
   if (t.ctaGroup != 1 && t.ctaGroup != 2)
     return errorf("expected cta_group 1 or 2 on sm_100a, found ", t.ctaGroup);
+  if (t.overlap != PromotionOverlap::None)
+    return errorf("expected overlap 'none' on sm_100a (promotion overlap is "
+                  "an sm_90a wgmma schedule; tcgen05 accumulates in tensor "
+                  "memory), found '",
+                  toString(t.overlap), "'");
   if (t.clusterN != 1 || (t.clusterM != 1 && t.clusterM != 2))
     return errorf("expected a cluster of 1x1 or 2x1 CTAs on sm_100a (a CTA "
                   "pair along M), found ",

@@ -87,9 +87,25 @@ int maxPromotedBlockN(const KernelSpec &s) {
 int mmaN(const KernelSpec &s) {
   const int bn = s.tile.blockN;
   const int64_t p = s.promotionInterval;
+  if (s.tile.overlap == PromotionOverlap::AlternateN)
+    return bn / 2;
+  if (s.tile.overlap == PromotionOverlap::AlternateK)
+    return bn;
   if (p > 0 && bn > maxUnchunkedBlockN(s))
     return bn / 2; // maxPromotedBlockN admits this only when chunkable
   return bn;
+}
+
+/// Widest tile with overlapped promotion (two tensor-core accumulators and
+/// the promoted one in registers). Measured with ptxas -v (CUDA 13.0) over
+/// test/runtime/Sm90CompileTest.cpp's matrix: alternating k-blocks hold
+/// 1.5 x BLOCK_N/2 floats (128 columns), alternating N halves BLOCK_N floats
+/// (192 columns). Per-column B scales (a larger loader) spill at those
+/// widths with a cluster or split-K: 112 and 176.
+int maxOverlapBlockN(const KernelSpec &s) {
+  if (s.tile.overlap == PromotionOverlap::AlternateK)
+    return s.b.granularity.rows == 1 ? 112 : 128;
+  return s.b.granularity.rows == 1 ? 176 : 192;
 }
 
 /// Columns of each warpgroup's 64-row slab staged per epilogue round: the
@@ -233,9 +249,24 @@ Status checkSm90Spec(const KernelSpec &s) {
   if (t.mathWarpgroups != t.blockM / 64)
     return errorf("expected ", t.blockM / 64, " math warpgroups for block_m ",
                   t.blockM, " (64 rows each), found ", t.mathWarpgroups);
+  if (t.overlap != PromotionOverlap::None) {
+    if (p != 128)
+      return errorf("expected a promotion interval of 128 with overlap '",
+                    toString(t.overlap),
+                    "' (the accumulators alternate every k-block), found ", p);
+    const int maxN = maxOverlapBlockN(s);
+    const int step = t.overlap == PromotionOverlap::AlternateN ? 16 : 8;
+    if (t.blockN < step || t.blockN > maxN || t.blockN % step != 0)
+      return errorf("expected block_n to be a multiple of ", step, " in [",
+                    step, ", ", maxN, "] with overlap '", toString(t.overlap),
+                    "' (three accumulators live in registers), found ",
+                    t.blockN);
+  }
   // Promoted tiles keep two accumulators in registers; wider ones are
   // split into two N chunks (promotion at least every k-block, no split-K).
-  const int maxN = p > 0 ? maxPromotedBlockN(s) : kMaxBlockN;
+  const int maxN = t.overlap != PromotionOverlap::None ? maxOverlapBlockN(s)
+                   : p > 0                             ? maxPromotedBlockN(s)
+                                                       : kMaxBlockN;
   if (t.blockN < 8 || t.blockN > maxN || t.blockN % 8 != 0)
     return errorf("expected block_n to be a multiple of 8 in [8, ", maxN, "]",
                   p > 0 && maxN < kMaxBlockN
@@ -275,7 +306,8 @@ Status checkSm90Spec(const KernelSpec &s) {
     return errorf("expected split_k in [1, ", groups,
                   "] (one slice per promotion group of K = ", s.k, "), found ",
                   t.splitK);
-  if (t.splitK > 1 && t.blockN > kMaxSplitKBlockN)
+  if (t.splitK > 1 && t.overlap == PromotionOverlap::None &&
+      t.blockN > kMaxSplitKBlockN)
     return errorf("expected block_n <= ", kMaxSplitKBlockN,
                   " with split_k > 1 (the reduction holds two accumulators), "
                   "found block_n ",
@@ -419,6 +451,13 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
      << "  static constexpr int kMmaN = " << mmaN(s) << ";\n"
      << "  static constexpr int kNChunks = " << t.blockN / mmaN(s) << ";\n"
      << "  static constexpr int kAccChunk = " << mmaN(s) / 2 << ";\n"
+     << "  // Overlapped promotion: 0 none, 1 alternating k-blocks, 2 N "
+        "halves.\n"
+     << "  static constexpr int kOverlap = "
+     << (t.overlap == PromotionOverlap::None         ? 0
+         : t.overlap == PromotionOverlap::AlternateK ? 1
+                                                     : 2)
+     << ";\n"
 
      << "  static constexpr int kPromoSteps = " << s.promotionInterval / 32
      << "; // promotion interval " << s.promotionInterval << " / k32\n"

@@ -244,6 +244,19 @@ mma_all_chunks(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
   }
 }
 
+/// Issues one overlap unit: the four k32 steps of one k-block into `t`, for
+/// the N chunk whose B rows start at descriptor `db`, as one commit group.
+/// The unit starts a fresh partial sum (promotion every k-block).
+template <class C>
+__device__ __forceinline__ void issue_unit(float (&t)[C::kAccChunk], u64 da,
+                                           u64 db) {
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks)
+    mma_k32(t, da + 2 * ks, db + 2 * ks, ks == 0 ? 0u : 1u);
+  wgmma_commit();
+}
+
 template <class C>
 __device__ __forceinline__ void
 gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
@@ -416,10 +429,14 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   static_assert(C::kNChunks == 1 ||
                     (C::kPromoSteps >= 1 && C::kPromoSteps <= 4),
                 "N chunks need a promotion at least every k-block");
-  static_assert(C::kNChunks == 1 || C::kSplitK == 1,
-                "split-K sums into the chunk accumulator");
+  static_assert(C::kOverlap == 0 || C::kPromoSteps == 4,
+                "overlapped promotion promotes every k-block");
+  static_assert(C::kOverlap != 2 || C::kNChunks == 2,
+                "overlap over N halves needs two N chunks");
   float tc[C::kAccChunk]; // wgmma accumulator (tensor-core precision)
-  float acc[kAcc];        // promoted FP32 accumulator
+  // The second one of overlapped promotion (C::kOverlap).
+  float tc1[C::kOverlap != 0 ? C::kAccChunk : 1];
+  float acc[kAcc]; // promoted FP32 accumulator
   int it = 0;
   int epi_round = 0; // epilogue rounds so far (staging buffer parity)
 
@@ -461,21 +478,102 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
     // overlapped variant (next k-block issued into a second accumulator,
     // wait_group 1, then promotion) measured 9% slower on the H100: ptxas
     // 13.0 serialises it (C7514). Measured in docs/hopper-kernel.md.
-    for (int kb = kb0; kb < kb1; ++kb, ++it) {
-      const int s = it % C::kStages;
-      const u32 ph = (it / C::kStages) & 1;
-      mbar_wait(bar_full + s * 8, ph);
-      row_scales(s, kscale_row);
-      const u64 da = make_desc_sw128(base + L::kSmemA + s * L::kTileABytes +
-                                     warp_group * 64 * 128);
-      const u64 db = make_desc_sw128(base + L::kSmemB + s * L::kTileBBytes);
-      const bool group_end =
-          C::kPromoSteps > 4 && ((kb - kb0 + 1) % (C::kPromoSteps / 4)) == 0;
-      mma_all_chunks<C>(acc, tc, da, db, fresh, kscale_row,
-                        sb_smem + s * L::kSbPerStage, c0, kb == kb1 - 1,
-                        group_end);
-      release(s);
-    }
+    if constexpr (C::kOverlap != 0) {
+      // Promotion overlapped with the MMAs: units (one k-block of one N
+      // chunk) alternate between accumulators t0 (even units) and t1 (odd
+      // units); unit i + 1 is in flight while unit i is promoted. With N
+      // halves (kOverlap 2) a k-block is two units, chunk 0 in t0 and chunk
+      // 1 in t1; with alternating k-blocks (kOverlap 1) a unit is a whole
+      // k-block.
+      constexpr int kU = C::kOverlap == 2 ? 2 : 1; // units per k-block
+      constexpr int kChunk1 = kU == 2 ? 1 : 0;     // t1's N chunk
+      const int n_units = (kb1 - kb0) * kU;
+      auto stage_of = [&](int i, int &s, u32 &ph) {
+        const int itk = it + i / kU;
+        s = itk % C::kStages;
+        ph = (itk / C::kStages) & 1;
+      };
+      auto desc_a = [&](int s) {
+        return make_desc_sw128(base + L::kSmemA + s * L::kTileABytes +
+                               warp_group * 64 * 128);
+      };
+      auto desc_b = [&](int s, int chunk) {
+        return make_desc_sw128(base + L::kSmemB + s * L::kTileBBytes) +
+               (u64)(chunk * C::kMmaN * 128 / 16);
+      };
+      // Waits for unit i's stage (when it starts a k-block) and issues it.
+      auto start = [&](int i, float (&t)[C::kAccChunk], int chunk) {
+        int s;
+        u32 ph;
+        stage_of(i, s, ph);
+        if (i % kU == 0)
+          mbar_wait(bar_full + s * 8, ph);
+        issue_unit<C>(t, desc_a(s), desc_b(s, chunk));
+      };
+      // Promotes unit i from accumulator t (chunk kChunk); releases its
+      // stage after the last unit of the k-block.
+      auto finish0 = [&](int i) {
+        int s;
+        u32 ph;
+        reg_fence(tc);
+        stage_of(i, s, ph);
+        row_scales(s, kscale_row);
+        promote<C, 0>(acc, tc, kscale_row, sb_smem + s * L::kSbPerStage, c0);
+        if (kU == 1)
+          release(s);
+      };
+      auto finish1 = [&](int i) {
+        int s;
+        u32 ph;
+        reg_fence(tc1);
+        stage_of(i, s, ph);
+        row_scales(s, kscale_row);
+        promote<C, kChunk1>(acc, tc1, kscale_row, sb_smem + s * L::kSbPerStage,
+                            c0);
+        release(s); // both units of a two-unit k-block are done
+      };
+      // The issue/wait pattern is the same in every iteration (ptxas
+      // serialises wgmmas whose completion it cannot prove at a use):
+      // prologue, steady state with both next units present, then a tail.
+      if (n_units > 0) {
+        start(0, tc, 0);
+        int i = 0;
+        for (; i + 2 < n_units; i += 2) {
+          start(i + 1, tc1, kChunk1);
+          wgmma_wait<1>();
+          finish0(i);
+          start(i + 2, tc, 0);
+          wgmma_wait<1>();
+          finish1(i + 1);
+        }
+        if (i + 1 < n_units) { // two units left (always with N halves)
+          start(i + 1, tc1, kChunk1);
+          wgmma_wait<1>();
+          finish0(i);
+          wgmma_wait<0>();
+          finish1(i + 1);
+        } else {
+          wgmma_wait<0>();
+          finish0(i);
+        }
+      }
+      it += kb1 - kb0;
+    } else
+      for (int kb = kb0; kb < kb1; ++kb, ++it) {
+        const int s = it % C::kStages;
+        const u32 ph = (it / C::kStages) & 1;
+        mbar_wait(bar_full + s * 8, ph);
+        row_scales(s, kscale_row);
+        const u64 da = make_desc_sw128(base + L::kSmemA + s * L::kTileABytes +
+                                       warp_group * 64 * 128);
+        const u64 db = make_desc_sw128(base + L::kSmemB + s * L::kTileBBytes);
+        const bool group_end =
+            C::kPromoSteps > 4 && ((kb - kb0 + 1) % (C::kPromoSteps / 4)) == 0;
+        mma_all_chunks<C>(acc, tc, da, db, fresh, kscale_row,
+                          sb_smem + s * L::kSbPerStage, c0, kb == kb1 - 1,
+                          group_end);
+        release(s);
+      }
     float *res = C::kPromoSteps > 0 ? acc : tc;
 
     //===------------------------------------------------------------------===//
@@ -503,36 +601,24 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       if (!last)
         continue;
       __threadfence();
-      // Sum the slices in slice order: the result does not depend on which
-      // slice finished last.
-      // The other accumulator array is dead by now (and full width: split-K
-      // kernels have one N chunk): sum into it.
-      float *sum = C::kPromoSteps > 0 ? tc : acc;
+      // Sum the slices in slice order (this one's partial too, read back
+      // from the workspace) into res: the result does not depend on which
+      // slice finished last, and no second accumulator is needed.
 #pragma unroll
       for (int i = 0; i < kAcc; ++i)
-        sum[i] = 0.0f;
+        res[i] = 0.0f;
       for (int t = 0; t < C::kSplitK; ++t) {
-        if (t == split) {
 #pragma unroll
-          for (int i = 0; i < kAcc; ++i)
-            sum[i] += res[i];
-        } else {
-#pragma unroll
-          for (int q = 0; q < kAcc / 4; ++q) {
-            float a, b, c, d;
-            ld_cg_v4(ws + t * slot_stride +
-                         ((i64)q * L::kMathThreads + ctid) * 4,
-                     a, b, c, d);
-            sum[4 * q] += a;
-            sum[4 * q + 1] += b;
-            sum[4 * q + 2] += c;
-            sum[4 * q + 3] += d;
-          }
+        for (int q = 0; q < kAcc / 4; ++q) {
+          float a, b, c, d;
+          ld_cg_v4(ws + t * slot_stride + ((i64)q * L::kMathThreads + ctid) * 4,
+                   a, b, c, d);
+          res[4 * q] += a;
+          res[4 * q + 1] += b;
+          res[4 * q + 2] += c;
+          res[4 * q + 3] += d;
         }
       }
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i)
-        res[i] = sum[i];
     }
 
     //===------------------------------------------------------------------===//

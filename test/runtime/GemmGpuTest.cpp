@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 
 using namespace fp8;
@@ -157,6 +158,60 @@ TEST(GemmGpu, ExplicitTileConfigs) {
   alongM.raster = Raster::AlongM;
   alongM.swizzleGroup = 3;
   expectCase({recipe(kTok, kBlk, 128), 1000, 1280, 512, alongM});
+}
+
+// Overlapped promotion: two tensor-core accumulators alternate (over
+// k-blocks, or over the tile's N halves). Ragged M, N and K, an odd number
+// of k-blocks (the tail), one k-block, split-K, clusters, every granularity
+// pair that varies along K or not, E5M2, f32 output and accumulate-into-C.
+TEST(GemmGpu, OverlappedPromotion) {
+  struct Ov {
+    PromotionOverlap o;
+    int bn;
+  };
+  for (Ov ov : {Ov{PromotionOverlap::AlternateK, 64},
+                Ov{PromotionOverlap::AlternateK, 128},
+                Ov{PromotionOverlap::AlternateN, 128},
+                Ov{PromotionOverlap::AlternateN, 160},
+                Ov{PromotionOverlap::AlternateN, 192}}) {
+    TileConfig t;
+    t.overlap = ov.o;
+    t.blockN = ov.bn;
+    t.stages = 4;
+    expectCase({recipe(kTok, kBlk, 128), 129, 1000 + ov.bn, 1152, t}); // 9 kb
+    expectCase({recipe(kTok, kBlk, 128), 7, 520, 1024, t});
+    expectCase({recipe(kTok, kBlk, 128), 1, 384, 128, t});     // one k-block
+    expectCase({recipe(kTok, kBlk, 128), 300, 1000, 1040, t}); // ragged K
+    expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 128),
+                200, 776, 768, t});
+    TileConfig narrow = t; // per-column B scales: narrower overlap limits
+    narrow.blockN =
+        std::min(ov.bn, ov.o == PromotionOverlap::AlternateK ? 112 : 176);
+    expectCase({recipe(Granularity::perRow(), Granularity::perRow(), 128), 130,
+                1000, 512, narrow});
+    expectCase({recipe(kTok, kTok, 128), 257, 640, 896, narrow});
+    TileConfig split = t;
+    split.splitK = 3;
+    expectCase({recipe(kTok, kBlk, 128), 128, 2112, 7168, split});
+    TileConfig cluster = t;
+    cluster.clusterM = 2;
+    expectCase({recipe(kTok, kBlk, 128), 300, 1152, 768, cluster});
+  }
+  TileConfig t;
+  t.overlap = PromotionOverlap::AlternateN;
+  t.blockN = 160;
+  t.stages = 4;
+  GemmRecipe e5 = recipe(kTok, kBlk, 128);
+  e5.a.format = DType::E5M2;
+  expectCase({e5, 200, 800, 1024, t});
+  GemmRecipe f32 = recipe(kTok, kBlk, 128);
+  f32.out = DType::F32;
+  expectCase({f32, 129, 640, 512, t});
+  GemmRecipe acc = recipe(kTok, kBlk, 128);
+  acc.accumulate = true;
+  expectCase({acc, 129, 640, 512, t});
+  // N * sizeof(bf16) not a multiple of 16: the predicated-store epilogue.
+  expectCase({recipe(kTok, kBlk, 128), 100, 1001, 256, t});
 }
 
 TEST(GemmGpu, RefusesBadArgumentsBeforeLaunch) {

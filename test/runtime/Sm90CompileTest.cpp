@@ -92,6 +92,95 @@ TEST_P(Sm90Compile, CompilesWithoutSpills) {
   EXPECT_LT(c->compileSeconds, 2.0) << "(budget 0.5 s on the GPU machine)";
 }
 
+// Overlapped promotion (two alternating tensor-core accumulators): every
+// legal combination compiles without spills, and ptxas keeps the wgmma
+// pipeline (a wgmma whose completion ptxas cannot prove at a use of its
+// registers makes it serialise them all: correct, and slow).
+class Sm90Overlap
+    : public ::testing::TestWithParam<std::tuple<int, int, int, int, int>> {};
+
+TEST_P(Sm90Overlap, CompilesWithTheWgmmaPipeline) {
+  auto [variant, overlap, blockM, blockN, more] = GetParam();
+  const Variant &v = kVariants[variant];
+  KernelSpec s;
+  s.n = 7168 + 8;
+  s.k = 2048 + 16; // ragged N and K
+  s.a.granularity = v.a;
+  s.b.granularity = v.b;
+  s.a.format = v.fa;
+  s.b.format = v.fb;
+  s.promotionInterval = v.promotion;
+  s.out = v.out;
+  s.accumulate = v.accumulate;
+  s.tile.overlap = overlap == 0 ? PromotionOverlap::AlternateK
+                                : PromotionOverlap::AlternateN;
+  s.tile.blockM = blockM;
+  s.tile.mathWarpgroups = blockM / 64;
+  s.tile.blockN = blockN;
+  s.tile.splitK = more == 1 ? 4 : 1; // 0: plain, 1: split-K, 2: 2x1 cluster
+  s.tile.clusterM = more == 2 ? 2 : 1;
+  s.tile.stages = sm90MaxStages(s);
+  Status legal = checkSm90Spec(s);
+  if (!legal.isOk()) {
+    // Only the interval (exactly one k-block) and the register limits.
+    const bool interval = v.promotion != 128;
+    // (Per-column B scales narrow the limits; a 2x1 cluster multicasts half
+    // tiles in 8-row atoms.)
+    const bool perColumnB = v.b.rows == 1;
+    const int maxN =
+        overlap == 1 ? (perColumnB ? 176 : 192) : (perColumnB ? 112 : 128);
+    const bool width = blockN > maxN || (overlap == 1 && blockN % 16) ||
+                       (more == 2 && blockN % 16);
+    EXPECT_NE(legal.message().find(interval ? "promotion interval" : "block_n"),
+              std::string::npos)
+        << legal.message();
+    EXPECT_TRUE(interval || width)
+        << "a legal combination was refused: " << legal.message();
+    return;
+  }
+  EXPECT_EQ(v.promotion, 128);
+  auto g = emitSm90Gemm(s);
+  ASSERT_TRUE(g.isOk()) << g.message();
+  EXPECT_NE(g->source.find(overlap == 0 ? "kOverlap = 1" : "kOverlap = 2"),
+            std::string::npos);
+  auto c = compileWithNvrtc(*g);
+  ASSERT_TRUE(c.isOk()) << c.message();
+  EXPECT_FALSE(c->wgmmaSerialized) << v.name << "\n" << c->log;
+  if (std::string(v.name) == "wgrad_1x128" && more == 2) {
+    EXPECT_LE(c->spillBytes, 128) << v.name << "\n" << c->log;
+  } else {
+    EXPECT_EQ(c->spillBytes, 0) << v.name << "\n" << c->log;
+    EXPECT_EQ(c->stackBytes, 0) << v.name << "\n" << c->log;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Matrix, Sm90Overlap,
+    ::testing::Combine(::testing::Values(0, 3, 4, 6, 7, 8),
+                       ::testing::Values(0, 1), ::testing::Values(64, 128),
+                       ::testing::Values(64, 120, 128, 160, 192, 208),
+                       ::testing::Values(0, 1, 2)),
+    [](const auto &info) {
+      return std::string(kVariants[std::get<0>(info.param)].name) +
+             (std::get<1>(info.param) == 0 ? "_ovk" : "_ovn") + "_m" +
+             std::to_string(std::get<2>(info.param)) + "_n" +
+             std::to_string(std::get<3>(info.param)) +
+             (std::get<4>(info.param) == 1   ? "_sk4"
+              : std::get<4>(info.param) == 2 ? "_c2x1"
+                                             : "");
+    });
+
+TEST(Sm90Emit, NvrtcReportsSerialisedWgmmas) {
+  CompiledKernel k;
+  parsePtxasInfo("ptxas info    : (C7514) Potential Performance Loss: "
+                 "wgmma.mma_async instructions are serialized due to non "
+                 "wgmma instructions reading accumulator registers",
+                 k);
+  EXPECT_TRUE(k.wgmmaSerialized);
+  parsePtxasInfo("ptxas info    : Used 168 registers, used 16 barriers", k);
+  EXPECT_FALSE(k.wgmmaSerialized);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Matrix, Sm90Compile,
     ::testing::Combine(::testing::Range(0, int(std::size(kVariants))),
@@ -131,6 +220,27 @@ TEST(Sm90Emit, SourceHasTheExpectedInstructions) {
 }
 
 TEST(Sm90Emit, RejectsWhatHopperCannotRun) {
+  {
+    KernelSpec o;
+    o.n = 4096;
+    o.k = 7168;
+    o.promotionInterval = 256; // per-tensor scales: any interval is legal
+    o.tile.overlap = PromotionOverlap::AlternateN;
+    Status st = checkSm90Spec(o);
+    EXPECT_NE(st.message().find("promotion interval of 128 with overlap 'n'"),
+              std::string::npos)
+        << st.message();
+    o.promotionInterval = 128;
+    o.tile.blockN = 152; // not two 8-aligned halves
+    st = checkSm90Spec(o);
+    EXPECT_NE(st.message().find("multiple of 16"), std::string::npos)
+        << st.message();
+    o.tile.overlap = PromotionOverlap::AlternateK;
+    o.tile.blockN = 192; // three 96-float accumulators do not fit
+    st = checkSm90Spec(o);
+    EXPECT_NE(st.message().find("[8, 128] with overlap 'k'"), std::string::npos)
+        << st.message();
+  }
   KernelSpec s;
   s.n = 4096;
   s.k = 7168;

@@ -376,48 +376,52 @@ int main(int argc, char **argv) {
       double best = row.ours;
       std::string bestTile = "heuristic";
       const int clusters[][2] = {{1, 1}, {2, 1}};
-      for (int bn : {64, 96, 128, 160, 192, 224, 256})
-        for (auto &cl : clusters)
-          for (int split : {1, 2, 4, 8}) {
-            if (sh.m > 1024 && split > 1)
-              continue;
-            TileConfig tc;
-            tc.blockN = bn;
-            tc.splitK = split;
-            tc.clusterM = cl[0];
-            tc.clusterN = cl[1];
-            KernelSpec ks;
-            ks.n = sh.n;
-            ks.k = sh.k;
-            ks.a = recipe.a;
-            ks.b = recipe.b;
-            ks.promotionInterval = recipe.promotionInterval;
-            ks.tile = tc;
-            ks.tile.stages = std::min(sm90MaxStages(ks), 8);
-            if (!checkSm90Spec(ks))
-              continue;
-            const int64_t units =
-                ((sh.m + 127) / 128) * ((sh.n + bn - 1) / bn) * split;
-            if (split > 1 && units > 2 * dev->smCount)
-              continue;
-            GemmOptions so;
-            so.tile = ks.tile;
-            so.checkExtents = false;
-            if (!gemm(recipe, sh.m, sh.n, sh.k, t, stream, so))
-              continue;
-            double ms =
-                medianMs(d, stream, std::max(5, opt.iters / 3), opt.flush,
-                         flushBuf.ptr(), flushBytes, [&] {
-                           (void)gemm(recipe, sh.m, sh.n, sh.k, t, stream, so);
-                         });
-            sweepJson.push_back({{"tile", json::parse(toJSON(ks.tile))},
-                                 {"ms", ms},
-                                 {"tflops", tflops(sh, ms)}});
-            if (ms < best) {
-              best = ms;
-              bestTile = toJSON(ks.tile);
+      const PromotionOverlap overlaps[] = {PromotionOverlap::None,
+                                           PromotionOverlap::AlternateK,
+                                           PromotionOverlap::AlternateN};
+      for (int bn : {64, 96, 128, 144, 160, 176, 192, 224, 256})
+        for (PromotionOverlap ov : overlaps)
+          for (auto &cl : clusters)
+            for (int split : {1, 2, 4, 8}) {
+              if (sh.m > 1024 && split > 1)
+                continue;
+              TileConfig tc;
+              tc.blockN = bn;
+              tc.splitK = split;
+              tc.clusterM = cl[0];
+              tc.clusterN = cl[1];
+              tc.overlap = ov;
+              KernelSpec ks;
+              ks.n = sh.n;
+              ks.k = sh.k;
+              ks.a = recipe.a;
+              ks.b = recipe.b;
+              ks.promotionInterval = recipe.promotionInterval;
+              ks.tile = tc;
+              ks.tile.stages = std::min(sm90MaxStages(ks), 8);
+              if (!checkSm90Spec(ks))
+                continue;
+              const int64_t units =
+                  ((sh.m + 127) / 128) * ((sh.n + bn - 1) / bn) * split;
+              if (split > 1 && units > 2 * dev->smCount)
+                continue;
+              GemmOptions so;
+              so.tile = ks.tile;
+              so.checkExtents = false;
+              if (!gemm(recipe, sh.m, sh.n, sh.k, t, stream, so))
+                continue;
+              double ms = medianMs(
+                  d, stream, std::max(5, opt.iters / 3), opt.flush,
+                  flushBuf.ptr(), flushBytes,
+                  [&] { (void)gemm(recipe, sh.m, sh.n, sh.k, t, stream, so); });
+              sweepJson.push_back({{"tile", json::parse(toJSON(ks.tile))},
+                                   {"ms", ms},
+                                   {"tflops", tflops(sh, ms)}});
+              if (ms < best) {
+                best = ms;
+                bestTile = toJSON(ks.tile);
+              }
             }
-          }
       std::printf("  sweep: best %.1f TF/s (%s) vs heuristic %.1f TF/s\n",
                   tflops(sh, best), bestTile.c_str(), tflops(sh, row.ours));
     }

@@ -215,6 +215,15 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
     if (!tile)
       return tile.status();
     s.tile = *tile;
+    // The heuristic's promotion overlap may not suit the overridden tile
+    // (it needs a narrow one): without an explicit "overlap", drop it then.
+    if (!bw && !over.contains("overlap") &&
+        s.tile.overlap != PromotionOverlap::None) {
+      KernelSpec check = s;
+      check.tile.stages = 2;
+      if (!checkSm90Spec(check).isOk())
+        s.tile.overlap = PromotionOverlap::None;
+    }
     if (!over.contains("stages")) {
       // As deep a pipeline as the new tile fits (the heuristic's rule).
       s.tile.stages = 2;
@@ -320,7 +329,11 @@ std::string info(const KernelSpec &s, const GeneratedKernel &g,
   os << "nvrtc       " << std::fixed << std::setprecision(3) << c.compileSeconds
      << " s (NVRTC " << nvrtcVersionString() << "), " << c.registers
      << " registers, " << c.spillBytes << " bytes spilled, " << c.stackBytes
-     << " bytes of stack, cubin " << c.cubin.size() << " bytes\n"
+     << " bytes of stack, cubin " << c.cubin.size() << " bytes"
+     << (c.wgmmaSerialized ? "; ptxas serialised the wgmmas (Potential "
+                             "Performance Loss)"
+                           : "")
+     << "\n"
      << "spec        " << toJSON(s) << "\n";
   return os.str();
 }
