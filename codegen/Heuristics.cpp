@@ -1,21 +1,30 @@
 //===- Heuristics.cpp - Tile configuration without tuning -----------------===//
 //
 // A cost model fitted to sweeps of the sm_90a kernel on our H100 (fp8-bench
-// --sweep over the shapes of bench/shapes.json; docs/hopper-kernel.md):
+// --sweep over the shapes of bench/shapes.json, DeepSeek recipe, 1.98 GHz;
+// docs/hopper-kernel.md):
 //
-//   k-block clocks (BLOCK_M 128)  = 190 + 8.15 * BLOCK_N
-//     measured from BLOCK_N 64 (712) to 256 (2275): the kernel runs at about
-//     half the tensor-core peak whatever the tile width (both consumer
-//     warpgroups promote in lockstep), plus a fixed per-k-block cost that
-//     favours wider tiles;
-//   unit clocks  = (k-blocks + 2) * k-block clocks   (+2: epilogue, fill)
+//   k-block clocks (BLOCK_M 128), least-squares fit over the M = 4096
+//   shapes (2026-11-22, with overlapped promotion in the sweep):
+//       BLOCK_N   64   96  128  144  160  176  192  224  256
+//       clocks   684  893  998 1205 1342 1397 1545 1757 2008
+//     128 columns is the sweet spot (about half the tensor-core peak; wider
+//     tiles gain nothing per column, narrower ones lose). Below 64 columns
+//     the earlier fit 190 + 8.15 * BLOCK_N holds (narrow-N shapes only);
+//     between table entries the clocks are interpolated.
+//   unit clocks  = (k-blocks + 1.5) * k-block clocks  (+1.5: epilogue, fill)
 //   split-K      = + 8000 clocks (fences, arrival counter, the last slice's
 //                  serial reduction) + the partials' traffic
 //   total        = 8000 (launch, first loads) + waves * unit clocks
 //
-// BLOCK_M 64 (one consumer warpgroup) is only considered when M <= 64.
-// 2-CTA clusters (TMA multicast) measured no faster than 1x1 tiles, so the
-// heuristic leaves them to the tuner. Ties go to the larger tile.
+// Overlapped promotion over alternating k-blocks (TileConfig::overlap "k")
+// measured 1-4% faster for short units (<= 24 k-blocks, or a single wave)
+// and ~1% slower for long ones; it is chosen for tiles up to 128 columns
+// under that rule. Overlap over N halves was slower everywhere (A is read
+// twice from shared memory) and is left to explicit configs. BLOCK_M 64 (one
+// consumer warpgroup) is only considered when M <= 64. 2-CTA clusters (TMA
+// multicast) measured 5-10% slower than 1x1 tiles, so the heuristic leaves
+// them to the tuner. Ties go to the larger tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,9 +38,22 @@
 namespace fp8 {
 
 namespace {
-double blockClocks(int blockM, int blockN, bool chunked) {
-  const double c = 190.0 + 8.15 * blockN * (blockM / 128.0);
-  return chunked ? c * 1.03 : c; // two promotion waits per k-block
+/// Measured clocks per 128-deep k-block of a 128-row tile (see above).
+double blockClocks128(int blockN) {
+  static constexpr int kN[] = {64, 96, 128, 144, 160, 176, 192, 224, 256};
+  static constexpr double kClk[] = {684,  893,  998,  1205, 1342,
+                                    1397, 1545, 1757, 2008};
+  if (blockN < kN[0])
+    return 190.0 + 8.15 * blockN;
+  for (size_t i = 0; i + 1 < std::size(kN); ++i)
+    if (blockN <= kN[i + 1])
+      return kClk[i] + (kClk[i + 1] - kClk[i]) * (blockN - kN[i]) /
+                           double(kN[i + 1] - kN[i]);
+  return kClk[std::size(kN) - 1] * blockN / 256.0;
+}
+
+double blockClocks(int blockM, int blockN) {
+  return blockClocks128(blockN) * (blockM / 128.0);
 }
 } // namespace
 
@@ -48,7 +70,8 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
   for (int bm : {64, 128}) {
     if (bm == 64 && m > 64)
       continue;
-    for (int bn : {32, 48, 64, 80, 96, 112, 128, 144, 160, 192, 224, 256}) {
+    for (int bn :
+         {32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256}) {
       // Narrower than 64 only pays off for narrow N (measured: 64-wide
       // tiles win every small-M shape with N >= 2048).
       if (bn < 64 && n >= 2048)
@@ -63,8 +86,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       if (!checkSm90Spec(probe).isOk())
         continue;
       const int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
-      const bool chunked = spec.promotionInterval > 0 && bn > 192;
-      const double kb = blockClocks(bm, bn, chunked);
+      const double kb = blockClocks(bm, bn);
       for (int64_t split = 1; split <= std::min<int64_t>(kGroups, 16);
            ++split) {
         probe.tile.splitK = int(split);
@@ -75,17 +97,27 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
           break;
         const int64_t waves = (ctas + smCount - 1) / smCount;
         const double kPerUnit = std::ceil(double(kBlocks) / double(split));
-        double cost = 8000.0 + waves * (kPerUnit + 2.0) * kb;
+        double cost = 8000.0 + waves * (kPerUnit + 1.5) * kb;
         if (split > 1)
           cost += 8000.0 + double(bm) * bn * 4.0 * 2.0 * split / 30.0;
         if (cost < best.predictedCost * 0.995) {
           best.tile = probe.tile;
+          best.tile.overlap = PromotionOverlap::None;
+          if (waves == 1 || kPerUnit <= 24) {
+            KernelSpec ov = probe;
+            ov.tile.overlap = PromotionOverlap::AlternateK;
+            if (checkSm90Spec(ov).isOk())
+              best.tile.overlap = PromotionOverlap::AlternateK;
+          }
           best.predictedCost = cost;
           std::ostringstream os;
           os << tiles << " tiles of " << bm << "x" << bn << " x " << split
              << " K slice" << (split > 1 ? "s" : "") << " over " << smCount
              << " SMs (" << waves << " wave" << (waves > 1 ? "s" : "") << "), ~"
-             << int64_t(cost) << " clocks predicted";
+             << int64_t(cost) << " clocks predicted"
+             << (best.tile.overlap != PromotionOverlap::None
+                     ? ", promotion overlapped over k-blocks"
+                     : "");
           best.reason = os.str();
         }
       }
