@@ -42,15 +42,11 @@ const Variant kVariants[] = {
      DType::BF16, true, DType::E5M2, DType::E4M3FN},
 };
 
-class Sm90Compile
-    : public ::testing::TestWithParam<std::tuple<int, int, int, int, int>> {};
-
-TEST_P(Sm90Compile, CompilesWithoutSpills) {
-  auto [variant, blockM, blockN, splitK, cluster] = GetParam();
-  const Variant &v = kVariants[variant];
+/// The variant's recipe for an N x K GEMM with BLOCK_M rows per tile.
+KernelSpec variantSpec(const Variant &v, int64_t n, int64_t k, int blockM) {
   KernelSpec s;
-  s.n = 7168 + 8; // ragged N
-  s.k = 2048;
+  s.n = n;
+  s.k = k;
   s.a.granularity = v.a;
   s.b.granularity = v.b;
   s.a.format = v.fa;
@@ -60,6 +56,16 @@ TEST_P(Sm90Compile, CompilesWithoutSpills) {
   s.accumulate = v.accumulate;
   s.tile.blockM = blockM;
   s.tile.mathWarpgroups = blockM / 64;
+  return s;
+}
+
+class Sm90Compile
+    : public ::testing::TestWithParam<std::tuple<int, int, int, int, int>> {};
+
+TEST_P(Sm90Compile, CompilesWithoutSpills) {
+  auto [variant, blockM, blockN, splitK, cluster] = GetParam();
+  const Variant &v = kVariants[variant];
+  KernelSpec s = variantSpec(v, 7168 + 8, 2048, blockM); // ragged N
   s.tile.blockN = blockN;
   s.tile.splitK = splitK;
   s.tile.clusterM = cluster == 1 ? 2 : 1; // 0: none, 1: 2x1, 2: 1x2
@@ -102,20 +108,9 @@ class Sm90Overlap
 TEST_P(Sm90Overlap, CompilesWithTheWgmmaPipeline) {
   auto [variant, overlap, blockM, blockN, more] = GetParam();
   const Variant &v = kVariants[variant];
-  KernelSpec s;
-  s.n = 7168 + 8;
-  s.k = 2048 + 16; // ragged N and K
-  s.a.granularity = v.a;
-  s.b.granularity = v.b;
-  s.a.format = v.fa;
-  s.b.format = v.fb;
-  s.promotionInterval = v.promotion;
-  s.out = v.out;
-  s.accumulate = v.accumulate;
+  KernelSpec s = variantSpec(v, 7168 + 8, 2048 + 16, blockM); // ragged N, K
   s.tile.overlap = overlap == 0 ? PromotionOverlap::AlternateK
                                 : PromotionOverlap::AlternateN;
-  s.tile.blockM = blockM;
-  s.tile.mathWarpgroups = blockM / 64;
   s.tile.blockN = blockN;
   s.tile.splitK = more == 1 ? 4 : 1; // 0: plain, 1: split-K, 2: 2x1 cluster
   s.tile.clusterM = more == 2 ? 2 : 1;
