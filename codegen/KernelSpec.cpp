@@ -115,6 +115,23 @@ std::string KernelSpec::kernelName() const {
   return s;
 }
 
+Status checkDenseGemmShape(const KernelSpec &s) {
+  if (s.kind != GemmKind::Dense)
+    return errorf("the ", toString(s.arch),
+                  " generator supports dense GEMMs only; grouped GEMMs are "
+                  "not implemented yet");
+  if (s.n <= 0 || s.k <= 0)
+    return errorf("expected positive N and K, found N = ", s.n, ", K = ", s.k);
+  if (s.n > (int64_t(1) << 31) - 1 || s.k > (int64_t(1) << 31) - 1)
+    return errorf("expected N and K below 2^31, found N = ", s.n,
+                  ", K = ", s.k);
+  if (s.k % 16 != 0)
+    return errorf("expected K (", s.k,
+                  ") to be a multiple of 16: TMA needs 16-byte aligned row "
+                  "strides for the FP8 operands");
+  return Status::ok();
+}
+
 std::string_view toString(PromotionOverlap o) {
   switch (o) {
   case PromotionOverlap::None:

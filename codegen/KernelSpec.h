@@ -112,6 +112,10 @@ struct KernelSpec {
   bool operator==(const KernelSpec &o) const;
 };
 
+/// The checks both GEMM generators share: a dense GEMM, 0 < N, K < 2^31 and
+/// K a multiple of 16 (TMA row pitches). Call after checking the arch.
+Status checkDenseGemmShape(const KernelSpec &s);
+
 std::string_view toString(PromotionOverlap o);
 /// "none", "k" or "n"; nullopt for anything else.
 std::optional<PromotionOverlap> parsePromotionOverlap(std::string_view s);

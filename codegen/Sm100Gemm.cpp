@@ -149,18 +149,7 @@ Status checkSm100Spec(const KernelSpec &s) {
   if (s.arch != Arch::SM100a)
     return errorf("expected arch sm_100a for the Blackwell generator, found ",
                   toString(s.arch));
-  if (s.kind != GemmKind::Dense)
-    return errorf("the sm_100a generator supports dense GEMMs only; grouped "
-                  "GEMMs are not implemented yet");
-  if (s.n <= 0 || s.k <= 0)
-    return errorf("expected positive N and K, found N = ", s.n, ", K = ", s.k);
-  if (s.n > (int64_t(1) << 31) - 1 || s.k > (int64_t(1) << 31) - 1)
-    return errorf("expected N and K below 2^31, found N = ", s.n,
-                  ", K = ", s.k);
-  if (s.k % 16 != 0)
-    return errorf("expected K (", s.k,
-                  ") to be a multiple of 16: TMA needs 16-byte aligned row "
-                  "strides for the FP8 operands");
+  FP8_RETURN_IF_ERROR(checkDenseGemmShape(s));
   if (s.a.layout != Layout::KMajor || s.b.layout != Layout::KMajor)
     return errorf("expected K-major A and B on sm_100a (the generator reads "
                   "both operands and their scales K-major), found A ",

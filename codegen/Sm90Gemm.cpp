@@ -189,18 +189,7 @@ Status checkSm90Spec(const KernelSpec &s) {
   if (s.arch != Arch::SM90a)
     return errorf("expected arch sm_90a for the Hopper generator, found ",
                   toString(s.arch));
-  if (s.kind != GemmKind::Dense)
-    return errorf("the sm_90a generator supports dense GEMMs only; grouped "
-                  "GEMMs are not implemented yet");
-  if (s.n <= 0 || s.k <= 0)
-    return errorf("expected positive N and K, found N = ", s.n, ", K = ", s.k);
-  if (s.n > (int64_t(1) << 31) - 1 || s.k > (int64_t(1) << 31) - 1)
-    return errorf("expected N and K below 2^31, found N = ", s.n,
-                  ", K = ", s.k);
-  if (s.k % 16 != 0)
-    return errorf("expected K (", s.k,
-                  ") to be a multiple of 16: TMA needs 16-byte aligned row "
-                  "strides for the FP8 operands");
+  FP8_RETURN_IF_ERROR(checkDenseGemmShape(s));
   if (!isFP8(s.a.format) || !isFP8(s.b.format))
     return errorf("expected FP8 operands (e4m3fn or e5m2), found A ",
                   toString(s.a.format), " and B ", toString(s.b.format));
