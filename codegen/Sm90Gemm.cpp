@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <numeric>
 #include <sstream>
 
 namespace fp8 {
@@ -32,9 +33,9 @@ int outChunkCols(const KernelSpec &s) {
 /// setmaxnreg budgets (PTX ISA 9.7.17.1): 65536 registers per SM, one CTA.
 /// With one math warpgroup the launch bound already grants 255 per thread.
 /// The producer warpgroup can give the consumers registers (setmaxnreg)
-/// when its code is small: the TMA thread plus the cp.async scale loader of
-/// f32 scales in 8-column groups. The synchronous UE8M0 loader, per-column B
-/// scales and split-K's larger schedule need more.
+/// when its code is small: the TMA thread alone. Per-column B scales (the
+/// scale loader warp) and split-K's larger schedule need more; UE8M0 scales
+/// keep the 56/224 split the compile matrix was measured with.
 bool leanProducer(const KernelSpec &s) {
   return s.tile.splitK == 1 && s.a.granularity.scale != ScaleFormat::UE8M0 &&
          s.b.granularity.scale != ScaleFormat::UE8M0 &&
@@ -64,10 +65,16 @@ int consumerRegs(const KernelSpec &s) {
 /// 232 registers hold 192 columns, 224 registers 160; per-column B scales
 /// applied in the epilogue (per-channel recipes) cost registers too (160).
 /// Wider promoted tiles are split into N chunks (mmaN below).
-int maxUnchunkedBlockN(const KernelSpec &s) {
+bool wideRegisters(const KernelSpec &s) {
   const bool perColumnEpilogue = s.b.granularity.rows != Granularity::kWhole &&
                                  s.b.granularity.cols == Granularity::kWhole;
-  return leanProducer(s) && !perColumnEpilogue ? 192 : 160;
+  return leanProducer(s) && !perColumnEpilogue;
+}
+int maxUnchunkedBlockN(const KernelSpec &s) {
+  // Several promotions per k-block (interval 32 or 64) keep the next
+  // k-block's scales live across more code: 192 columns spill there.
+  const int64_t p = s.promotionInterval;
+  return wideRegisters(s) && !(p > 0 && p < 128) ? 192 : 160;
 }
 
 /// Widest promoted tile: chunking reaches 256 (wgmma's N limit) when the
@@ -76,8 +83,11 @@ int maxUnchunkedBlockN(const KernelSpec &s) {
 int maxPromotedBlockN(const KernelSpec &s) {
   const bool chunkable = s.promotionInterval > 0 &&
                          s.promotionInterval <= 128 && s.tile.splitK == 1 &&
-                         maxUnchunkedBlockN(s) == 192;
-  return chunkable ? 256 : maxUnchunkedBlockN(s);
+                         wideRegisters(s);
+  // Several promotions per k-block spill above 192 chunked columns.
+  if (chunkable)
+    return s.promotionInterval == 128 ? 256 : 192;
+  return maxUnchunkedBlockN(s);
 }
 
 /// N columns per wgmma (the tensor-core accumulator's width). Tiles wider
@@ -259,9 +269,9 @@ Status checkSm90Spec(const KernelSpec &s) {
   if (t.blockN < 8 || t.blockN > maxN || t.blockN % 8 != 0)
     return errorf("expected block_n to be a multiple of 8 in [8, ", maxN, "]",
                   p > 0 && maxN < kMaxBlockN
-                      ? " (two accumulators live in registers; tiles up to "
-                        "256 need f32 scales, a promotion interval of at most "
-                        "128 and no split-K)"
+                      ? " (two accumulators live in registers; tiles over "
+                        "192 need f32 scales, a promotion interval of 128 and "
+                        "no split-K)"
                       : "",
                   ", found ", t.blockN);
   if (mmaN(s) != t.blockN && (mmaN(s) % 8 != 0 || t.blockN % 16 != 0))
@@ -272,6 +282,19 @@ Status checkSm90Spec(const KernelSpec &s) {
       pb->outerBlock % t.blockN != 0 && pb->outerBlock % 8 != 0)
     return errorf("expected B's scale block along N (", pb->outerBlock,
                   ") to be a multiple of 8 or of block_n (", t.blockN, ")");
+  // A tile whose B scale blocks start at a run-time column selects a block
+  // per 8 columns: more registers, which UE8M0 decoding and tiles over 192
+  // columns do not have (ptxas spills).
+  const bool runtimeBlocks =
+      pb->mode == Sm90ScalePlan::Mode::K && pb->outerBlock > 1 &&
+      pb->outerBlock % t.blockN != 0 && t.blockN % pb->outerBlock != 0;
+  if (runtimeBlocks && (pb->ue8m0 || t.blockN > 192))
+    return errorf("expected block_n (", t.blockN,
+                  ") to divide or be a multiple of B's scale block along N (",
+                  pb->outerBlock, ")",
+                  pb->ue8m0 ? " with UE8M0 scales" : " above 192 columns",
+                  ": a tile whose scale blocks start at a run-time column "
+                  "needs more registers");
   const bool clusterOk = (t.clusterM == 1 && t.clusterN == 1) ||
                          (t.clusterM == 2 && t.clusterN == 1) ||
                          (t.clusterM == 1 && t.clusterN == 2);
@@ -321,13 +344,18 @@ int sharedBytesWith(const KernelSpec &s, int epiBuffers) {
   auto pb = planSm90Scales(s, false);
   const bool kA = pa && pa->mode == Sm90ScalePlan::Mode::K;
   const bool kB = pb && pb->mode == Sm90ScalePlan::Mode::K;
+  // Per-column B scales that vary along K are staged by the loader warp;
+  // the other K scales have per-stage TMA slots (BLOCK_M floats for A, 128
+  // bytes for B's block scales), used when their layout allows.
+  const bool staged = kB && pb->outerBlock == 1;
   int64_t bytes = int64_t(t.stages) * (t.blockM + t.blockN) * 128;
   if (tmaStore(s))
     bytes +=
         int64_t(epiBuffers) * t.mathWarpgroups * 64 * epiCols(s) * outBytes(s);
-  const int sbStep = s.b.granularity.rows == 1 ? 1 : 8;
-  bytes += int64_t(t.stages) *
-           ((kA ? t.blockM : 0) + (kB ? t.blockN / sbStep : 0)) * 4;
+  bytes = (bytes + 127) / 128 * 128;
+  bytes +=
+      int64_t(t.stages) * ((kA ? t.blockM : 0) + (kB && !staged ? 32 : 0)) * 4;
+  bytes += int64_t(t.stages) * (staged ? t.blockN : 0) * 4;
   bytes = (bytes + 7) / 8 * 8;
   bytes += 2 * int64_t(t.stages) * 8 + 16;
   bytes += 1024; // alignment slack for the swizzled tiles
@@ -391,6 +419,30 @@ static std::string emitMma(const KernelSpec &s) {
   return os.str();
 }
 
+namespace {
+/// A's K scales can come by TMA (f32, one per row).
+bool scaleTmaA(const KernelSpec &s) {
+  auto pa = planSm90Scales(s, true);
+  return pa && pa->mode == Sm90ScalePlan::Mode::K && pa->outerBlock == 1 &&
+         !pa->ue8m0;
+}
+
+int sm90ScaleBlocksB(const KernelSpec &s) {
+  // Mirrors KScaleShape<Cfg>::kNb in sm90_gemm.cuh (the generated source
+  // static_asserts that both agree).
+  auto pb = planSm90Scales(s, false);
+  if (!pb || pb->mode != Sm90ScalePlan::Mode::K || pb->outerBlock == 1 ||
+      pb->ue8m0)
+    return 0;
+  const int ro = int(pb->outerBlock), bn = s.tile.blockN;
+  if (ro == 0 || ro % bn == 0)
+    return 1;
+  if (bn % ro == 0)
+    return bn / ro;
+  return (2 * ro - std::gcd(bn, ro) - 1 + bn) / ro;
+}
+} // namespace
+
 Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
   FP8_RETURN_IF_ERROR(checkSm90Spec(s));
   const Sm90ScalePlan pa = *planSm90Scales(s, true);
@@ -422,6 +474,15 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
   const int chunkBytes = chunkCols * outBytes(s);
   l.tma.push_back({TmaPlan::Operand::D, outBytes(s), chunkCols, 64,
                    chunkBytes >= 32 ? chunkBytes : 0});
+  // K-varying f32 scales can travel with each pipeline stage by TMA; the
+  // runtime encodes these two when the scale tensors' layout allows it (A:
+  // [K blocks][M] with M contiguous, B: K blocks contiguous; 16-byte
+  // pitches) and the consumers load them otherwise.
+  const int scaleBlocksB = sm90ScaleBlocksB(s);
+  if (scaleTmaA(s))
+    l.tma.push_back({TmaPlan::Operand::ScaleA, 4, t.blockM, 1, 0});
+  if (scaleBlocksB > 0)
+    l.tma.push_back({TmaPlan::Operand::ScaleB, 4, 4, scaleBlocksB, 0});
 
   std::ostringstream os;
   os << "// Generated by the fp8 toolkit (codegen/Sm90Gemm.cpp): do not edit.\n"
@@ -485,17 +546,24 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
      << "#include \"fp8/sm90_gemm.cuh\"\n\n"
      << "static_assert(fp8k::Layout<fp8k::Cfg>::kSmemTotal + 1024 == "
         "fp8k::Cfg::kSharedBytes,\n"
-     << "              \"host and device shared-memory layouts disagree\");\n\n"
+     << "              \"host and device shared-memory layouts disagree\");\n"
+     << "static_assert(fp8k::KScaleShape<fp8k::Cfg>::kNb == "
+     << std::max(scaleBlocksB, 1) << ",\n"
+     << "              \"host and device B scale boxes disagree\");\n\n"
      << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", 1)\n"
      << g.name << "(const __grid_constant__ fp8k::TmaDesc tmap_a,\n"
      << "    const __grid_constant__ fp8k::TmaDesc tmap_b,\n"
      << "    const __grid_constant__ fp8k::TmaDesc tmap_d,\n"
+     << "    const __grid_constant__ fp8k::TmaDesc tmap_sa,\n"
+     << "    const __grid_constant__ fp8k::TmaDesc tmap_sb,\n"
      << "    const fp8k::GemmParams params) {\n"
      << (kernelDebug() ? "  if (threadIdx.x == 0 && blockIdx.x == 0)\n"
                          "    printf(\"fp8 kernel: start, grid %d, m %d\\n\", "
                          "gridDim.x, params.m);\n"
                        : "")
-     << "  fp8k::gemm_body<fp8k::Cfg>(tmap_a, tmap_b, tmap_d, params);\n"
+     << "  fp8k::gemm_body<fp8k::Cfg>(tmap_a, tmap_b, tmap_d, tmap_sa, "
+        "tmap_sb, "
+        "params);\n"
      << "}\n";
   g.source = os.str();
   return g;

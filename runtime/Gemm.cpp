@@ -6,6 +6,7 @@
 #include "runtime/LoadedKernels.h"
 #include "runtime/TensorMap.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -19,6 +20,7 @@ namespace {
 /// sides assert the same size.
 struct Sm90Params {
   int m;
+  int scaleTma; ///< kScaleTmaA (1) | kScaleTmaB (2): descriptors 3 and 4 set
   const void *sa;
   int64_t saLdOuter, saLdK;
   const void *sb;
@@ -286,26 +288,67 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
   const LoadedKernel &kn = **kernel;
   const LaunchInfo &li = kn.launch;
 
-  // TMA descriptors, in kernel-parameter order (A, B, D).
-  CUtensorMap maps[3];
+  // TMA descriptors, in kernel-parameter order: A, B, D, and the K scales
+  // of A and B when the kernel can take them by TMA and their layout
+  // allows it (else the kernel's consumers load them; the slot stays zero).
+  CUtensorMap maps[5];
   std::memset(maps, 0, sizeof(maps));
-  for (size_t i = 0; i < li.tma.size() && i < 3; ++i) {
-    const TmaPlan &p = li.tma[i];
+  int scaleTma = 0;
+  // FP8_SCALE_TMA: which scales may travel by TMA (bit 0 A, bit 1 B;
+  // default 3), to compare the two load paths.
+  static const int scaleTmaAllowed = [] {
+    const char *v = std::getenv("FP8_SCALE_TMA");
+    return v && *v ? std::atoi(v) : 3;
+  }();
+  for (const TmaPlan &p : li.tma) {
     Expected<CUtensorMap> map = Status::error("unset");
-    if (p.operand == TmaPlan::Operand::A)
+    int slot = 0;
+    switch (p.operand) {
+    case TmaPlan::Operand::A:
       map = encodeTensorMap2D(d, t.a, 1, m, k, lda, p.boxOuter, p.boxInner,
                               p.swizzleBytes, "A");
-    else if (p.operand == TmaPlan::Operand::B)
+      break;
+    case TmaPlan::Operand::B:
+      slot = 1;
       map = encodeTensorMap2D(d, t.b, 1, n, k, ldb, p.boxOuter, p.boxInner,
                               p.swizzleBytes, "B");
-    else if (li.tmaStore)
+      break;
+    case TmaPlan::Operand::D:
+      if (!li.tmaStore)
+        continue;
+      slot = 2;
       map = encodeTensorMap2D(d, t.d, p.elemBytes, m, n, ldd * ob, p.boxOuter,
                               p.boxInner, p.swizzleBytes, "D");
-    else
-      continue;
+      break;
+    case TmaPlan::Operand::ScaleA:
+    case TmaPlan::Operand::ScaleB: {
+      // [K blocks][outer] with the outer index contiguous (A) or [outer][K
+      // blocks] with K blocks contiguous (B), 16-byte aligned pitches.
+      const bool isA = p.operand == TmaPlan::Operand::ScaleA;
+      const ScaleGeometry &g = isA ? sa : sb;
+      const void *base = isA ? t.scaleA : t.scaleB;
+      const int64_t inner = isA ? g.rows : g.cols;  // contiguous extent
+      const int64_t outer = isA ? g.cols : g.rows;  // the other one
+      const int64_t step = isA ? g.ldOuter : g.ldK; // must be 1
+      int64_t pitch = isA ? g.ldK : g.ldOuter;      // elements
+      if (outer == 1)
+        pitch = (inner + 3) / 4 * 4; // unused: any 16-byte multiple
+      if (!(scaleTmaAllowed & (isA ? 1 : 2)) || (step != 1 && inner > 1) ||
+          pitch % 4 != 0 || reinterpret_cast<uintptr_t>(base) % 16 != 0)
+        continue;
+      slot = isA ? 3 : 4;
+      map = encodeTensorMap2D(d, base, 4, uint64_t(outer), uint64_t(inner),
+                              uint64_t(pitch) * 4, p.boxOuter, p.boxInner, 0,
+                              isA ? "the scales of A" : "the scales of B");
+      if (!map)
+        continue; // the consumers load them
+      scaleTma |= isA ? 1 : 2;
+      break;
+    }
+    }
     if (!map)
       return map.status();
-    maps[i] = *map;
+    maps[slot] = *map;
   }
 
   // Mirrors Schedule<Cfg> in sm90_gemm.cuh: units are cluster tile groups
@@ -322,6 +365,7 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
 
   Sm90Params params{};
   params.m = int(m);
+  params.scaleTma = scaleTma;
   params.sa = t.scaleA;
   params.saLdOuter = sa.ldOuter;
   params.saLdK = sa.ldK;
@@ -343,7 +387,7 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
     params.counters = reinterpret_cast<int *>(w.counters);
   }
 
-  void *args[] = {&maps[0], &maps[1], &maps[2], &params};
+  void *args[] = {&maps[0], &maps[1], &maps[2], &maps[3], &maps[4], &params};
   CUlaunchConfig cfg{};
   cfg.gridDimX = unsigned(grid);
   cfg.gridDimY = cfg.gridDimZ = 1;
@@ -370,6 +414,8 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
     report->grid = int(grid);
     report->maxActiveClusters = kn.maxActiveClusters;
     report->jitSeconds = kn.jitSeconds;
+    report->scaleATma = scaleTma & 1;
+    report->scaleBTma = scaleTma & 2;
   }
   return Status::ok();
 }

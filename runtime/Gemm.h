@@ -78,6 +78,9 @@ struct GemmReport {
   int maxActiveClusters = 0; ///< cluster kernels: clusters resident at once
   double jitSeconds =
       0; ///< compile or disk-cache load at the kernel's first use
+  /// K-varying scales that travelled with the pipeline stages by TMA (their
+  /// layout allowed it); otherwise the kernel's consumers loaded them.
+  bool scaleATma = false, scaleBTma = false;
 };
 
 /// The kernel spec the runtime would launch for this problem (its tile from

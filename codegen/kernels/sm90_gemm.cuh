@@ -31,6 +31,7 @@ namespace fp8k {
 /// Launch arguments that are not baked into the kernel.
 struct GemmParams {
   int m;          ///< rows of A and D
+  int scale_tma;  ///< kScaleTmaA | kScaleTmaB: K scales loaded by TMA
   const void *sa; ///< scales of A ([ceil(M/r), ceil(K/c)] as stored)
   i64 sa_ld_outer, sa_ld_k;
   const void *sb; ///< scales of B ([ceil(N/r), ceil(K/c)] as stored)
@@ -43,7 +44,32 @@ struct GemmParams {
   int *counters;    ///< split-K arrival counters, one per tile, zeroed
 };
 // The host mirror (runtime/Gemm.cpp) asserts the same size.
+constexpr int kScaleTmaA = 1; ///< A's K scales come with each stage (TMA)
+constexpr int kScaleTmaB = 2; ///< B's block scales come with each stage
 static_assert(sizeof(GemmParams) == 104, "GemmParams layout changed");
+
+/// Which K-varying scales the consumers apply per k-block, and how many B
+/// block scales a tile spans along N (at most kNb).
+template <class C> struct KScaleShape {
+  // A tile starts gcd(BLOCK_N, block)-aligned inside its first block.
+  __host__ __device__ static constexpr int gcd(int a, int b) {
+    return b == 0 ? a : gcd(b, a % b);
+  }
+  static constexpr int kRo = C::kSbOuterBlock; // 0: one block for all of N
+  static constexpr bool kA = C::kSaMode == kScaleK;
+  static constexpr bool kB = C::kSbMode == kScaleK && kRo != 1;
+  /// The tile never straddles a B block boundary at a run-time offset:
+  /// the block index of each 8-column group is known at compile time.
+  static constexpr bool kFixed =
+      kRo == 0 || kRo % C::kBlockN == 0 || C::kBlockN % kRo == 0;
+  static constexpr int kNb =
+      !kB                     ? 1
+      : kRo == 0              ? 1
+      : kRo % C::kBlockN == 0 ? 1
+      : C::kBlockN % kRo == 0
+          ? C::kBlockN / kRo
+          : (2 * kRo - gcd(C::kBlockN, kRo) - 1 + C::kBlockN) / kRo;
+};
 
 template <class C> struct Layout {
   static constexpr int kThreads = (C::kMathWG + 1) * 128;
@@ -62,19 +88,25 @@ template <class C> struct Layout {
   static constexpr int kDBytes =
       C::kTmaStore ? kEpiBuffers * C::kMathWG * 64 * C::kEpiCols * kOutBytes
                    : 0;
-  static constexpr int kSaPerStage = C::kSaMode == kScaleK ? C::kBlockM : 0;
-  /// B scales per stage: one per column, or one per 8-column group.
-  static constexpr int kSbStep = C::kSbOuterBlock == 1 ? 1 : 8;
-  static constexpr int kSbPerStage =
-      C::kSbMode == kScaleK ? C::kBlockN / kSbStep : 0;
-  static constexpr int kSmemScales = kSmemD + kDBytes;
-  static constexpr int kScaleBytes =
-      C::kStages * (kSaPerStage + kSbPerStage) * 4;
+  /// Per-column B scales that vary along K (one per column per k-block) are
+  /// the one case staged in shared memory, by the producer's scale loader
+  /// warp. Every other K-varying scale is few per thread and read by the
+  /// consumers themselves (KScales below).
+  static constexpr bool kScaleLoader =
+      C::kSbMode == kScaleK && C::kSbOuterBlock == 1;
+  static constexpr int kSbPerStage = kScaleLoader ? C::kBlockN : 0;
+  /// Stage slots for K scales loaded by TMA (GemmParams::scale_tma): A's
+  /// BLOCK_M row scales, and a 128-byte slot for B's kNb block scales (a
+  /// 4-float box per block). TMA destinations are 128-byte aligned.
+  static constexpr int kSaTma = KScaleShape<C>::kA ? C::kBlockM : 0;
+  static constexpr int kSbTma = KScaleShape<C>::kB ? 32 : 0;
+  static constexpr int kSmemScaleTma = (kSmemD + kDBytes + 127) / 128 * 128;
+  static constexpr int kSmemScales =
+      kSmemScaleTma + C::kStages * (kSaTma + kSbTma) * 4;
+  static constexpr int kScaleBytes = C::kStages * kSbPerStage * 4;
   static constexpr int kSmemBars = (kSmemScales + kScaleBytes + 7) / 8 * 8;
   static constexpr int kSmemFlag = kSmemBars + 2 * C::kStages * 8;
   static constexpr int kSmemTotal = kSmemFlag + 16;
-  static constexpr bool kHasKScales =
-      C::kSaMode == kScaleK || C::kSbMode == kScaleK;
 };
 
 /// The persistent schedule. Work units are (cluster tile group, K slice):
@@ -142,45 +174,124 @@ __device__ __forceinline__ i64 scale_index(int outer, int k, i64 ld_outer,
   return o * ld_outer + kk * ld_k;
 }
 
+/// The K-varying scales of one k-block that one consumer thread applies:
+/// the A scales of its two accumulator rows and the B block scales of the
+/// tile (at most kNb blocks along N). The consumers load them from global
+/// memory themselves, one k-block ahead of their use (KScaleStream), so the
+/// stage barrier waits for the TMA bytes alone. Per-column B scales are the
+/// exception (a column's scale per register pair): the producer's loader
+/// warp stages those in shared memory.
+template <class C> struct KScales : KScaleShape<C> {
+  using Sh = KScaleShape<C>;
+  using Sh::kA, Sh::kB, Sh::kNb, Sh::kRo;
+  float a[2];
+  float b[kNb];
+
+  /// Where one tile's scales start for this thread: element offsets of its
+  /// rows' and the tile's B blocks' scales at k = 0, or -1 past the problem
+  /// (those read as 0; their results are clipped).
+  struct Bases {
+    i64 a[2];
+    i64 b[kNb];
+  };
+  __device__ __forceinline__ static Bases bases(const GemmParams &p, int row0,
+                                                int n0) {
+    Bases o;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0 + 8 * h;
+      o.a[h] = kA && row < p.m
+                   ? scale_index<C::kSaOuterBlock, 0>(row, 0, p.sa_ld_outer, 0)
+                   : -1;
+    }
+    constexpr int kBlocksN = kRo == 0 ? 1 : (C::kN + kRo - 1) / kRo;
+    const int first = kRo == 0 ? 0 : n0 / kRo;
+#pragma unroll
+    for (int v = 0; v < kNb; ++v)
+      o.b[v] =
+          kB && first + v < kBlocksN ? (i64)(first + v) * p.sb_ld_outer : -1;
+    return o;
+  }
+
+  /// Loads the scales of k-block kb (1 for an operand without K scales),
+  /// except those that come with the stage by TMA (`tma`, kScaleTma*).
+  __device__ __forceinline__ void load(const GemmParams &p, const Bases &o,
+                                       int kb, int tma) {
+    const int k = kb * 128;
+    if (!kA) {
+      a[0] = a[1] = 1.0f;
+    } else if (!(tma & kScaleTmaA)) {
+      const i64 kk = scale_index<0, C::kSaKBlock>(0, k, 0, p.sa_ld_k);
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        a[h] = o.a[h] >= 0 ? load_scale<C::kSaE8>(p.sa, o.a[h] + kk) : 0.0f;
+    }
+    if (!kB) {
+#pragma unroll
+      for (int v = 0; v < kNb; ++v)
+        b[v] = 1.0f;
+    } else if (!(tma & kScaleTmaB)) {
+      const i64 kk = scale_index<0, C::kSbKBlock>(0, k, 0, p.sb_ld_k);
+#pragma unroll
+      for (int v = 0; v < kNb; ++v)
+        b[v] = o.b[v] >= 0 ? load_scale<C::kSbE8>(p.sb, o.b[v] + kk) : 0.0f;
+    }
+  }
+};
+
 /// Promotion of one N chunk: acc[chunk] += tc * (scale of the row) * (scale of
-/// the column), with the column scales of this k-block read from shared
-/// memory (one value for the tile, one per 8-column group, or one per
-/// column).
+/// the column). `boff` is the tile's column offset inside its B scale block
+/// (used only when that is not known at compile time); per-column B scales
+/// come from shared memory (`sb`, this stage's BLOCK_N values).
 template <class C, int kChunk>
 __device__ __forceinline__ void
 promote(float (&acc)[C::kAcc], const float (&tc)[C::kAccChunk],
-        const float (&row_scale)[2], const float *sb, int c0) {
+        const KScales<C> &ks, const float *sb, int c0, int boff) {
+  using KS = KScales<C>;
   constexpr int kA = C::kAccChunk;
   constexpr int kBase = kChunk * kA;         // first accumulator of the chunk
   constexpr int kJ0 = kChunk * C::kMmaN / 8; // first 8-column group
-  if (C::kSbMode == kScaleK) {
-    if (C::kSbOuterBlock == 0 || C::kSbOuterBlock % C::kBlockN == 0) {
-      const float b = sb[0];
-      const float s0 = row_scale[0] * b, s1 = row_scale[1] * b;
+  if (KS::kB) {
+    // The row x block products once per k-block, then one FFMA per element;
+    // a group of 8 columns picks its block's product (a select when the
+    // block boundary's position is only known at run time).
+    float p0[KS::kNb], p1[KS::kNb];
 #pragma unroll
-      for (int i = 0; i < kA; ++i)
-        acc[kBase + i] = fmaf(tc[i], ((i >> 1) & 1) ? s1 : s0, acc[kBase + i]);
-    } else {
-#pragma unroll
-      for (int j = 0; j < kA / 4; ++j) {
-        float b0, b1;
-        if (C::kSbOuterBlock == 1) {
-          b0 = sb[8 * (kJ0 + j) + c0];
-          b1 = sb[8 * (kJ0 + j) + c0 + 1];
-        } else {
-          b0 = b1 = sb[kJ0 + j];
-        }
-        float *a = acc + kBase + 4 * j;
-        a[0] = fmaf(tc[4 * j], row_scale[0] * b0, a[0]);
-        a[1] = fmaf(tc[4 * j + 1], row_scale[0] * b1, a[1]);
-        a[2] = fmaf(tc[4 * j + 2], row_scale[1] * b0, a[2]);
-        a[3] = fmaf(tc[4 * j + 3], row_scale[1] * b1, a[3]);
-      }
+    for (int v = 0; v < KS::kNb; ++v) {
+      p0[v] = ks.a[0] * ks.b[v];
+      p1[v] = ks.a[1] * ks.b[v];
     }
-  } else if (C::kSaMode == kScaleK) {
+#pragma unroll
+    for (int j = 0; j < kA / 4; ++j) {
+      const int col = (KS::kFixed ? 0 : boff) + 8 * (kJ0 + j);
+      float s0 = p0[0], s1 = p1[0];
+#pragma unroll
+      for (int v = 1; v < KS::kNb; ++v)
+        if (col >= v * KS::kRo) {
+          s0 = p0[v];
+          s1 = p1[v];
+        }
+      float *a = acc + kBase + 4 * j;
+      a[0] = fmaf(tc[4 * j], s0, a[0]);
+      a[1] = fmaf(tc[4 * j + 1], s0, a[1]);
+      a[2] = fmaf(tc[4 * j + 2], s1, a[2]);
+      a[3] = fmaf(tc[4 * j + 3], s1, a[3]);
+    }
+  } else if (C::kSbMode == kScaleK) { // per-column B scales, staged
+#pragma unroll
+    for (int j = 0; j < kA / 4; ++j) {
+      const float b0 = sb[8 * (kJ0 + j) + c0];
+      const float b1 = sb[8 * (kJ0 + j) + c0 + 1];
+      float *a = acc + kBase + 4 * j;
+      a[0] = fmaf(tc[4 * j], ks.a[0] * b0, a[0]);
+      a[1] = fmaf(tc[4 * j + 1], ks.a[0] * b1, a[1]);
+      a[2] = fmaf(tc[4 * j + 2], ks.a[1] * b0, a[2]);
+      a[3] = fmaf(tc[4 * j + 3], ks.a[1] * b1, a[3]);
+    }
+  } else if (KS::kA) {
 #pragma unroll
     for (int i = 0; i < kA; ++i)
-      acc[kBase + i] = fmaf(tc[i], row_scale[(i >> 1) & 1], acc[kBase + i]);
+      acc[kBase + i] = fmaf(tc[i], ks.a[(i >> 1) & 1], acc[kBase + i]);
   } else {
 #pragma unroll
     for (int i = 0; i < kA; ++i)
@@ -190,15 +301,18 @@ promote(float (&acc)[C::kAcc], const float (&tc)[C::kAccChunk],
 
 /// One k-block of MMAs for N chunk kChunk (k32 steps ks = 0..3), promoting
 /// every kPromoSteps steps. Returns with the chunk's wgmmas complete.
-template <class C, int kChunk>
+/// `issued` runs once per k-block (chunk 0), right after the first commit:
+/// work placed there overlaps the tensor cores instead of delaying them.
+template <class C, int kChunk, class F>
 __device__ __forceinline__ void
 mma_chunk(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
-          bool &fresh, const float (&row_scale)[2], const float *sb, int c0,
-          bool last_block, bool group_end) {
+          bool &fresh, const KScales<C> &scales, const float *sb, int c0,
+          int boff, bool last_block, bool group_end, F &&issued) {
   // The chunk's B rows start kChunk * kMmaN rows into the tile
   // (128 bytes per row, 16-byte descriptor units).
   const u64 dbc = db + (u64)(kChunk * C::kMmaN * 128 / 16);
   bool waited = false;
+  bool notified = kChunk != 0;
 #pragma unroll
   for (int ks = 0; ks < 4; ++ks) {
     if (ks == 0 || waited)
@@ -216,31 +330,37 @@ mma_chunk(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
       promote_now = ks == 3 && (group_end || last_block);
     if (promote_now) {
       wgmma_commit();
+      if (!notified) {
+        issued();
+        notified = true;
+      }
       wgmma_wait<0>();
       reg_fence(tc);
-      promote<C, kChunk>(acc, tc, row_scale, sb, c0);
+      promote<C, kChunk>(acc, tc, scales, sb, c0, boff);
       fresh = true;
       waited = true;
     }
   }
   if (!waited) {
     wgmma_commit();
+    if (!notified)
+      issued();
     wgmma_wait<0>();
     reg_fence(tc);
   }
 }
 
 /// Unrolls mma_chunk over the N chunks of the tile.
-template <class C, int kChunk = 0>
+template <class C, int kChunk = 0, class F>
 __device__ __forceinline__ void
 mma_all_chunks(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
-               bool &fresh, const float (&row_scale)[2], const float *sb,
-               int c0, bool last_block, bool group_end) {
+               bool &fresh, const KScales<C> &ks, const float *sb, int c0,
+               int boff, bool last_block, bool group_end, F &&issued) {
   if constexpr (kChunk < C::kNChunks) {
-    mma_chunk<C, kChunk>(acc, tc, da, db, fresh, row_scale, sb, c0, last_block,
-                         group_end);
-    mma_all_chunks<C, kChunk + 1>(acc, tc, da, db, fresh, row_scale, sb, c0,
-                                  last_block, group_end);
+    mma_chunk<C, kChunk>(acc, tc, da, db, fresh, ks, sb, c0, boff, last_block,
+                         group_end, issued);
+    mma_all_chunks<C, kChunk + 1>(acc, tc, da, db, fresh, ks, sb, c0, boff,
+                                  last_block, group_end, issued);
   }
 }
 
@@ -260,7 +380,7 @@ __device__ __forceinline__ void issue_unit(float (&t)[C::kAccChunk], u64 da,
 template <class C>
 __device__ __forceinline__ void
 gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
-          const GemmParams &p) {
+          const TmaDesc &tmap_sa, const TmaDesc &tmap_sb, const GemmParams &p) {
   using L = Layout<C>;
   constexpr int kAcc = C::kAcc; // accumulator floats per thread = BLOCK_N / 2
   extern __shared__ unsigned char smem_raw[];
@@ -277,7 +397,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   constexpr int kCS = Schedule<C>::kCS;
   if (threadIdx.x == 0) {
     for (int s = 0; s < C::kStages; ++s) {
-      mbar_init(bar_full + s * 8, 1 + (L::kHasKScales ? 32 : 0));
+      mbar_init(bar_full + s * 8, 1 + (L::kScaleLoader ? 32 : 0));
       // A stage is free once every consumer warp of every CTA that the
       // stage's multicast writes into has released it.
       mbar_init(bar_empty + s * 8, kCS * C::kMathWG * 4);
@@ -287,6 +407,10 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   if (threadIdx.x == C::kMathWG * 128) {
     tma_prefetch_desc(&tmap_a);
     tma_prefetch_desc(&tmap_b);
+    if (p.scale_tma & kScaleTmaA)
+      tma_prefetch_desc(&tmap_sa);
+    if (p.scale_tma & kScaleTmaB)
+      tma_prefetch_desc(&tmap_sb);
     if (C::kTmaStore)
       tma_prefetch_desc(&tmap_d);
   }
@@ -311,6 +435,15 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       // Multicast halves: along M the pair shares B, along N it shares A.
       constexpr int kARows = C::kClusterN > 1 ? C::kBlockM / 2 : C::kBlockM;
       constexpr int kBRows = C::kClusterM > 1 ? C::kBlockN / 2 : C::kBlockN;
+      // K scales that travel with the stage (this CTA's own, never
+      // multicast): BLOCK_M floats of A, a 4 x kNb float box of B.
+      using KS = KScaleShape<C>;
+      constexpr int kSaKBlock = C::kSaKBlock > 0 ? C::kSaKBlock : 1 << 30;
+      constexpr int kSbKBlock = C::kSbKBlock > 0 ? C::kSbKBlock : 1 << 30;
+      const int scale_tma =
+          p.scale_tma & ((KS::kA ? kScaleTmaA : 0) | (KS::kB ? kScaleTmaB : 0));
+      const u32 scale_bytes = ((scale_tma & kScaleTmaA) ? C::kBlockM * 4 : 0) +
+                              ((scale_tma & kScaleTmaB) ? KS::kNb * 16 : 0);
       int it = 0;
       for (int u = sched.first(); u < sched.units; u += sched.stride()) {
         int mb, nb, split, tile_id, kb0, kb1;
@@ -321,7 +454,18 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
           const u32 ph = (it / C::kStages) & 1;
           mbar_wait(bar_empty + s * 8, ph ^ 1);
           const u32 full = bar_full + s * 8;
-          mbar_arrive_expect_tx(full, L::kTileABytes + L::kTileBBytes);
+          mbar_arrive_expect_tx(full,
+                                L::kTileABytes + L::kTileBBytes + scale_bytes);
+          if (scale_tma & kScaleTmaA)
+            tma_load_2d(base + L::kSmemScaleTma + s * L::kSaTma * 4, &tmap_sa,
+                        full, mb * C::kBlockM, kb * 128 / kSaKBlock);
+          // (A box's first element along the contiguous dimension must be
+          // 16-byte aligned: the 4-float box starts at a multiple of 4.)
+          if (scale_tma & kScaleTmaB)
+            tma_load_2d(base + L::kSmemScaleTma +
+                            (C::kStages * L::kSaTma + s * L::kSbTma) * 4,
+                        &tmap_sb, full, (kb * 128 / kSbKBlock) & ~3,
+                        KS::kRo == 0 ? 0 : nb * C::kBlockN / KS::kRo);
           const u32 a_dst = base + L::kSmemA + s * L::kTileABytes;
           const u32 b_dst = base + L::kSmemB + s * L::kTileBBytes;
           if (C::kClusterN > 1)
@@ -338,18 +482,14 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
             tma_load_2d(b_dst, &tmap_b, full, kb * 128, nb * C::kBlockN);
         }
       }
-    } else if (L::kHasKScales && warp == 1) {
-      // Scale loader: the scales of each stage's k-block, one per row of A
-      // and one per column (or per 8-column group) of B. f32 scales travel
-      // with cp.async and arrive on the stage's barrier when they land, so
-      // the loader runs ahead like the TMA thread; UE8M0 bytes are loaded,
-      // decoded and stored synchronously.
-      constexpr bool kAsync = !C::kSaE8 && !C::kSbE8;
-      constexpr int kSbStep = L::kSbStep;
-      const u32 sa_base = base + L::kSmemScales;
-      const u32 sb_base = sa_base + C::kStages * L::kSaPerStage * 4;
-      float *sa_smem = (float *)(smem + L::kSmemScales);
-      float *sb_smem = sa_smem + C::kStages * L::kSaPerStage;
+    } else if (L::kScaleLoader && warp == 1) {
+      // Scale loader: the per-column B scales of each stage's k-block. f32
+      // scales travel with cp.async and arrive on the stage's barrier when
+      // they land, so the loader runs ahead like the TMA thread; UE8M0 bytes
+      // are loaded, decoded and stored synchronously.
+      constexpr bool kAsync = !C::kSbE8;
+      const u32 sb_base = base + L::kSmemScales;
+      float *sb_smem = (float *)(smem + L::kSmemScales);
       int it = 0;
       for (int u = sched.first(); u < sched.units; u += sched.stride()) {
         int mb, nb, split, tile_id, kb0, kb1;
@@ -359,35 +499,17 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
           const int s = it % C::kStages;
           const u32 ph = (it / C::kStages) & 1;
           mbar_wait(bar_empty + s * 8, ph ^ 1);
-          if (C::kSaMode == kScaleK) {
 #pragma unroll
-            for (int r = lane; r < C::kBlockM; r += 32) {
-              const int row = mb * C::kBlockM + r;
-              const bool valid = row < p.m;
-              const i64 idx = scale_index<C::kSaOuterBlock, C::kSaKBlock>(
-                  valid ? row : 0, kb * 128, p.sa_ld_outer, p.sa_ld_k);
-              if (kAsync)
-                cp_async_4(sa_base + (s * L::kSaPerStage + r) * 4,
-                           (const float *)p.sa + idx, valid);
-              else
-                sa_smem[s * L::kSaPerStage + r] =
-                    valid ? load_scale<C::kSaE8>(p.sa, idx) : 0.0f;
-            }
-          }
-          if (C::kSbMode == kScaleK) {
-#pragma unroll
-            for (int c = lane * kSbStep; c < C::kBlockN; c += 32 * kSbStep) {
-              const int col = nb * C::kBlockN + c;
-              const bool valid = col < C::kN;
-              const i64 idx = scale_index<C::kSbOuterBlock, C::kSbKBlock>(
-                  valid ? col : 0, kb * 128, p.sb_ld_outer, p.sb_ld_k);
-              const int slot = s * L::kSbPerStage + c / kSbStep;
-              if (kAsync)
-                cp_async_4(sb_base + slot * 4, (const float *)p.sb + idx,
-                           valid);
-              else
-                sb_smem[slot] = valid ? load_scale<C::kSbE8>(p.sb, idx) : 0.0f;
-            }
+          for (int c = lane; c < C::kBlockN; c += 32) {
+            const int col = nb * C::kBlockN + c;
+            const bool valid = col < C::kN;
+            const i64 idx = scale_index<1, C::kSbKBlock>(
+                valid ? col : 0, kb * 128, p.sb_ld_outer, p.sb_ld_k);
+            const int slot = s * L::kSbPerStage + c;
+            if (kAsync)
+              cp_async_4(sb_base + slot * 4, (const float *)p.sb + idx, valid);
+            else
+              sb_smem[slot] = valid ? load_scale<C::kSbE8>(p.sb, idx) : 0.0f;
           }
           if (kAsync)
             cp_async_arrive(bar_full + s * 8);
@@ -419,8 +541,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   // (i&1) of this warpgroup's 64 x BLOCK_N slab.
   const int r0 = warp * 16 + lane / 4;
   const int c0 = 2 * (lane & 3);
-  const float *sa_smem = (const float *)(smem + L::kSmemScales);
-  const float *sb_smem = sa_smem + C::kStages * L::kSaPerStage;
+  const float *sb_smem = (const float *)(smem + L::kSmemScales);
   volatile int *flag = (volatile int *)(smem + L::kSmemFlag);
 
   // A chunked tile reuses one chunk-wide tensor-core accumulator for each N
@@ -440,12 +561,63 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   int it = 0;
   int epi_round = 0; // epilogue rounds so far (staging buffer parity)
 
+  // K-varying scales: `ks` holds the k-block being promoted. Scales that
+  // come with the stage by TMA (p.scale_tma) are read from its slots; the
+  // others are loaded by these threads one k-block ahead into `ks_next` (the
+  // next unit's first k-block after a unit's last).
+  using KS = KScales<C>;
+  constexpr bool kDirect = KS::kA || KS::kB;
+  constexpr int kAllTma = (KS::kA ? kScaleTmaA : 0) | (KS::kB ? kScaleTmaB : 0);
+  const int tma = p.scale_tma & kAllTma;
+  const float *sa_tma = (const float *)(smem + L::kSmemScaleTma);
+  const float *sb_tma = sa_tma + C::kStages * L::kSaTma;
+  const int row_in_tile = warp_group * 64 + r0;
+  KS ks, ks_next;
+  auto load_first_scales = [&](int u) {
+    if (kDirect && tma != kAllTma && u < sched.units) {
+      int mb, nb, split, tile, kb0, kb1;
+      sched.decode(u, mb, nb, split, tile);
+      split_range<C>(split, kb0, kb1);
+      ks_next.load(p,
+                   KS::bases(p, mb * C::kBlockM + row_in_tile, nb * C::kBlockN),
+                   kb0, tma);
+    }
+  };
+  load_first_scales(sched.first());
+
   for (int u = sched.first(); u < sched.units; u += sched.stride()) {
     int mb, nb, split, tile, kb0, kb1;
     sched.decode(u, mb, nb, split, tile);
     split_range<C>(split, kb0, kb1);
     const int m0 = mb * C::kBlockM;
     const int n0 = nb * C::kBlockN;
+    // The tile's first column inside its B scale block (when not fixed).
+    const int boff = KS::kFixed ? 0 : n0 % KS::kRo;
+    const typename KS::Bases kbases = KS::bases(p, m0 + row_in_tile, n0);
+    // Moves to k-block kb's scales (stage s) and starts loading its
+    // successor's.
+    auto take_scales = [&](int kb, int s) {
+      if (kDirect) {
+        ks = ks_next;
+        if (tma & kScaleTmaA) {
+          const float *sa = sa_tma + s * L::kSaTma + row_in_tile;
+          ks.a[0] = sa[0];
+          ks.a[1] = sa[8];
+        }
+        if (tma & kScaleTmaB) {
+          const int j = (C::kSbKBlock > 0 ? kb * 128 / C::kSbKBlock : 0) & 3;
+#pragma unroll
+          for (int v = 0; v < KS::kNb; ++v)
+            ks.b[v] = sb_tma[s * L::kSbTma + 4 * v + j];
+        }
+        if (tma == kAllTma)
+          return;
+        if (kb + 1 < kb1)
+          ks_next.load(p, kbases, kb + 1, tma);
+        else
+          load_first_scales(u + sched.stride());
+      }
+    };
 
 #pragma unroll
     for (int i = 0; i < kAcc; ++i)
@@ -454,16 +626,6 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
     for (int i = 0; i < C::kAccChunk; ++i)
       tc[i] = 0.0f;
     bool fresh = true; // the next wgmma starts a new partial sum
-    float kscale_row[2] = {1.0f, 1.0f};
-
-    // Reads this k-block's row scales (stage s) into rs.
-    auto row_scales = [&](int s, float (&rs)[2]) {
-      if (C::kSaMode == kScaleK) {
-        const float *sa = sa_smem + s * L::kSaPerStage + warp_group * 64;
-        rs[0] = sa[r0];
-        rs[1] = sa[r0 + 8];
-      }
-    };
     // Hands stage s back (to the peer CTA too, whose multicast writes into
     // this stage).
     auto release = [&](int s) {
@@ -474,10 +636,6 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         mbar_arrive_cluster(bar_empty + s * 8, sched.rank ^ 1);
     };
 
-    // NOTE: promotion waits for the k-block's wgmmas (wait_group 0). An
-    // overlapped variant (next k-block issued into a second accumulator,
-    // wait_group 1, then promotion) measured 9% slower on the H100: ptxas
-    // 13.0 serialises it (C7514). Measured in docs/hopper-kernel.md.
     if constexpr (C::kOverlap != 0) {
       // Promotion overlapped with the MMAs: units (one k-block of one N
       // chunk) alternate between accumulators t0 (even units) and t1 (odd
@@ -517,8 +675,8 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         u32 ph;
         reg_fence(tc);
         stage_of(i, s, ph);
-        row_scales(s, kscale_row);
-        promote<C, 0>(acc, tc, kscale_row, sb_smem + s * L::kSbPerStage, c0);
+        take_scales(kb0 + i / kU, s);
+        promote<C, 0>(acc, tc, ks, sb_smem + s * L::kSbPerStage, c0, boff);
         if (kU == 1)
           release(s);
       };
@@ -527,9 +685,10 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         u32 ph;
         reg_fence(tc1);
         stage_of(i, s, ph);
-        row_scales(s, kscale_row);
-        promote<C, kChunk1>(acc, tc1, kscale_row, sb_smem + s * L::kSbPerStage,
-                            c0);
+        if (kU == 1)
+          take_scales(kb0 + i, s);
+        promote<C, kChunk1>(acc, tc1, ks, sb_smem + s * L::kSbPerStage, c0,
+                            boff);
         release(s); // both units of a two-unit k-block are done
       };
       // The issue/wait pattern is the same in every iteration (ptxas
@@ -563,15 +722,14 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         const int s = it % C::kStages;
         const u32 ph = (it / C::kStages) & 1;
         mbar_wait(bar_full + s * 8, ph);
-        row_scales(s, kscale_row);
         const u64 da = make_desc_sw128(base + L::kSmemA + s * L::kTileABytes +
                                        warp_group * 64 * 128);
         const u64 db = make_desc_sw128(base + L::kSmemB + s * L::kTileBBytes);
         const bool group_end =
             C::kPromoSteps > 4 && ((kb - kb0 + 1) % (C::kPromoSteps / 4)) == 0;
-        mma_all_chunks<C>(acc, tc, da, db, fresh, kscale_row,
-                          sb_smem + s * L::kSbPerStage, c0, kb == kb1 - 1,
-                          group_end);
+        mma_all_chunks<C>(acc, tc, da, db, fresh, ks,
+                          sb_smem + s * L::kSbPerStage, c0, boff, kb == kb1 - 1,
+                          group_end, [&] { take_scales(kb, s); });
         release(s);
       }
     float *res = C::kPromoSteps > 0 ? acc : tc;

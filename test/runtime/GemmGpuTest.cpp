@@ -37,13 +37,16 @@ GemmRecipe recipe(Granularity ga, Granularity gb, int64_t p,
 const Granularity kTok = Granularity::block(1, 128);
 const Granularity kBlk = Granularity::block(128, 128);
 
-void expectCase(const GpuCase &c) {
+GpuCaseResult expectCase(const GpuCase &c) {
   auto r = runGpuCase(c);
-  ASSERT_TRUE(r.isOk()) << describe(c) << ": " << r.message();
+  EXPECT_TRUE(r.isOk()) << describe(c) << ": " << r.message();
+  if (!r)
+    return {};
   EXPECT_TRUE(r->passed) << describe(c) << ": " << r->summary;
   // One line per case for scripts/gpu-check.sh's summary.
   std::printf("[case] %s %s: %s\n", r->passed ? "PASS" : "FAIL",
               describe(c).c_str(), r->summary.c_str());
+  return *r;
 }
 
 } // namespace
@@ -158,6 +161,66 @@ TEST(GemmGpu, ExplicitTileConfigs) {
   alongM.raster = Raster::AlongM;
   alongM.swizzleGroup = 3;
   expectCase({recipe(kTok, kBlk, 128), 1000, 1280, 512, alongM});
+}
+
+// K-varying scales reach the consumers two ways: with each pipeline stage by
+// TMA when their layout allows (A: [K blocks][M] with a 16-byte pitch; B:
+// K blocks contiguous with a 16-byte pitch), else loaded by the consumers.
+// Both ways, in every mix, over ragged M, tiles whose B block boundary sits
+// at a run-time offset (112, 192), wide and overlapped tiles, split-K.
+TEST(GemmGpu, ScaleLoadPaths) {
+  struct Way {
+    int64_t m, n, k;
+    bool outerContiguous;
+    bool aTma, bTma; // expected
+  };
+  const Way ways[] = {
+      {1000, 2112, 7168, false, false, true},  // oracle layout, 56 k-blocks
+      {1000, 2112, 1040, false, false, false}, // 9 k-blocks: B pitch 36 B
+      {1000, 2112, 7168, true, true, false},   // M pitch 4000 B
+      {4096, 576, 2048, true, true, false},
+      {129, 576, 2048, true, false, false}, // M pitch 516 B
+      {7, 640, 1024, true, false, false},
+      {1, 640, 1024, true, false, false},
+      {128, 640, 1024, true, true, false},
+  };
+  for (const Way &w : ways)
+    for (int bn : {0, 112, 192, 256}) {
+      GpuCase c{recipe(kTok, kBlk, 128), w.m, w.n, w.k};
+      c.outerContiguousScales = w.outerContiguous;
+      if (bn) {
+        TileConfig t;
+        t.blockN = bn;
+        t.stages = bn == 256 ? 3 : 4;
+        c.tile = t;
+      }
+      GpuCaseResult r = expectCase(c);
+      EXPECT_EQ(r.scaleATma, w.aTma) << describe(c);
+      EXPECT_EQ(r.scaleBTma, w.bTma) << describe(c);
+    }
+  TileConfig ovk;
+  ovk.overlap = PromotionOverlap::AlternateK;
+  ovk.blockN = 128;
+  ovk.stages = 4;
+  TileConfig split;
+  split.splitK = 3;
+  split.blockN = 96;
+  split.stages = 4;
+  for (bool outer : {false, true})
+    for (const TileConfig &t : {ovk, split}) {
+      GpuCase c{recipe(kTok, kBlk, 128), 256, 1152, 2048, t};
+      c.outerContiguousScales = outer;
+      GpuCaseResult r = expectCase(c);
+      EXPECT_EQ(r.scaleATma, outer) << describe(c);
+      EXPECT_EQ(r.scaleBTma, !outer) << describe(c);
+    }
+  // UE8M0 scales are always loaded by the consumers.
+  GpuCase e8{recipe(Granularity::block(1, 128, ScaleFormat::UE8M0),
+                    Granularity::block(128, 128, ScaleFormat::UE8M0), 128),
+             512, 1024, 2048};
+  e8.outerContiguousScales = true;
+  GpuCaseResult r = expectCase(e8);
+  EXPECT_FALSE(r.scaleATma || r.scaleBTma);
 }
 
 // Overlapped promotion: two tensor-core accumulators alternate (over

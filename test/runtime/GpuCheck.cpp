@@ -39,14 +39,30 @@ std::string describe(const GpuCase &c) {
      << (c.recipe.accumulate ? " +C" : "");
   if (c.tile)
     os << " tile " << toJSON(*c.tile);
+  if (c.outerContiguousScales)
+    os << " scales [K blocks][outer]";
   return os.str();
 }
 
 namespace {
-Expected<DeviceBuffer> uploadScales(const numerics::QuantizedTensor &q) {
-  return q.granularity.scale == ScaleFormat::UE8M0
-             ? DeviceBuffer::fromHost(q.scaleCodes)
-             : DeviceBuffer::fromHost(q.scales);
+template <class T>
+std::vector<T> transposed(const std::vector<T> &v, int64_t rows, int64_t cols) {
+  std::vector<T> t(v.size());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      t[size_t(j * rows + i)] = v[size_t(i * cols + j)];
+  return t;
+}
+
+/// The scales as the oracle stores them ([outer][K blocks]), or transposed.
+Expected<DeviceBuffer> uploadScales(const numerics::QuantizedTensor &q,
+                                    bool outerContiguous) {
+  const int64_t rows = q.scaleRows, cols = q.scaleCols;
+  if (q.granularity.scale == ScaleFormat::UE8M0)
+    return DeviceBuffer::fromHost(
+        outerContiguous ? transposed(q.scaleCodes, rows, cols) : q.scaleCodes);
+  return DeviceBuffer::fromHost(
+      outerContiguous ? transposed(q.scales, rows, cols) : q.scales);
 }
 } // namespace
 
@@ -77,8 +93,8 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   const int64_t ob = sizeOf(r.out);
   auto dA = DeviceBuffer::fromHost(qa->codes);
   auto dB = DeviceBuffer::fromHost(qb->codes);
-  auto dSA = uploadScales(*qa);
-  auto dSB = uploadScales(*qb);
+  auto dSA = uploadScales(*qa, c.outerContiguousScales);
+  auto dSB = uploadScales(*qb, c.outerContiguousScales);
   auto dD = DeviceBuffer::alloc(size_t(c.m * c.n * ob));
   for (auto *buf : {&dA, &dB, &dSA, &dSB, &dD})
     if (!*buf)
@@ -102,6 +118,11 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   t.b = dB->get();
   t.scaleA = dSA->get();
   t.scaleB = dSB->get();
+  if (c.outerContiguousScales) {
+    t.scaleALdOuter = t.scaleBLdOuter = 1;
+    t.scaleALdK = qa->scaleRows;
+    t.scaleBLdK = qb->scaleRows;
+  }
   t.d = dD->get();
   t.c = r.accumulate ? dC->get() : nullptr;
   GemmOptions opts;
@@ -161,6 +182,8 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
 
   GpuCaseResult res;
   res.kernel = rep.kernel;
+  res.scaleATma = rep.scaleATma;
+  res.scaleBTma = rep.scaleBTma;
   res.rowsChecked = c.m;
   res.relErrVsEmulated = maxRef > 0 ? maxErr / maxRef : maxErr;
   res.similarity =
@@ -171,7 +194,9 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   res.passed = e.nonFinite == 0 && res.relErrVsEmulated <= tol &&
                res.similarity < simTol;
   std::ostringstream os;
-  os << "kernel " << rep.kernel << " (grid " << rep.grid << "): "
+  os << "kernel " << rep.kernel << " (grid " << rep.grid
+     << (rep.scaleATma ? ", A scales by TMA" : "")
+     << (rep.scaleBTma ? ", B scales by TMA" : "") << "): "
      << "max |d - emulated| / max |emulated| = " << res.relErrVsEmulated
      << " (tol " << tol << "), similarity to the unquantized product "
      << res.similarity << " (tol " << simTol << ", " << rows << " rows)";

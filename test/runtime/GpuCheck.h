@@ -16,6 +16,9 @@ struct GpuCase {
   int64_t m = 0, n = 0, k = 0;
   std::optional<TileConfig> tile;
   uint64_t seed = 1;
+  /// Store both scale tensors transposed, [K blocks][outer] (the layout
+  /// cuBLASLt wants for A's 1x128 scales), instead of [outer][K blocks].
+  bool outerContiguousScales = false;
 };
 
 /// What the check found.
@@ -25,6 +28,7 @@ struct GpuCaseResult {
   double relErrVsEmulated = 0; ///< max |d - ref| / max |ref| (checked rows)
   double similarity = 0;       ///< vs the oracle (DeepGEMM metric)
   int64_t rowsChecked = 0;
+  bool scaleATma = false, scaleBTma = false; ///< GemmReport's
   std::string summary;
 };
 

@@ -75,8 +75,15 @@ TEST_P(Sm90Compile, CompilesWithoutSpills) {
   if (!legal.isOk()) {
     // Only the register limits (and block_n 112 with a 2x1 cluster, whose
     // half tile is not a whole swizzle atom) may rule a combination out.
-    EXPECT_TRUE(blockN > (splitK > 1 ? 144 : 160) || splitK > 1 ||
-                (cluster == 1 && blockN % 16 != 0))
+    // So do B block scales starting at a run-time column inside a tile
+    // with UE8M0 scales or over 192 columns.
+    const bool runtimeBlocks = v.b.rows > 1 &&
+                               v.b.cols != Granularity::kWhole &&
+                               v.b.rows % blockN != 0 && blockN % v.b.rows != 0;
+    EXPECT_TRUE(
+        blockN > (splitK > 1 ? 144 : 160) || splitK > 1 ||
+        (cluster == 1 && blockN % 16 != 0) ||
+        (runtimeBlocks && (v.b.scale == ScaleFormat::UE8M0 || blockN > 192)))
         << legal.message();
     EXPECT_NE(legal.message().find("block_n"), std::string::npos);
     return;
@@ -124,8 +131,12 @@ TEST_P(Sm90Overlap, CompilesWithTheWgmmaPipeline) {
     const bool perColumnB = v.b.rows == 1;
     const int maxN =
         overlap == 1 ? (perColumnB ? 176 : 192) : (perColumnB ? 112 : 128);
+    const bool runtimeBlocks = v.b.rows > 1 &&
+                               v.b.cols != Granularity::kWhole &&
+                               v.b.rows % blockN != 0 && blockN % v.b.rows != 0;
     const bool width = blockN > maxN || (overlap == 1 && blockN % 16) ||
-                       (more == 2 && blockN % 16);
+                       (more == 2 && blockN % 16) ||
+                       (runtimeBlocks && v.b.scale == ScaleFormat::UE8M0);
     EXPECT_NE(legal.message().find(interval ? "promotion interval" : "block_n"),
               std::string::npos)
         << legal.message();
@@ -210,7 +221,16 @@ TEST(Sm90Emit, SourceHasTheExpectedInstructions) {
       g->source.find("extern \"C\" __global__ void __launch_bounds__(384, 1)"),
       std::string::npos);
   EXPECT_EQ(g->launch.threads, 384);
-  EXPECT_EQ(g->launch.tma.size(), 3u);
+  // A, B, D, and the K scales of A (128 rows) and B (a 4-float box per B
+  // block a 144-column tile can touch: 2).
+  ASSERT_EQ(g->launch.tma.size(), 5u);
+  EXPECT_EQ(g->launch.tma[3].operand, TmaPlan::Operand::ScaleA);
+  EXPECT_EQ(g->launch.tma[3].boxInner, 128);
+  EXPECT_EQ(g->launch.tma[4].operand, TmaPlan::Operand::ScaleB);
+  EXPECT_EQ(g->launch.tma[4].boxInner, 4);
+  EXPECT_EQ(g->launch.tma[4].boxOuter, 2);
+  EXPECT_NE(g->source.find("KScaleShape<fp8k::Cfg>::kNb == 2"),
+            std::string::npos);
   EXPECT_TRUE(g->launch.tmaStore);
 }
 
