@@ -176,11 +176,11 @@ __device__ __forceinline__ i64 scale_index(int outer, int k, i64 ld_outer,
 
 /// The K-varying scales of one k-block that one consumer thread applies:
 /// the A scales of its two accumulator rows and the B block scales of the
-/// tile (at most kNb blocks along N). The consumers load them from global
-/// memory themselves, one k-block ahead of their use (KScaleStream), so the
-/// stage barrier waits for the TMA bytes alone. Per-column B scales are the
-/// exception (a column's scale per register pair): the producer's loader
-/// warp stages those in shared memory.
+/// tile (at most kNb blocks along N). They come with the pipeline stage by
+/// TMA when their layout allows (GemmParams::scale_tma); otherwise the
+/// consumers load them from global memory one k-block ahead of their use.
+/// Per-column B scales are the exception (a column's scale per register
+/// pair): the producer's loader warp stages those in shared memory.
 template <class C> struct KScales : KScaleShape<C> {
   using Sh = KScaleShape<C>;
   using Sh::kA, Sh::kB, Sh::kNb, Sh::kRo;
@@ -563,8 +563,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
 
   // K-varying scales: `ks` holds the k-block being promoted. Scales that
   // come with the stage by TMA (p.scale_tma) are read from its slots; the
-  // others are loaded by these threads one k-block ahead into `ks_next` (the
-  // next unit's first k-block after a unit's last).
+  // others are loaded by these threads one k-block ahead into `ks_next`.
   using KS = KScales<C>;
   constexpr bool kDirect = KS::kA || KS::kB;
   constexpr int kAllTma = (KS::kA ? kScaleTmaA : 0) | (KS::kB ? kScaleTmaB : 0);
@@ -573,18 +572,6 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   const float *sb_tma = sa_tma + C::kStages * L::kSaTma;
   const int row_in_tile = warp_group * 64 + r0;
   KS ks, ks_next;
-  auto load_first_scales = [&](int u) {
-    if (kDirect && tma != kAllTma && u < sched.units) {
-      int mb, nb, split, tile, kb0, kb1;
-      sched.decode(u, mb, nb, split, tile);
-      split_range<C>(split, kb0, kb1);
-      ks_next.load(p,
-                   KS::bases(p, mb * C::kBlockM + row_in_tile, nb * C::kBlockN),
-                   kb0, tma);
-    }
-  };
-  load_first_scales(sched.first());
-
   for (int u = sched.first(); u < sched.units; u += sched.stride()) {
     int mb, nb, split, tile, kb0, kb1;
     sched.decode(u, mb, nb, split, tile);
@@ -594,6 +581,9 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
     // The tile's first column inside its B scale block (when not fixed).
     const int boff = KS::kFixed ? 0 : n0 % KS::kRo;
     const typename KS::Bases kbases = KS::bases(p, m0 + row_in_tile, n0);
+    // (The unit's first k-block waits for its loads once per unit.)
+    if (kDirect && tma != kAllTma)
+      ks_next.load(p, kbases, kb0, tma);
     // Moves to k-block kb's scales (stage s) and starts loading its
     // successor's.
     auto take_scales = [&](int kb, int s) {
@@ -610,12 +600,8 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
           for (int v = 0; v < KS::kNb; ++v)
             ks.b[v] = sb_tma[s * L::kSbTma + 4 * v + j];
         }
-        if (tma == kAllTma)
-          return;
-        if (kb + 1 < kb1)
+        if (tma != kAllTma && kb + 1 < kb1)
           ks_next.load(p, kbases, kb + 1, tma);
-        else
-          load_first_scales(u + sched.stride());
       }
     };
 
