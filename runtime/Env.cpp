@@ -39,4 +39,9 @@ int deviceOrdinal() {
   return std::atoi(v.c_str());
 }
 
+int scaleTmaMask() {
+  std::string v = get("FP8_SCALE_TMA");
+  return v.empty() ? 3 : std::atoi(v.c_str());
+}
+
 } // namespace fp8::env

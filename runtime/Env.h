@@ -9,6 +9,8 @@
 //                    statistics) to stderr and compile with -lineinfo
 //   FP8_DUMP_SOURCE  a directory: write every generated source there
 //   FP8_DEVICE       CUDA device ordinal (default 0)
+//   FP8_SCALE_TMA    which K scales may travel by TMA on sm_90a: bit 0 A,
+//                    bit 1 B (default 3; 0 forces the consumer-loaded path)
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_ENV_H
@@ -26,6 +28,8 @@ bool jitDebug();
 std::string dumpSourceDir();
 /// FP8_DEVICE, or 0.
 int deviceOrdinal();
+/// FP8_SCALE_TMA, or 3.
+int scaleTmaMask();
 
 } // namespace fp8::env
 

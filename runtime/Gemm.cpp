@@ -3,10 +3,10 @@
 #include "runtime/Gemm.h"
 #include "codegen/Gemm.h"
 #include "runtime/CudaDriver.h"
+#include "runtime/Env.h"
 #include "runtime/LoadedKernels.h"
 #include "runtime/TensorMap.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -294,12 +294,7 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
   CUtensorMap maps[5];
   std::memset(maps, 0, sizeof(maps));
   int scaleTma = 0;
-  // FP8_SCALE_TMA: which scales may travel by TMA (bit 0 A, bit 1 B;
-  // default 3), to compare the two load paths.
-  static const int scaleTmaAllowed = [] {
-    const char *v = std::getenv("FP8_SCALE_TMA");
-    return v && *v ? std::atoi(v) : 3;
-  }();
+  static const int scaleTmaAllowed = env::scaleTmaMask();
   for (const TmaPlan &p : li.tma) {
     Expected<CUtensorMap> map = Status::error("unset");
     int slot = 0;
