@@ -562,8 +562,8 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
                          "gridDim.x, params.m);\n"
                        : "")
      << "  fp8k::gemm_body<fp8k::Cfg>(tmap_a, tmap_b, tmap_d, tmap_sa, "
-        "tmap_sb, "
-        "params);\n"
+        "tmap_sb,\n"
+     << "                             params);\n"
      << "}\n";
   g.source = os.str();
   return g;

@@ -59,6 +59,13 @@ KernelSpec variantSpec(const Variant &v, int64_t n, int64_t k, int blockM) {
   return s;
 }
 
+/// The variant's B block scales start at a run-time column of a
+/// block_n-wide tile (neither divides the other).
+bool bBlocksAtRuntimeColumn(const Variant &v, int blockN) {
+  return v.b.rows > 1 && v.b.cols != Granularity::kWhole &&
+         v.b.rows % blockN != 0 && blockN % v.b.rows != 0;
+}
+
 class Sm90Compile
     : public ::testing::TestWithParam<std::tuple<int, int, int, int, int>> {};
 
@@ -77,9 +84,7 @@ TEST_P(Sm90Compile, CompilesWithoutSpills) {
     // half tile is not a whole swizzle atom) may rule a combination out.
     // So do B block scales starting at a run-time column inside a tile
     // with UE8M0 scales or over 192 columns.
-    const bool runtimeBlocks = v.b.rows > 1 &&
-                               v.b.cols != Granularity::kWhole &&
-                               v.b.rows % blockN != 0 && blockN % v.b.rows != 0;
+    const bool runtimeBlocks = bBlocksAtRuntimeColumn(v, blockN);
     EXPECT_TRUE(
         blockN > (splitK > 1 ? 144 : 160) || splitK > 1 ||
         (cluster == 1 && blockN % 16 != 0) ||
@@ -131,9 +136,7 @@ TEST_P(Sm90Overlap, CompilesWithTheWgmmaPipeline) {
     const bool perColumnB = v.b.rows == 1;
     const int maxN =
         overlap == 1 ? (perColumnB ? 176 : 192) : (perColumnB ? 112 : 128);
-    const bool runtimeBlocks = v.b.rows > 1 &&
-                               v.b.cols != Granularity::kWhole &&
-                               v.b.rows % blockN != 0 && blockN % v.b.rows != 0;
+    const bool runtimeBlocks = bBlocksAtRuntimeColumn(v, blockN);
     const bool width = blockN > maxN || (overlap == 1 && blockN % 16) ||
                        (more == 2 && blockN % 16) ||
                        (runtimeBlocks && v.b.scale == ScaleFormat::UE8M0);
