@@ -572,6 +572,11 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   const float *sb_tma = sa_tma + C::kStages * L::kSaTma;
   const int row_in_tile = warp_group * 64 + r0;
   KS ks, ks_next;
+  // Operands without K scales keep 1 (never written again).
+  ks.a[0] = ks.a[1] = 1.0f;
+#pragma unroll
+  for (int v = 0; v < KS::kNb; ++v)
+    ks.b[v] = 1.0f;
   for (int u = sched.first(); u < sched.units; u += sched.stride()) {
     int mb, nb, split, tile, kb0, kb1;
     sched.decode(u, mb, nb, split, tile);
@@ -588,7 +593,8 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
     // successor's.
     auto take_scales = [&](int kb, int s) {
       if (kDirect) {
-        ks = ks_next;
+        if (tma != kAllTma)
+          ks = ks_next;
         if (tma & kScaleTmaA) {
           const float *sa = sa_tma + s * L::kSaTma + row_in_tile;
           ks.a[0] = sa[0];
