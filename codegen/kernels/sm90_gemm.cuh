@@ -303,11 +303,15 @@ promote(float (&acc)[C::kAcc], const float (&tc)[C::kAccChunk],
 /// every kPromoSteps steps. Returns with the chunk's wgmmas complete.
 /// `issued` runs once per k-block (chunk 0), right after the first commit:
 /// work placed there overlaps the tensor cores instead of delaying them.
-template <class C, int kChunk, class F>
+/// `drained` runs once per k-block, as soon as its last wgmma has completed
+/// (last chunk, before that chunk's promotion): the stage is no longer read.
+template <class C, int kChunk, class F, class G>
 __device__ __forceinline__ void
 mma_chunk(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
           bool &fresh, const KScales<C> &scales, const float *sb, int c0,
-          int boff, bool last_block, bool group_end, F &&issued) {
+          int boff, bool last_block, bool group_end, F &&issued,
+          G &&drained) {
+  constexpr bool kLastChunk = kChunk == C::kNChunks - 1;
   // The chunk's B rows start kChunk * kMmaN rows into the tile
   // (128 bytes per row, 16-byte descriptor units).
   const u64 dbc = db + (u64)(kChunk * C::kMmaN * 128 / 16);
@@ -336,6 +340,8 @@ mma_chunk(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
       }
       wgmma_wait<0>();
       reg_fence(tc);
+      if (kLastChunk && ks == 3)
+        drained();
       promote<C, kChunk>(acc, tc, scales, sb, c0, boff);
       fresh = true;
       waited = true;
@@ -347,20 +353,23 @@ mma_chunk(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
       issued();
     wgmma_wait<0>();
     reg_fence(tc);
+    if (kLastChunk)
+      drained();
   }
 }
 
 /// Unrolls mma_chunk over the N chunks of the tile.
-template <class C, int kChunk = 0, class F>
+template <class C, int kChunk = 0, class F, class G>
 __device__ __forceinline__ void
 mma_all_chunks(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
                bool &fresh, const KScales<C> &ks, const float *sb, int c0,
-               int boff, bool last_block, bool group_end, F &&issued) {
+               int boff, bool last_block, bool group_end, F &&issued,
+               G &&drained) {
   if constexpr (kChunk < C::kNChunks) {
     mma_chunk<C, kChunk>(acc, tc, da, db, fresh, ks, sb, c0, boff, last_block,
-                         group_end, issued);
+                         group_end, issued, drained);
     mma_all_chunks<C, kChunk + 1>(acc, tc, da, db, fresh, ks, sb, c0, boff,
-                                  last_block, group_end, issued);
+                                  last_block, group_end, issued, drained);
   }
 }
 
@@ -571,12 +580,19 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   const float *sa_tma = (const float *)(smem + L::kSmemScaleTma);
   const float *sb_tma = sa_tma + C::kStages * L::kSaTma;
   const int row_in_tile = warp_group * 64 + r0;
-  KS ks, ks_next;
+  // Overlapped promotion keeps one set per accumulator (ks for tc, ks1 for
+  // tc1): a unit's scales are read when it is issued, before the wait.
+  KS ks, ks1, ks_next;
   // Operands without K scales keep 1 (never written again).
   ks.a[0] = ks.a[1] = 1.0f;
 #pragma unroll
   for (int v = 0; v < KS::kNb; ++v)
     ks.b[v] = 1.0f;
+  ks1 = ks;
+  // A stage can be handed back as soon as its wgmmas have completed, before
+  // the promotion, unless the promotion reads the stage's per-column B
+  // scales (the scale loader's slots).
+  constexpr bool kEarlyRelease = !L::kScaleLoader;
   for (int u = sched.first(); u < sched.units; u += sched.stride()) {
     int mb, nb, split, tile, kb0, kb1;
     sched.decode(u, mb, nb, split, tile);
@@ -589,22 +605,22 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
     // (The unit's first k-block waits for its loads once per unit.)
     if (kDirect && tma != kAllTma)
       ks_next.load(p, kbases, kb0, tma);
-    // Moves to k-block kb's scales (stage s) and starts loading its
+    // Moves `out` to k-block kb's scales (stage s) and starts loading its
     // successor's.
-    auto take_scales = [&](int kb, int s) {
+    auto take_scales = [&](int kb, int s, KS &out) {
       if (kDirect) {
         if (tma != kAllTma)
-          ks = ks_next;
+          out = ks_next;
         if (tma & kScaleTmaA) {
           const float *sa = sa_tma + s * L::kSaTma + row_in_tile;
-          ks.a[0] = sa[0];
-          ks.a[1] = sa[8];
+          out.a[0] = sa[0];
+          out.a[1] = sa[8];
         }
         if (tma & kScaleTmaB) {
           const int j = (C::kSbKBlock > 0 ? kb * 128 / C::kSbKBlock : 0) & 3;
 #pragma unroll
           for (int v = 0; v < KS::kNb; ++v)
-            ks.b[v] = sb_tma[s * L::kSbTma + 4 * v + j];
+            out.b[v] = sb_tma[s * L::kSbTma + 4 * v + j];
         }
         if (tma != kAllTma && kb + 1 < kb1)
           ks_next.load(p, kbases, kb + 1, tma);
@@ -652,24 +668,34 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
                (u64)(chunk * C::kMmaN * 128 / 16);
       };
       // Waits for unit i's stage (when it starts a k-block) and issues it.
-      auto start = [&](int i, float (&t)[C::kAccChunk], int chunk) {
+      // With alternating k-blocks the unit's scales are read right after
+      // the issue, into its accumulator's set (their latency overlaps the
+      // tensor cores); N halves share one k-block's scales, read at the
+      // first half's promotion.
+      auto start = [&](int i, float (&t)[C::kAccChunk], int chunk, KS &set) {
         int s;
         u32 ph;
         stage_of(i, s, ph);
         if (i % kU == 0)
           mbar_wait(bar_full + s * 8, ph);
         issue_unit<C>(t, desc_a(s), desc_b(s, chunk));
+        if (kU == 1)
+          take_scales(kb0 + i, s, set);
       };
       // Promotes unit i from accumulator t (chunk kChunk); releases its
-      // stage after the last unit of the k-block.
+      // stage after the last unit of the k-block, before the promotion
+      // when the promotion does not read the stage.
       auto finish0 = [&](int i) {
         int s;
         u32 ph;
         reg_fence(tc);
         stage_of(i, s, ph);
-        take_scales(kb0 + i / kU, s);
+        if (kU == 2)
+          take_scales(kb0 + i / kU, s, ks);
+        if (kU == 1 && kEarlyRelease)
+          release(s);
         promote<C, 0>(acc, tc, ks, sb_smem + s * L::kSbPerStage, c0, boff);
-        if (kU == 1)
+        if (kU == 1 && !kEarlyRelease)
           release(s);
       };
       auto finish1 = [&](int i) {
@@ -677,28 +703,29 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         u32 ph;
         reg_fence(tc1);
         stage_of(i, s, ph);
-        if (kU == 1)
-          take_scales(kb0 + i, s);
-        promote<C, kChunk1>(acc, tc1, ks, sb_smem + s * L::kSbPerStage, c0,
-                            boff);
-        release(s); // both units of a two-unit k-block are done
+        if (kEarlyRelease)
+          release(s); // both units of a two-unit k-block are done
+        promote<C, kChunk1>(acc, tc1, kU == 1 ? ks1 : ks,
+                            sb_smem + s * L::kSbPerStage, c0, boff);
+        if (!kEarlyRelease)
+          release(s);
       };
       // The issue/wait pattern is the same in every iteration (ptxas
       // serialises wgmmas whose completion it cannot prove at a use):
       // prologue, steady state with both next units present, then a tail.
       if (n_units > 0) {
-        start(0, tc, 0);
+        start(0, tc, 0, ks);
         int i = 0;
         for (; i + 2 < n_units; i += 2) {
-          start(i + 1, tc1, kChunk1);
+          start(i + 1, tc1, kChunk1, ks1);
           wgmma_wait<1>();
           finish0(i);
-          start(i + 2, tc, 0);
+          start(i + 2, tc, 0, ks);
           wgmma_wait<1>();
           finish1(i + 1);
         }
         if (i + 1 < n_units) { // two units left (always with N halves)
-          start(i + 1, tc1, kChunk1);
+          start(i + 1, tc1, kChunk1, ks1);
           wgmma_wait<1>();
           finish0(i);
           wgmma_wait<0>();
@@ -719,10 +746,15 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         const u64 db = make_desc_sw128(base + L::kSmemB + s * L::kTileBBytes);
         const bool group_end =
             C::kPromoSteps > 4 && ((kb - kb0 + 1) % (C::kPromoSteps / 4)) == 0;
-        mma_all_chunks<C>(acc, tc, da, db, fresh, ks,
-                          sb_smem + s * L::kSbPerStage, c0, boff, kb == kb1 - 1,
-                          group_end, [&] { take_scales(kb, s); });
-        release(s);
+        mma_all_chunks<C>(
+            acc, tc, da, db, fresh, ks, sb_smem + s * L::kSbPerStage, c0, boff,
+            kb == kb1 - 1, group_end, [&] { take_scales(kb, s, ks); },
+            [&] {
+              if (kEarlyRelease)
+                release(s);
+            });
+        if (!kEarlyRelease)
+          release(s);
       }
     float *res = C::kPromoSteps > 0 ? acc : tc;
 
