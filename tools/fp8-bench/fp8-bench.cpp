@@ -48,6 +48,7 @@ struct Options {
   bool flush = true;
   bool jit = true;
   bool sweep = false;             // also time a grid of tile configs per shape
+  bool sweepFull = false;         // ... including 2-CTA clusters, overlap n
   std::string only;               // "MxNxK"
   std::optional<TileConfig> tile; // --tile JSON: force a configuration
   bool perTensor = false;         // --recipe per-tensor
@@ -59,7 +60,8 @@ struct Options {
       code ? stderr : stdout,
       "usage: fp8-bench [--shapes FILE] [--m 128,4096] [--only MxNxK]\n"
       "                 [--iters N] [--json FILE] [--no-peers]\n"
-      "                 [--no-flush] [--no-jit] [--sweep] [--tile JSON]\n"
+      "                 [--no-flush] [--no-jit] [--sweep] [--sweep-full]\n"
+      "                 [--tile JSON]\n"
       "                 [--recipe deepseek|per-tensor] [--promotion P]\n"
       "Benchmarks the generated sm_90a kernels against cuBLASLt on the\n"
       "shapes of FILE (default bench/shapes.json).\n"
@@ -68,7 +70,10 @@ struct Options {
       "                 scale per operand (the per-tensor peer's recipe;\n"
       "                 the block-scaled peer is then not run)\n"
       "  --promotion P  promotion interval in K elements (default 128;\n"
-      "                 0 = tensor-core accumulation only, per-tensor only)\n");
+      "                 0 = tensor-core accumulation only, per-tensor only)\n"
+      "  --sweep        also time every legal tile width x overlap (none,\n"
+      "                 k) x split-K per shape (the heuristic's data)\n"
+      "  --sweep-full   the same grid with 2-CTA clusters and overlap n\n");
   std::exit(code);
 }
 
@@ -109,6 +114,8 @@ Options parseArgs(int argc, char **argv) {
       o.jit = false;
     else if (a == "--sweep")
       o.sweep = true;
+    else if (a == "--sweep-full")
+      o.sweep = o.sweepFull = true;
     else if (a == "--recipe") {
       const std::string r = next();
       if (r != "deepseek" && r != "per-tensor") {
@@ -375,14 +382,20 @@ int main(int argc, char **argv) {
       // heuristic is fitted to (and what fp8-tune searches).
       double best = row.ours;
       std::string bestTile = "heuristic";
+      // 2-CTA clusters and overlap over N halves measured slower on every
+      // shape (docs/hopper-kernel.md); --sweep-full still times them.
       const int clusters[][2] = {{1, 1}, {2, 1}};
       const PromotionOverlap overlaps[] = {PromotionOverlap::None,
                                            PromotionOverlap::AlternateK,
                                            PromotionOverlap::AlternateN};
-      for (int bn : {64, 96, 128, 144, 160, 176, 192, 224, 256})
-        for (PromotionOverlap ov : overlaps)
-          for (auto &cl : clusters)
+      const int nClusters = opt.sweepFull ? 2 : 1;
+      const int nOverlaps = opt.sweepFull ? 3 : 2;
+      for (int bn : {64, 96, 112, 128, 144, 160, 176, 192, 224, 256})
+        for (int oi = 0; oi < nOverlaps; ++oi)
+          for (int ci = 0; ci < nClusters; ++ci)
             for (int split : {1, 2, 4, 8}) {
+              const PromotionOverlap ov = overlaps[oi];
+              const int *cl = clusters[ci];
               if (sh.m > 1024 && split > 1)
                 continue;
               TileConfig tc;
