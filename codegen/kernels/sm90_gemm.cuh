@@ -309,8 +309,7 @@ template <class C, int kChunk, class F, class G>
 __device__ __forceinline__ void
 mma_chunk(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
           bool &fresh, const KScales<C> &scales, const float *sb, int c0,
-          int boff, bool last_block, bool group_end, F &&issued,
-          G &&drained) {
+          int boff, bool last_block, bool group_end, F &&issued, G &&drained) {
   constexpr bool kLastChunk = kChunk == C::kNChunks - 1;
   // The chunk's B rows start kChunk * kMmaN rows into the tile
   // (128 bytes per row, 16-byte descriptor units).
@@ -671,7 +670,10 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       // With alternating k-blocks the unit's scales are read right after
       // the issue, into its accumulator's set (their latency overlaps the
       // tensor cores); N halves share one k-block's scales, read at the
-      // first half's promotion.
+      // first half's promotion. (Tiles whose B block boundary sits at a
+      // run-time column read them at the promotion too: the extra live
+      // registers made ptxas spill at 120 columns.)
+      constexpr bool kScalesAtIssue = KS::kFixed;
       auto start = [&](int i, float (&t)[C::kAccChunk], int chunk, KS &set) {
         int s;
         u32 ph;
@@ -679,7 +681,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         if (i % kU == 0)
           mbar_wait(bar_full + s * 8, ph);
         issue_unit<C>(t, desc_a(s), desc_b(s, chunk));
-        if (kU == 1)
+        if (kU == 1 && kScalesAtIssue)
           take_scales(kb0 + i, s, set);
       };
       // Promotes unit i from accumulator t (chunk kChunk); releases its
@@ -690,7 +692,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         u32 ph;
         reg_fence(tc);
         stage_of(i, s, ph);
-        if (kU == 2)
+        if (kU == 2 || !kScalesAtIssue)
           take_scales(kb0 + i / kU, s, ks);
         if (kU == 1 && kEarlyRelease)
           release(s);
@@ -698,17 +700,21 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         if (kU == 1 && !kEarlyRelease)
           release(s);
       };
+      // (With N halves the release stays after the promotion: handing the
+      // stage back first made ptxas spill at 160 columns.)
       auto finish1 = [&](int i) {
         int s;
         u32 ph;
         reg_fence(tc1);
         stage_of(i, s, ph);
-        if (kEarlyRelease)
-          release(s); // both units of a two-unit k-block are done
+        if (kU == 1 && !kScalesAtIssue)
+          take_scales(kb0 + i, s, ks1);
+        if (kU == 1 && kEarlyRelease)
+          release(s);
         promote<C, kChunk1>(acc, tc1, kU == 1 ? ks1 : ks,
                             sb_smem + s * L::kSbPerStage, c0, boff);
-        if (!kEarlyRelease)
-          release(s);
+        if (kU == 2 || !kEarlyRelease)
+          release(s); // both units of a two-unit k-block are done
       };
       // The issue/wait pattern is the same in every iteration (ptxas
       // serialises wgmmas whose completion it cannot prove at a use):
