@@ -4,27 +4,32 @@
 // --sweep over the shapes of bench/shapes.json, DeepSeek recipe, 1.98 GHz;
 // docs/hopper-kernel.md):
 //
-//   k-block clocks (BLOCK_M 128), least-squares fit over the M = 4096
-//   shapes (2026-11-22, with overlapped promotion in the sweep):
-//       BLOCK_N   64   96  128  144  160  176  192  224  256
-//       clocks   684  893  998 1205 1342 1397 1545 1757 2008
-//     128 columns is the sweet spot (about half the tensor-core peak; wider
-//     tiles gain nothing per column, narrower ones lose). Below 64 columns
-//     the earlier fit 190 + 8.15 * BLOCK_N holds (narrow-N shapes only);
-//     between table entries the clocks are interpolated.
+//   k-block clocks (BLOCK_M 128), medians over the M = 4096 shapes of
+//   clocks = (time - 8000) / (waves * (k-blocks + 1.5)) (2026-11-22, fourth
+//   session: K scales by TMA, docs/results/h100-2026-11-22d/):
+//       BLOCK_N   64   96  112  128  144  160  176  192  224  256
+//       clocks   643  850  937  881 1168 1288 1399 1478 1635 1792
+//     128 columns is the sweet spot (6.9 clocks per column; 256, two
+//     chunks, 7.0; every other width 7.7-10: their B scale blocks sit at
+//     run-time columns or the tile is narrow). 224 is interpolated (the
+//     DeepSeek recipe refuses it). Below 64 columns the earlier fit 190 + 8.15
+//     * BLOCK_N holds (narrow-N shapes only); between table entries the clocks
+//     are interpolated.
 //   unit clocks  = (k-blocks + 1.5) * k-block clocks  (+1.5: epilogue, fill)
 //   split-K      = + 8000 clocks (fences, arrival counter, the last slice's
 //                  serial reduction) + the partials' traffic
 //   total        = 8000 (launch, first loads) + waves * unit clocks
 //
 // Overlapped promotion over alternating k-blocks (TileConfig::overlap "k")
-// measured 1-4% faster for short units (<= 24 k-blocks, or a single wave)
-// and ~1% slower for long ones; it is chosen for tiles up to 128 columns
-// under that rule. Overlap over N halves was slower everywhere (A is read
-// twice from shared memory) and is left to explicit configs. BLOCK_M 64 (one
-// consumer warpgroup) is only considered when M <= 64. 2-CTA clusters (TMA
-// multicast) measured 5-10% slower than 1x1 tiles, so the heuristic leaves
-// them to the tuner. Ties go to the larger tile.
+// measured 1-6% faster for long units (>= 48 k-blocks: K >= 6144 unsplit)
+// and 1-3% slower for short ones at 128 columns; at 64 columns it was
+// faster on every M = 4096 shape and even at M = 128. It is chosen for
+// tiles up to 64 columns, and up to 128 columns for long units. Overlap
+// over N halves was slower everywhere (A is read twice from shared memory)
+// and is left to explicit configs. BLOCK_M 64 (one consumer warpgroup) is
+// only considered when M <= 64. 2-CTA clusters (TMA multicast) measured
+// 5-20% slower than 1x1 tiles, so the heuristic leaves them to the tuner.
+// Ties go to the larger tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,9 +45,9 @@ namespace fp8 {
 namespace {
 /// Measured clocks per 128-deep k-block of a 128-row tile (see above).
 double blockClocks128(int blockN) {
-  static constexpr int kN[] = {64, 96, 128, 144, 160, 176, 192, 224, 256};
-  static constexpr double kClk[] = {684,  893,  998,  1205, 1342,
-                                    1397, 1545, 1757, 2008};
+  static constexpr int kN[] = {64, 96, 112, 128, 144, 160, 176, 192, 224, 256};
+  static constexpr double kClk[] = {643,  850,  937,  881,  1168,
+                                    1288, 1399, 1478, 1635, 1792};
   if (blockN < kN[0])
     return 190.0 + 8.15 * blockN;
   for (size_t i = 0; i + 1 < std::size(kN); ++i)
@@ -103,7 +108,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
         if (cost < best.predictedCost * 0.995) {
           best.tile = probe.tile;
           best.tile.overlap = PromotionOverlap::None;
-          if (waves == 1 || kPerUnit <= 24) {
+          if (bn <= 64 || (bn <= 128 && kPerUnit >= 48)) {
             KernelSpec ov = probe;
             ov.tile.overlap = PromotionOverlap::AlternateK;
             if (checkSm90Spec(ov).isOk())

@@ -1,0 +1,75 @@
+//===- HeuristicsTest.cpp - The sm_90a tile heuristic's picks
+//---------------===//
+//
+// The picks the fitted cost model makes on the bench shapes, against what the
+// H100 sweep measured fastest (docs/results/h100-2026-11-22d/): a refit that
+// moves one of them should be a decision, not an accident.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Heuristics.h"
+#include "codegen/Sm90Gemm.h"
+
+#include <gtest/gtest.h>
+
+using namespace fp8;
+
+namespace {
+KernelSpec deepseek(int64_t m, int64_t n, int64_t k) {
+  KernelSpec s;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.a.granularity = Granularity::block(1, 128);
+  s.b.granularity = Granularity::block(128, 128);
+  s.promotionInterval = 128;
+  return s;
+}
+
+struct Pick {
+  int64_t m, n, k;
+  int blockN;
+  PromotionOverlap overlap;
+  int splitK;
+};
+} // namespace
+
+TEST(Sm90Heuristic, PicksTheMeasuredBestTileOnTheBenchShapes) {
+  using O = PromotionOverlap;
+  const Pick picks[] = {
+      // Widths that divide N into full waves beat 128 where 128 leaves a
+      // ragged last tile column (576 = 4 x 144, 2112 = 12 x 176).
+      {4096, 576, 7168, 144, O::None, 1},
+      {4096, 2112, 7168, 176, O::None, 1},
+      // Long units overlap the promotion; short ones do not.
+      {4096, 4096, 7168, 128, O::AlternateK, 1},
+      {4096, 7168, 16384, 128, O::AlternateK, 1},
+      {4096, 7168, 2048, 128, O::None, 1},
+      {4096, 24576, 1536, 128, O::None, 1},
+      {4096, 32768, 512, 128, O::None, 1},
+      // Small M: split-K on narrow tiles fills the SMs.
+      {128, 2112, 7168, 64, O::AlternateK, 4},
+      {128, 4096, 7168, 64, O::AlternateK, 2},
+  };
+  for (const Pick &p : picks) {
+    SCOPED_TRACE(std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
+                 std::to_string(p.k));
+    const KernelSpec s = deepseek(p.m, p.n, p.k);
+    const ConfigChoice c = selectSm90Config(s, 132);
+    EXPECT_EQ(c.tile.blockM, 128);
+    EXPECT_EQ(c.tile.blockN, p.blockN) << c.reason;
+    EXPECT_EQ(c.tile.overlap, p.overlap) << c.reason;
+    EXPECT_EQ(c.tile.splitK, p.splitK) << c.reason;
+    KernelSpec chosen = s;
+    chosen.tile = c.tile;
+    EXPECT_TRUE(checkSm90Spec(chosen).isOk())
+        << checkSm90Spec(chosen).message();
+  }
+}
+
+TEST(Sm90Heuristic, FewerSMsMeanMoreWaves) {
+  // The same shape on a part with fewer SMs is predicted slower.
+  const KernelSpec s = deepseek(4096, 4096, 7168);
+  EXPECT_GT(selectSm90Config(s, 114).predictedCost,
+            selectSm90Config(s, 132).predictedCost);
+}
