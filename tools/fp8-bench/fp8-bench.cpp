@@ -47,8 +47,10 @@ struct Options {
   bool peers = true;
   bool flush = true;
   bool jit = true;
-  bool sweep = false;             // also time a grid of tile configs per shape
-  bool sweepFull = false;         // ... including 2-CTA clusters, overlap n
+  bool sweep = false;     // also time a grid of tile configs per shape
+  bool sweepFull = false; // ... including 2-CTA clusters, overlap n
+  std::vector<int> sweepWidths = {64,  96,  112, 128, 144,
+                                  160, 176, 192, 224, 256};
   std::string only;               // "MxNxK"
   std::optional<TileConfig> tile; // --tile JSON: force a configuration
   bool perTensor = false;         // --recipe per-tensor
@@ -61,7 +63,7 @@ struct Options {
       "usage: fp8-bench [--shapes FILE] [--m 128,4096] [--only MxNxK]\n"
       "                 [--iters N] [--json FILE] [--no-peers]\n"
       "                 [--no-flush] [--no-jit] [--sweep] [--sweep-full]\n"
-      "                 [--tile JSON]\n"
+      "                 [--sweep-widths 64,128,...] [--tile JSON]\n"
       "                 [--recipe deepseek|per-tensor] [--promotion P]\n"
       "Benchmarks the generated sm_90a kernels against cuBLASLt on the\n"
       "shapes of FILE (default bench/shapes.json).\n"
@@ -73,7 +75,9 @@ struct Options {
       "                 0 = tensor-core accumulation only, per-tensor only)\n"
       "  --sweep        also time every legal tile width x overlap (none,\n"
       "                 k) x split-K per shape (the heuristic's data)\n"
-      "  --sweep-full   the same grid with 2-CTA clusters and overlap n\n");
+      "  --sweep-full   the same grid with 2-CTA clusters (2x1 and 1x2) and\n"
+      "                 overlap n\n"
+      "  --sweep-widths W  the tile widths the sweep times (default 64-256)\n");
   std::exit(code);
 }
 
@@ -116,7 +120,22 @@ Options parseArgs(int argc, char **argv) {
       o.sweep = true;
     else if (a == "--sweep-full")
       o.sweep = o.sweepFull = true;
-    else if (a == "--recipe") {
+    else if (a == "--sweep-widths") {
+      o.sweepWidths.clear();
+      std::stringstream ss(next());
+      std::string t;
+      while (std::getline(ss, t, ',')) {
+        const int w = std::atoi(t.c_str());
+        if (w < 8 || w > 256 || w % 8) {
+          std::fprintf(stderr,
+                       "fp8-bench: --sweep-widths: expected multiples of 8 "
+                       "in [8, 256], found '%s'\n",
+                       t.c_str());
+          std::exit(2);
+        }
+        o.sweepWidths.push_back(w);
+      }
+    } else if (a == "--recipe") {
       const std::string r = next();
       if (r != "deepseek" && r != "per-tensor") {
         std::fprintf(stderr,
@@ -384,13 +403,13 @@ int main(int argc, char **argv) {
       std::string bestTile = "heuristic";
       // 2-CTA clusters and overlap over N halves measured slower on every
       // shape (docs/hopper-kernel.md); --sweep-full still times them.
-      const int clusters[][2] = {{1, 1}, {2, 1}};
+      const int clusters[][2] = {{1, 1}, {2, 1}, {1, 2}};
       const PromotionOverlap overlaps[] = {PromotionOverlap::None,
                                            PromotionOverlap::AlternateK,
                                            PromotionOverlap::AlternateN};
-      const int nClusters = opt.sweepFull ? 2 : 1;
+      const int nClusters = opt.sweepFull ? 3 : 1;
       const int nOverlaps = opt.sweepFull ? 3 : 2;
-      for (int bn : {64, 96, 112, 128, 144, 160, 176, 192, 224, 256})
+      for (int bn : opt.sweepWidths)
         for (int oi = 0; oi < nOverlaps; ++oi)
           for (int ci = 0; ci < nClusters; ++ci)
             for (int split : {1, 2, 4, 8}) {
