@@ -18,7 +18,7 @@ namespace fp8 {
 
 using json = nlohmann::json;
 
-static_assert(sizeof(fp8k::EwParams) == 112,
+static_assert(sizeof(fp8k::EwParams) == 128,
               "must match codegen/kernels/elementwise.cuh");
 
 //===----------------------------------------------------------------------===//

@@ -119,9 +119,12 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
                     "plan, --cpu runs it on the CPU oracle)");
   std::unique_ptr<GpuPlan> g(new GpuPlan(plan, shapes));
   g->device_ = &d;
+  g->mirrors_ = planScaleMirrors(plan, shapes);
   size_t total = 0;
   for (const PlanBuffer &b : plan.buffers)
     total += size_t(bufferBytes(b, shapes.shapes.at(b.name)));
+  for (const ScaleMirror &m : g->mirrors_.mirrors)
+    total += size_t(m.bytes());
   size_t freeBytes = 0, totalBytes = 0;
   if (d.driver->cuMemGetInfo(&freeBytes, &totalBytes) == CUDA_SUCCESS &&
       total > freeBytes)
@@ -143,6 +146,16 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
     g->buffers_.emplace(b.name, std::move(*buf));
   }
   g->deviceBytes_ = total;
+  // NOTE: the mirrors' padding rows (M..Mpad) are never written; the GEMM's
+  // TMA box clips them (its global extent is M), zero keeps them finite.
+  for (const ScaleMirror &m : g->mirrors_.mirrors) {
+    auto buf = DeviceBuffer::alloc(size_t(m.bytes()));
+    if (!buf)
+      return buf.status().withContext("allocating the mirror of the scales '" +
+                                      m.scales + "'");
+    FP8_RETURN_IF_ERROR(buf->fill(0));
+    g->mirrorScratch_.push_back(std::move(*buf));
+  }
   for (const PlanStep &s : plan.steps) {
     DeviceBuffer scratch;
     if (needsAmaxScratch(s)) {
@@ -160,6 +173,7 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
     g->amaxScratch_.push_back(std::move(scratch));
   }
   g->gemmKernels_.assign(plan.steps.size(), "");
+  g->gemmScaleATma_.assign(plan.steps.size(), 0);
   return g;
 }
 
@@ -170,6 +184,10 @@ CUdeviceptr GpuPlan::address(const std::string &name) const {
 
 const std::string &GpuPlan::gemmKernel(size_t index) const {
   return gemmKernels_.at(index);
+}
+
+bool GpuPlan::gemmScaleATma(size_t index) const {
+  return gemmScaleATma_.at(index) != 0;
 }
 
 Status GpuPlan::upload(const HostBuffers &host) {
@@ -211,12 +229,19 @@ Status GpuPlan::download(const std::string &name, HostTensor &out) const {
 Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
   const CudaDriver &d = *device_->driver;
   const Shape &input = shapes_.shapes.at(s.inputs[0]);
+  void *mirror = nullptr;
+  int64_t mirrorPitch = 0;
+  const int mi = mirrors_.mirrorOf[index];
+  if (s.kind == StepKind::Quantize && mi >= 0) {
+    mirror = reinterpret_cast<void *>(mirrorScratch_[size_t(mi)].ptr());
+    mirrorPitch = mirrors_.mirrors[size_t(mi)].pitch;
+  }
   fp8k::EwParams p = auxStepParams(
       s, input,
       [&](const std::string &name) {
         return reinterpret_cast<void *>(address(name));
       },
-      reinterpret_cast<void *>(amaxScratch_[index].ptr()));
+      reinterpret_cast<void *>(amaxScratch_[index].ptr()), mirror, mirrorPitch);
   for (const AuxStepLaunch &l : auxStepLaunches(s, input, device_->smCount)) {
     auto k = loadKernel(l.kernel, [&]() -> Expected<GeneratedKernel> {
       auto ks = emitElementwise(s.aux);
@@ -259,11 +284,20 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
   const int64_t saBytes = gA.scaleRows(m) * gA.scaleCols(kk) * scaleBytes(gA);
   const int64_t sbBytes = gB.scaleRows(n) * gB.scaleCols(kk) * scaleBytes(gB);
   const int64_t ob = sizeOf(k.out);
+  // 1x128 A scales written by a quantize step of this plan: read their
+  // mirror, whose layout lets the kernel take them by TMA.
+  const AScaleSource sa = aScaleSource(mirrors_, index);
   for (int64_t b = 0; b < s.batch; ++b) {
     GemmTensors t;
     t.a = reinterpret_cast<const void *>(address(s.inputs[0]) + b * m * kk);
     t.scaleA =
         reinterpret_cast<const void *>(address(s.inputs[1]) + b * saBytes);
+    if (sa.mirror >= 0) { // batch 1 (mirroredAScaleWriter)
+      t.scaleA = reinterpret_cast<const void *>(
+          mirrorScratch_[size_t(sa.mirror)].ptr());
+      t.scaleALdOuter = sa.ldOuter;
+      t.scaleALdK = sa.ldK;
+    }
     t.b = reinterpret_cast<const void *>(address(s.inputs[2]) + b * n * kk);
     t.scaleB =
         reinterpret_cast<const void *>(address(s.inputs[3]) + b * sbBytes);
@@ -276,6 +310,7 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
     if (!st.isOk())
       return st.withContext("step '" + s.name + "'");
     gemmKernels_[index] = rep.kernel;
+    gemmScaleATma_[index] = rep.scaleATma;
   }
   return Status::ok();
 }

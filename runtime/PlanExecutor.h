@@ -17,6 +17,7 @@
 #include "runtime/KernelCache.h"
 #include "runtime/Plan.h"
 #include "runtime/PlanOracle.h"
+#include "runtime/PlanScaleMirror.h"
 
 #include <memory>
 #include <string>
@@ -77,6 +78,11 @@ public:
   size_t deviceBytes() const { return deviceBytes_; }
   /// The GEMM kernel fp8::gemm launched for step `index` (after a launch).
   const std::string &gemmKernel(size_t index) const;
+  /// Whether that GEMM took its A scales by TMA (GemmReport::scaleATma).
+  bool gemmScaleATma(size_t index) const;
+  /// The 1x128 scales mirrored in the GEMM's TMA layout
+  /// (runtime/PlanScaleMirror.h).
+  const ScaleMirrorPlan &scaleMirrors() const { return mirrors_; }
 
 private:
   GpuPlan(const Plan &plan, const ResolvedPlan &shapes);
@@ -89,7 +95,10 @@ private:
   CUstream stream_ = nullptr;
   std::map<std::string, DeviceBuffer> buffers_;
   std::vector<DeviceBuffer> amaxScratch_; ///< per step (block-path quantize)
+  ScaleMirrorPlan mirrors_;
+  std::vector<DeviceBuffer> mirrorScratch_; ///< per mirror, zeroed once
   std::vector<std::string> gemmKernels_;
+  std::vector<char> gemmScaleATma_;
   size_t deviceBytes_ = 0;
   bool checkExtents_ = true; ///< fp8::gemm checks buffer extents
 };

@@ -36,10 +36,13 @@ std::vector<AuxStepLaunch> auxStepLaunches(const PlanStep &step,
 
 /// The kernel parameter of a non-GEMM step: `address(name)` is where a
 /// buffer lives, `amax` the step's amax scratch (quantize, block path).
+/// A quantize step also writes its scales transposed to `scaleMirror`, with
+/// a pitch of `mirrorPitch` scales, when it is not null
+/// (runtime/PlanScaleMirror.h).
 fp8k::EwParams
 auxStepParams(const PlanStep &step, const Shape &input,
               const std::function<void *(const std::string &)> &address,
-              void *amax);
+              void *amax, void *scaleMirror = nullptr, int64_t mirrorPitch = 0);
 
 } // namespace fp8
 

@@ -25,7 +25,7 @@
 
 namespace fp8k {
 
-static_assert(sizeof(EwParams) == 112, "must match the host's EwParams");
+static_assert(sizeof(EwParams) == 128, "must match the host's EwParams");
 
 /// Element `i` of a tensor of element type T, widened to float.
 template <int T>
@@ -64,6 +64,17 @@ __device__ __forceinline__ void store_scale(void *scales, i64 i, float s,
     static_cast<u8 *>(scales)[i] = code;
   else
     static_cast<float *>(scales)[i] = s;
+}
+
+/// Writes scale `i` of the stacked [batch * scaleRows, scaleCols] grid to
+/// the mirror too, when there is one (EwParams::scaleT).
+template <class Q>
+__device__ __forceinline__ void store_scale_mirror(const EwParams &p, i64 i,
+                                                   float s, u8 code) {
+  if (!p.scaleT)
+    return;
+  const i64 r = i / p.scaleCols, c = i - r * p.scaleCols;
+  store_scale<Q>(p.scaleT, c * p.scaleTPitch + r, s, code);
 }
 
 template <class Q>
@@ -115,8 +126,10 @@ __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
     m = warp_max(m);
     u8 code;
     const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
-    if (lane == 0)
+    if (lane == 0) {
       store_scale<Q>(p.scale, u, s, code);
+      store_scale_mirror<Q>(p, u, s, code);
+    }
     for (i64 c = c0 + lane; c < c1; c += 32)
       codes[base + c] = quantize_value(Prog::eval(p, base + c), s, Q::kFormat);
   }
@@ -200,6 +213,7 @@ __device__ __forceinline__ void quantize_scales_body(const EwParams &p) {
       s = scale_from_amax(u2f(bits), Q::kFormat, Q::kScaleFmt, 0, &code);
     }
     store_scale<Q>(p.scale, i, s, code);
+    store_scale_mirror<Q>(p, i, s, code);
     p.amax[i] = 0;
   }
 }

@@ -28,6 +28,13 @@ enum : int { kRowChunk = 64, kColsPerCta = 256 };
 
 /// Tensors are row-major [batch, rows, cols], contiguous; scales row-major
 /// [batch, scaleRows, scaleCols].
+///
+/// Quantize may also write a transposed copy of its scales, the "mirror":
+/// the stacked [batch * scaleRows, scaleCols] grid as [scaleCols][pitch]
+/// (scale (r, c) at scaleT[c * scaleTPitch + r]), in the scales' format. The
+/// GPU executor points it at a [K/128][Mpad] f32 scratch when a GEMM reads
+/// the scales as its A scales: that layout travels with the GEMM's pipeline
+/// stages by TMA (runtime/PlanScaleMirror.h). Null: no mirror.
 struct EwParams {
   const void *in[kMaxEwInputs]; ///< the program's inputs (transpose: codes)
   void *out;                    ///< values, or FP8 codes
@@ -38,6 +45,8 @@ struct EwParams {
   void *history; ///< delayed scaling: AmaxHistoryState + values
   i64 batch, rows, cols;
   i64 scaleRows, scaleCols; ///< scale grid of one [rows, cols] matrix
+  void *scaleT;             ///< quantize: the scales' mirror, or null
+  i64 scaleTPitch;          ///< its pitch in scales (>= batch * scaleRows)
 };
 
 /// The scale-block walk of one thread of the block path of quantize

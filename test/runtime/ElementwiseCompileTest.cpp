@@ -3,16 +3,20 @@
 // CI has no GPU: here every kind of quantize (both paths, every scale
 // format, delayed scaling, fused programs), transpose and elementwise
 // kernel is compiled to a cubin for sm_90a and sm_100a, without spills,
-// within the cold-compile budget.
+// within the cold-compile budget; the 1x128 quantize, whose scales the GPU
+// executor mirrors for the GEMM (runtime/PlanScaleMirror.h), stores them
+// twice.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Elementwise.h"
+#include "codegen/kernels/elementwise_params.h"
 #include "runtime/Nvrtc.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <regex>
 #include <tuple>
 
@@ -175,5 +179,45 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(cases()[std::get<0>(info.param)].name) + "_" +
              (std::get<1>(info.param) == Arch::SM90a ? "sm90a" : "sm100a");
     });
+
+/// Occurrences of `needle` in `text`.
+int countOf(const std::string &text, const std::string &needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + needle.size()))
+    ++n;
+  return n;
+}
+
+// The quantize kernels that feed a GEMM's 1x128 A scales write them to the
+// plan buffer and, when EwParams::scaleT is set, transposed to the mirror:
+// the PTX reads the mirror's fields and has a second f32 store.
+TEST(ElementwiseCompile, TheRowQuantizeStoresItsScalesToTheMirror) {
+  for (const char *name : {"rows_1x128", "rows_swiglu", "rows_gelu_pow2"}) {
+    Case c{"", {}};
+    for (const Case &k : cases())
+      if (std::string(k.name) == name)
+        c = k;
+    ASSERT_STREQ(c.name, name);
+    c.spec.arch = Arch::SM90a;
+    auto kernels = emitElementwise(c.spec);
+    ASSERT_TRUE(kernels.isOk()) << kernels.message();
+    ASSERT_EQ(kernels->size(), 1u) << name << ": the one-kernel row path";
+    EXPECT_NE((*kernels)[0].source.find("quantize_rows_body"),
+              std::string::npos);
+    auto compiled = compileWithNvrtc((*kernels)[0]);
+    ASSERT_TRUE(compiled.isOk()) << compiled.message();
+    auto ptx = compileToPtx((*kernels)[0]);
+    ASSERT_TRUE(ptx.isOk()) << ptx.message();
+    // The mirror's pointer and pitch are read, and the scale is stored more
+    // than once (ptxas may version the loop on the null check: 2 or 3).
+    const std::string param = (*kernels)[0].name + "_param_0+";
+    for (size_t offset : {offsetof(fp8k::EwParams, scaleT),
+                          offsetof(fp8k::EwParams, scaleTPitch)})
+      EXPECT_GE(countOf(*ptx, param + std::to_string(offset) + "]"), 1)
+          << name << ": EwParams at offset " << offset << " is never read";
+    EXPECT_GE(countOf(*ptx, "st.global.f32"), 2) << name << "\n" << *ptx;
+  }
+}
 
 } // namespace

@@ -25,7 +25,8 @@ struct BenchStep {
   // GEMM steps:
   int64_t m = 0, n = 0, k = 0, batch = 1;
   double tflops = 0;
-  std::string peerKind; ///< "fp8 block-scaled", "fp8 per-tensor", ...
+  bool scaleATma = false; ///< A's scales came by TMA (GemmReport::scaleATma)
+  std::string peerKind;   ///< "fp8 block-scaled", "fp8 per-tensor", ...
   bool peerSameRecipe = false;
   double peerMs = -1; ///< -1: not measured (see peerNote)
   double bf16Ms = -1;

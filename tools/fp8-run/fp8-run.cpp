@@ -442,6 +442,27 @@ int main(int argc, char **argv) {
     return fail(o, results, "cannot upload the inputs", s);
   std::printf("buffers: %s on the device\n",
               mib(double((*gpu)->deviceBytes())).c_str());
+  {
+    // The A scales some GEMMs read transposed (runtime/PlanScaleMirror.h).
+    const ScaleMirrorPlan &mp = (*gpu)->scaleMirrors();
+    json jm = json::array();
+    for (size_t mi = 0; mi < mp.mirrors.size(); ++mi) {
+      const ScaleMirror &m = mp.mirrors[mi];
+      std::string readers;
+      for (size_t i = 0; i < plan->steps.size(); ++i)
+        if (aScaleSource(mp, i).mirror == int(mi))
+          readers += (readers.empty() ? "" : ", ") + plan->steps[i].name;
+      std::printf("scale mirror: %s [%lld][%lld] by %s, A scales of %s\n",
+                  m.scales.c_str(), static_cast<long long>(m.kBlocks),
+                  static_cast<long long>(m.pitch),
+                  plan->steps[m.writer].name.c_str(), readers.c_str());
+      jm.push_back({{"scales", m.scales},
+                    {"writer", plan->steps[m.writer].name},
+                    {"readers", readers},
+                    {"shape", {m.kBlocks, m.pitch}}});
+    }
+    results["scale_mirrors"] = jm;
+  }
 
   t0 = std::chrono::steady_clock::now();
   if (Status s = (*gpu)->run(Phase::Prepare, true); !s)
@@ -551,9 +572,10 @@ int main(int argc, char **argv) {
                         s.peerMs / s.ms);
         else
           std::snprintf(peer, sizeof(peer), "%10s %8s", "n/a", "");
-        std::printf("  %-14s %-11s %10.4f %9.1f   %-26s %s %10.4f\n",
+        std::printf("  %-14s %-11s %10.4f %9.1f   %-26s %s %10.4f%s\n",
                     s.step.c_str(), s.kind.c_str(), s.ms, s.tflops,
-                    s.peerKind.c_str(), peer, s.bf16Ms);
+                    s.peerKind.c_str(), peer, s.bf16Ms,
+                    s.scaleATma ? "  (A scales by TMA)" : "");
         if (!s.peerNote.empty())
           std::printf("    (cuBLASLt: %s)\n", s.peerNote.c_str());
         e["m"] = s.m;
@@ -561,6 +583,7 @@ int main(int argc, char **argv) {
         e["k"] = s.k;
         e["batch"] = s.batch;
         e["tflops"] = s.tflops;
+        e["scale_a_tma"] = s.scaleATma;
         e["cublaslt_kind"] = s.peerKind;
         e["cublaslt_same_recipe"] = s.peerSameRecipe;
         e["cublaslt_ms"] = s.peerMs;

@@ -9,8 +9,10 @@
 // "GPU" so that the grid-stride loops wrap), and their outputs compared
 // bit for bit with the CPU oracle's (runStepOnCpu) on ragged shapes and
 // stacks of matrices. Delayed scaling runs several steps on one
-// amax-history state. What this cannot show: the GPU's memory model, its
-// speed, NVRTC's code generation (compiled, not run, by
+// amax-history state. Quantize kernels also run with a scale mirror
+// (EwParams::scaleT, runtime/PlanScaleMirror.h), which must hold the
+// transposed scales bit for bit. What this cannot show: the GPU's memory model,
+// its speed, NVRTC's code generation (compiled, not run, by
 // ElementwiseCompileTest).
 //
 //===----------------------------------------------------------------------===//
@@ -77,13 +79,14 @@ Shape shapeOf(const Shape3 &s) {
 /// a 1-SM "GPU" so that the grid-stride loops wrap.
 void runEmulated(const EmulatedKernel &k, const PlanStep &step,
                  const Shape &input, HostBuffers &buffers,
-                 std::vector<uint32_t> &amax) {
+                 std::vector<uint32_t> &amax, void *mirror = nullptr,
+                 int64_t mirrorPitch = 0) {
   const fp8k::EwParams p = auxStepParams(
       step, input,
       [&](const std::string &name) -> void * {
         return buffers.at(name).data.data();
       },
-      amax.data());
+      amax.data(), mirror, mirrorPitch);
   const std::vector<AuxStepLaunch> launches =
       auxStepLaunches(step, input, /*smCount=*/1);
   ASSERT_EQ(launches.size(), k.entries.size());
@@ -228,6 +231,111 @@ INSTANTIATE_TEST_SUITE_P(
       auto spec =
           elementwiseSpecFromJSON(kKernels[std::get<0>(info.param)].spec);
       const Shape3 s = kShapes[std::get<1>(info.param)];
+      return spec->kernelName() + "_" + std::to_string(s.batch) + "x" +
+             std::to_string(s.rows) + "x" + std::to_string(s.cols);
+    });
+
+//===----------------------------------------------------------------------===//
+// Quantize with a scale mirror
+//===----------------------------------------------------------------------===//
+
+/// The quantize kernels of the registry.
+std::vector<size_t> quantizeKernels() {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < sizeof(kKernels) / sizeof(kKernels[0]); ++i) {
+    auto spec = elementwiseSpecFromJSON(kKernels[i].spec);
+    if (spec.isOk() && spec->kind == AuxKind::Quantize &&
+        spec->quant.mode == ScalingMode::Current)
+      out.push_back(i);
+  }
+  return out;
+}
+
+class EmulatedMirror
+    : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
+
+/// Ragged M (not multiples of 4: the mirror's pitch pads them) with the
+/// K of the GEMMs (multiples of 128), then a stack and a ragged K.
+const Shape3 kMirrorShapes[] = {{1, 7, 256},   {1, 129, 384}, {1, 7, 384},
+                                {1, 129, 256}, {3, 20, 200},  {1, 5, 31}};
+
+/// The scales go to the plan buffer exactly as without a mirror (the
+/// oracle's), and transposed to the mirror, [scaleCols][pitch] over the
+/// stacked scale rows, bit for bit; the padding rows are never written.
+TEST_P(EmulatedMirror, HoldsTheTransposedScales) {
+  auto [index, shapeIndex] = GetParam();
+  const EmulatedKernel &k = kKernels[index];
+  auto parsed = elementwiseSpecFromJSON(k.spec);
+  ASSERT_TRUE(parsed.isOk()) << parsed.message();
+  const ElementwiseSpec spec = *parsed;
+  const Shape3 s = kMirrorShapes[shapeIndex];
+  const Shape shape = shapeOf(s);
+  const Granularity &g = spec.quant.granularity;
+  const Shape scaleShape = scaleShapeFor(shape, g);
+  const bool ue8m0 = g.scale == ScaleFormat::UE8M0;
+  const DType scaleType = ue8m0 ? DType::UE8M0 : DType::F32;
+  const size_t es = ue8m0 ? 1 : 4;
+
+  PlanStep step;
+  step.name = "step";
+  step.kind = StepKind::Quantize;
+  step.aux = spec;
+  step.outputs = {"codes", "scales"};
+  HostBuffers emu, oracle;
+  for (size_t i = 0; i < spec.program.inputs.size(); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    emu[name] = oracle[name] =
+        randomTensor(spec.program.inputs[i], shape, 77 * index + i);
+    step.inputs.push_back(name);
+  }
+  for (HostBuffers *b : {&emu, &oracle}) {
+    (*b)["codes"] = HostTensor::zeros(spec.quant.format, shape);
+    (*b)["scales"] = HostTensor::zeros(scaleType, scaleShape);
+  }
+  const int64_t rows = s.batch * g.scaleRows(s.rows),
+                cols = g.scaleCols(s.cols);
+  const int64_t pitch = (rows + 3) / 4 * 4;
+  // 0xA5 bytes: a pattern no scale has, so that a stray write shows.
+  std::vector<uint8_t> mirror(size_t(cols * pitch) * es, 0xA5);
+  std::vector<uint32_t> amax(size_t(elementCount(scaleShape)), 0);
+
+  Plan plan;
+  ASSERT_TRUE(runStepOnCpu(plan, step, oracle).isOk());
+  runEmulated(k, step, shape, emu, amax, mirror.data(), pitch);
+
+  const std::string what = spec.kernelName() + " on " + formatShape(shape);
+  expectSameBits(emu["codes"], oracle["codes"], what + ", codes");
+  expectSameBits(emu["scales"], oracle["scales"], what + ", scales");
+  const std::vector<uint8_t> &sc = emu["scales"].data;
+  ASSERT_EQ(sc.size(), size_t(rows * cols) * es);
+  int64_t mismatches = 0;
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = 0; r < pitch; ++r) {
+      const uint8_t *got = &mirror[size_t(c * pitch + r) * es];
+      if (r < rows) {
+        const uint8_t *want = &sc[size_t(r * cols + c) * es];
+        if (std::memcmp(got, want, es) != 0 && mismatches++ < 5)
+          ADD_FAILURE() << what << ": mirror[" << c << "][" << r
+                        << "] differs from scales[" << r << "][" << c << "]";
+      } else {
+        for (size_t b = 0; b < es; ++b)
+          if (got[b] != 0xA5 && mismatches++ < 5)
+            ADD_FAILURE() << what << ": padding mirror[" << c << "][" << r
+                          << "] was written";
+      }
+    }
+  EXPECT_EQ(mismatches, 0) << what;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    QuantizeKernels, EmulatedMirror,
+    ::testing::Combine(::testing::ValuesIn(quantizeKernels()),
+                       ::testing::Range(0, int(sizeof(kMirrorShapes) /
+                                               sizeof(kMirrorShapes[0])))),
+    [](const auto &info) {
+      auto spec =
+          elementwiseSpecFromJSON(kKernels[std::get<0>(info.param)].spec);
+      const Shape3 s = kMirrorShapes[std::get<1>(info.param)];
       return spec->kernelName() + "_" + std::to_string(s.batch) + "x" +
              std::to_string(s.rows) + "x" + std::to_string(s.cols);
     });
