@@ -241,7 +241,8 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
       [&](const std::string &name) {
         return reinterpret_cast<void *>(address(name));
       },
-      reinterpret_cast<void *>(amaxScratch_[index].ptr()), mirror, mirrorPitch);
+      reinterpret_cast<void *>(amaxScratch_[index].ptr()), mirror,
+      /*mirrorStrideRows=*/1, /*mirrorStrideCols=*/mirrorPitch);
   for (const AuxStepLaunch &l : auxStepLaunches(s, input, device_->smCount)) {
     auto k = loadKernel(l.kernel, [&]() -> Expected<GeneratedKernel> {
       auto ks = emitElementwise(s.aux);

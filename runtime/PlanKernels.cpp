@@ -23,7 +23,8 @@ std::vector<AuxStepLaunch> auxStepLaunches(const PlanStep &s,
 fp8k::EwParams
 auxStepParams(const PlanStep &s, const Shape &input,
               const std::function<void *(const std::string &)> &address,
-              void *amax, void *scaleMirror, int64_t mirrorPitch) {
+              void *amax, void *scaleMirror, int64_t mirrorStrideRows,
+              int64_t mirrorStrideCols) {
   const Geometry g = geometry(input);
   fp8k::EwParams p{};
   p.batch = g.batch;
@@ -44,8 +45,9 @@ auxStepParams(const PlanStep &s, const Shape &input,
       p.amax = static_cast<fp8k::u32 *>(amax);
       if (!s.state.empty())
         p.history = address(s.state);
-      p.scaleT = scaleMirror;
-      p.scaleTPitch = scaleMirror ? mirrorPitch : 0;
+      p.scaleMirror = scaleMirror;
+      p.mirrorStrideRows = scaleMirror ? int(mirrorStrideRows) : 0;
+      p.mirrorStrideCols = scaleMirror ? int(mirrorStrideCols) : 0;
     }
   }
   // The scale grid of one input matrix (for a transpose, the input's).

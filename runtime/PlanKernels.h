@@ -36,13 +36,14 @@ std::vector<AuxStepLaunch> auxStepLaunches(const PlanStep &step,
 
 /// The kernel parameter of a non-GEMM step: `address(name)` is where a
 /// buffer lives, `amax` the step's amax scratch (quantize, block path).
-/// A quantize step also writes its scales transposed to `scaleMirror`, with
-/// a pitch of `mirrorPitch` scales, when it is not null
+/// A quantize step also writes its scales to `scaleMirror` when it is not
+/// null, scale (r, c) at r * mirrorStrideRows + c * mirrorStrideCols
 /// (runtime/PlanScaleMirror.h).
 fp8k::EwParams
 auxStepParams(const PlanStep &step, const Shape &input,
               const std::function<void *(const std::string &)> &address,
-              void *amax, void *scaleMirror = nullptr, int64_t mirrorPitch = 0);
+              void *amax, void *scaleMirror = nullptr,
+              int64_t mirrorStrideRows = 0, int64_t mirrorStrideCols = 0);
 
 } // namespace fp8
 

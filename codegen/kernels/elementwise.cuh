@@ -66,15 +66,17 @@ __device__ __forceinline__ void store_scale(void *scales, i64 i, float s,
     static_cast<float *>(scales)[i] = s;
 }
 
-/// Writes scale `i` of the stacked [batch * scaleRows, scaleCols] grid to
-/// the mirror too, when there is one (EwParams::scaleT).
+/// Writes scale (r, c) of the stacked [batch * scaleRows, scaleCols] grid
+/// to the mirror too, when there is one (EwParams::scaleMirror).
+// NOTE: the row path knows (r, c): no second 64-bit division there.
 template <class Q>
-__device__ __forceinline__ void store_scale_mirror(const EwParams &p, i64 i,
-                                                   float s, u8 code) {
-  if (!p.scaleT)
+__device__ __forceinline__ void store_scale_mirror(const EwParams &p, i64 r,
+                                                   i64 c, float s, u8 code) {
+  if (!p.scaleMirror)
     return;
-  const i64 r = i / p.scaleCols, c = i - r * p.scaleCols;
-  store_scale<Q>(p.scaleT, c * p.scaleTPitch + r, s, code);
+  store_scale<Q>(p.scaleMirror,
+                 r * i64(p.mirrorStrideRows) + c * i64(p.mirrorStrideCols), s,
+                 code);
 }
 
 template <class Q>
@@ -128,7 +130,7 @@ __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
     const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
     if (lane == 0) {
       store_scale<Q>(p.scale, u, s, code);
-      store_scale_mirror<Q>(p, u, s, code);
+      store_scale_mirror<Q>(p, row, cb, s, code);
     }
     for (i64 c = c0 + lane; c < c1; c += 32)
       codes[base + c] = quantize_value(Prog::eval(p, base + c), s, Q::kFormat);
@@ -213,7 +215,10 @@ __device__ __forceinline__ void quantize_scales_body(const EwParams &p) {
       s = scale_from_amax(u2f(bits), Q::kFormat, Q::kScaleFmt, 0, &code);
     }
     store_scale<Q>(p.scale, i, s, code);
-    store_scale_mirror<Q>(p, i, s, code);
+    if (p.scaleMirror) {
+      const i64 r = i / p.scaleCols;
+      store_scale_mirror<Q>(p, r, i - r * p.scaleCols, s, code);
+    }
     p.amax[i] = 0;
   }
 }

@@ -29,12 +29,14 @@ enum : int { kRowChunk = 64, kColsPerCta = 256 };
 /// Tensors are row-major [batch, rows, cols], contiguous; scales row-major
 /// [batch, scaleRows, scaleCols].
 ///
-/// Quantize may also write a transposed copy of its scales, the "mirror":
-/// the stacked [batch * scaleRows, scaleCols] grid as [scaleCols][pitch]
-/// (scale (r, c) at scaleT[c * scaleTPitch + r]), in the scales' format. The
-/// GPU executor points it at a [K/128][Mpad] f32 scratch when a GEMM reads
-/// the scales as its A scales: that layout travels with the GEMM's pipeline
-/// stages by TMA (runtime/PlanScaleMirror.h). Null: no mirror.
+/// Quantize may also write a copy of its scales, the "mirror", in the
+/// layout a GEMM takes by TMA: scale (r, c) of the stacked
+/// [batch * scaleRows, scaleCols] grid goes to
+/// scaleMirror[r * mirrorStrideRows + c * mirrorStrideCols], in the scales'
+/// format. The GPU executor points it at an f32 scratch when a GEMM reads the
+/// scales (runtime/PlanScaleMirror.h): A's 1x128 scales transposed,
+/// [K/128][Mpad] (strides 1, Mpad), or B's block scales with their pitch
+/// padded, [N/128][pad4(K/128)] (strides pad4(K/128), 1). Null: no mirror.
 struct EwParams {
   const void *in[kMaxEwInputs]; ///< the program's inputs (transpose: codes)
   void *out;                    ///< values, or FP8 codes
@@ -45,8 +47,13 @@ struct EwParams {
   void *history; ///< delayed scaling: AmaxHistoryState + values
   i64 batch, rows, cols;
   i64 scaleRows, scaleCols; ///< scale grid of one [rows, cols] matrix
-  void *scaleT;             ///< quantize: the scales' mirror, or null
-  i64 scaleTPitch;          ///< its pitch in scales (>= batch * scaleRows)
+  void *scaleMirror;        ///< quantize: the scales' mirror, or null
+  // NOTE: 32-bit strides (a mirror's pitch is Mpad or pad4(K/128); the
+  // executor's rule keeps them below 2^31): with two 64-bit strides (a
+  // 136-byte struct) ptxas spilled 4 bytes in the sm_90a row path
+  // (ElementwiseCompileTest); these keep it at 128 bytes and spill-free.
+  int mirrorStrideRows; ///< its stride between scale rows, in scales
+  int mirrorStrideCols; ///< and between scale columns
 };
 
 /// The scale-block walk of one thread of the block path of quantize

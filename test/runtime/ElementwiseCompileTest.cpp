@@ -3,9 +3,9 @@
 // CI has no GPU: here every kind of quantize (both paths, every scale
 // format, delayed scaling, fused programs), transpose and elementwise
 // kernel is compiled to a cubin for sm_90a and sm_100a, without spills,
-// within the cold-compile budget; the 1x128 quantize, whose scales the GPU
-// executor mirrors for the GEMM (runtime/PlanScaleMirror.h), stores them
-// twice.
+// within the cold-compile budget; the 1x128 and 128x128 quantize, whose
+// scales the GPU executor mirrors for the GEMM (runtime/PlanScaleMirror.h),
+// store them twice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +17,9 @@
 
 #include <cmath>
 #include <cstddef>
+#include <map>
 #include <regex>
+#include <set>
 #include <tuple>
 
 using namespace fp8;
@@ -189,11 +191,48 @@ int countOf(const std::string &text, const std::string &needle) {
   return n;
 }
 
-// The quantize kernels that feed a GEMM's 1x128 A scales write them to the
-// plan buffer and, when EwParams::scaleT is set, transposed to the mirror:
-// the PTX reads the mirror's fields and has a second f32 store.
-TEST(ElementwiseCompile, TheRowQuantizeStoresItsScalesToTheMirror) {
-  for (const char *name : {"rows_1x128", "rows_swiglu", "rows_gelu_pow2"}) {
+/// The byte offsets into the kernel parameter that the PTX loads: directly
+/// ([k_param_0+112]) or through a register the compiler pointed into it
+/// (mov.b64 %rd1, k_param_0; add.s64 %rd2, %rd1, 104; ld.param [%rd2+8]);
+/// a vector load (ld.param.v2.u32) reads each of its elements.
+std::set<int64_t> paramOffsetsRead(const std::string &ptx) {
+  static const std::regex base(R"(mov\.b64\s+(%rd\d+),\s+\w+_param_0;)");
+  static const std::regex add(R"(add\.s64\s+(%rd\d+),\s+(%rd\d+),\s+(-?\d+);)");
+  static const std::regex load(
+      R"(ld\.param(\.v(\d))?\.[a-z](\d+)\s+[^\[]*\[(\w+_param_0|%rd\d+)(\+(-?\d+))?\])");
+  std::map<std::string, int64_t> into; // register -> offset into the param
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), base);
+       it != std::sregex_iterator(); ++it)
+    into[(*it)[1]] = 0;
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), add);
+       it != std::sregex_iterator(); ++it)
+    if (into.count((*it)[2]))
+      into[(*it)[1]] = into[(*it)[2]] + std::stoll((*it)[3]);
+  std::set<int64_t> out;
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), load);
+       it != std::sregex_iterator(); ++it) {
+    const int lanes = (*it)[2].matched ? std::stoi((*it)[2]) : 1;
+    const int bytes = std::stoi((*it)[3]) / 8;
+    const std::string at = (*it)[4];
+    int64_t offset = (*it)[6].matched ? std::stoll((*it)[6]) : 0;
+    if (at[0] == '%') {
+      if (!into.count(at))
+        continue;
+      offset += into[at];
+    }
+    for (int l = 0; l < lanes; ++l)
+      out.insert(offset + l * bytes);
+  }
+  return out;
+}
+
+// The quantize kernels that feed a GEMM's 1x128 A scales (the row path) or
+// its 128x128 B scales (the block path's scales pass) write them to the
+// plan buffer and, when EwParams::scaleMirror is set, to the mirror: the
+// PTX reads the mirror's fields and has a second f32 store.
+TEST(ElementwiseCompile, TheQuantizeKernelsStoreTheirScalesToTheMirror) {
+  for (const char *name :
+       {"rows_1x128", "rows_swiglu", "rows_gelu_pow2", "blocks_128x128"}) {
     Case c{"", {}};
     for (const Case &k : cases())
       if (std::string(k.name) == name)
@@ -202,19 +241,25 @@ TEST(ElementwiseCompile, TheRowQuantizeStoresItsScalesToTheMirror) {
     c.spec.arch = Arch::SM90a;
     auto kernels = emitElementwise(c.spec);
     ASSERT_TRUE(kernels.isOk()) << kernels.message();
-    ASSERT_EQ(kernels->size(), 1u) << name << ": the one-kernel row path";
-    EXPECT_NE((*kernels)[0].source.find("quantize_rows_body"),
+    const bool rows = std::string(name).rfind("rows_", 0) == 0;
+    ASSERT_EQ(kernels->size(), rows ? 1u : 3u) << name;
+    EXPECT_NE((*kernels)[0].source.find(rows ? "quantize_rows_body"
+                                             : "quantize_scales_body"),
               std::string::npos);
+    // One translation unit holds every entry point.
     auto compiled = compileWithNvrtc((*kernels)[0]);
     ASSERT_TRUE(compiled.isOk()) << compiled.message();
     auto ptx = compileToPtx((*kernels)[0]);
     ASSERT_TRUE(ptx.isOk()) << ptx.message();
-    // The mirror's pointer and pitch are read, and the scale is stored more
-    // than once (ptxas may version the loop on the null check: 2 or 3).
-    const std::string param = (*kernels)[0].name + "_param_0+";
-    for (size_t offset : {offsetof(fp8k::EwParams, scaleT),
-                          offsetof(fp8k::EwParams, scaleTPitch)})
-      EXPECT_GE(countOf(*ptx, param + std::to_string(offset) + "]"), 1)
+    // The mirror's pointer and strides are read, and the scale is stored
+    // more than once (ptxas may version the loop on the null check: 2 or 3).
+    const std::set<int64_t> read = paramOffsetsRead(*ptx);
+    // The scale grid's width is read (a control on the parser).
+    EXPECT_EQ(read.count(int64_t(offsetof(fp8k::EwParams, scaleCols))), 1u);
+    for (size_t offset : {offsetof(fp8k::EwParams, scaleMirror),
+                          offsetof(fp8k::EwParams, mirrorStrideRows),
+                          offsetof(fp8k::EwParams, mirrorStrideCols)})
+      EXPECT_EQ(read.count(int64_t(offset)), 1u)
           << name << ": EwParams at offset " << offset << " is never read";
     EXPECT_GE(countOf(*ptx, "st.global.f32"), 2) << name << "\n" << *ptx;
   }

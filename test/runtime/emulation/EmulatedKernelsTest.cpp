@@ -10,10 +10,10 @@
 // bit for bit with the CPU oracle's (runStepOnCpu) on ragged shapes and
 // stacks of matrices. Delayed scaling runs several steps on one
 // amax-history state. Quantize kernels also run with a scale mirror
-// (EwParams::scaleT, runtime/PlanScaleMirror.h), which must hold the
-// transposed scales bit for bit. What this cannot show: the GPU's memory model,
-// its speed, NVRTC's code generation (compiled, not run, by
-// ElementwiseCompileTest).
+// (EwParams::scaleMirror, runtime/PlanScaleMirror.h), transposed (A's) or
+// with a padded pitch (B's), which must hold the scales bit for bit. What this
+// cannot show: the GPU's memory model, its speed, NVRTC's code generation
+// (compiled, not run, by ElementwiseCompileTest).
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,13 +80,13 @@ Shape shapeOf(const Shape3 &s) {
 void runEmulated(const EmulatedKernel &k, const PlanStep &step,
                  const Shape &input, HostBuffers &buffers,
                  std::vector<uint32_t> &amax, void *mirror = nullptr,
-                 int64_t mirrorPitch = 0) {
+                 int64_t mirrorStrideRows = 0, int64_t mirrorStrideCols = 0) {
   const fp8k::EwParams p = auxStepParams(
       step, input,
       [&](const std::string &name) -> void * {
         return buffers.at(name).data.data();
       },
-      amax.data(), mirror, mirrorPitch);
+      amax.data(), mirror, mirrorStrideRows, mirrorStrideCols);
   const std::vector<AuxStepLaunch> launches =
       auxStepLaunches(step, input, /*smCount=*/1);
   ASSERT_EQ(launches.size(), k.entries.size());
@@ -251,19 +251,28 @@ std::vector<size_t> quantizeKernels() {
   return out;
 }
 
-class EmulatedMirror
-    : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
+/// The two mirror layouts the executor asks for (runtime/PlanScaleMirror.h).
+enum class MirrorLayout {
+  Transposed, ///< A's: [scaleCols][pad4(rows)], strides (1, pad4(rows))
+  PaddedRows, ///< B's: [rows][pad4(scaleCols)], strides (pad4(scaleCols), 1)
+};
 
-/// Ragged M (not multiples of 4: the mirror's pitch pads them) with the
-/// K of the GEMMs (multiples of 128), then a stack and a ragged K.
+class EmulatedMirror
+    : public ::testing::TestWithParam<std::tuple<size_t, int, MirrorLayout>> {};
+
+/// Ragged M (not multiples of 4: the transposed mirror's pitch pads them)
+/// with the K of the GEMMs (multiples of 128; 384, 640 and 768 have 3, 5
+/// and 6 K blocks, not a multiple of 4, as 11008's 86: the padded mirror
+/// pads them), then a stack and a ragged K.
 const Shape3 kMirrorShapes[] = {{1, 7, 256},   {1, 129, 384}, {1, 7, 384},
-                                {1, 129, 256}, {3, 20, 200},  {1, 5, 31}};
+                                {1, 129, 256}, {1, 129, 640}, {1, 7, 768},
+                                {3, 20, 200},  {1, 5, 31}};
 
 /// The scales go to the plan buffer exactly as without a mirror (the
-/// oracle's), and transposed to the mirror, [scaleCols][pitch] over the
-/// stacked scale rows, bit for bit; the padding rows are never written.
-TEST_P(EmulatedMirror, HoldsTheTransposedScales) {
-  auto [index, shapeIndex] = GetParam();
+/// oracle's), and to the mirror, over the stacked scale rows, bit for bit;
+/// the padding is never written.
+TEST_P(EmulatedMirror, HoldsTheScales) {
+  auto [index, shapeIndex, layout] = GetParam();
   const EmulatedKernel &k = kKernels[index];
   auto parsed = elementwiseSpecFromJSON(k.spec);
   ASSERT_TRUE(parsed.isOk()) << parsed.message();
@@ -294,33 +303,41 @@ TEST_P(EmulatedMirror, HoldsTheTransposedScales) {
   }
   const int64_t rows = s.batch * g.scaleRows(s.rows),
                 cols = g.scaleCols(s.cols);
-  const int64_t pitch = (rows + 3) / 4 * 4;
+  const bool transposed = layout == MirrorLayout::Transposed;
+  // The mirror as [outer][pitch]: outer = the index that is not contiguous.
+  const int64_t outer = transposed ? cols : rows;
+  const int64_t inner = transposed ? rows : cols;
+  const int64_t pitch = (inner + 3) / 4 * 4;
+  const int64_t strideRows = transposed ? 1 : pitch;
+  const int64_t strideCols = transposed ? pitch : 1;
   // 0xA5 bytes: a pattern no scale has, so that a stray write shows.
-  std::vector<uint8_t> mirror(size_t(cols * pitch) * es, 0xA5);
+  std::vector<uint8_t> mirror(size_t(outer * pitch) * es, 0xA5);
   std::vector<uint32_t> amax(size_t(elementCount(scaleShape)), 0);
 
   Plan plan;
   ASSERT_TRUE(runStepOnCpu(plan, step, oracle).isOk());
-  runEmulated(k, step, shape, emu, amax, mirror.data(), pitch);
+  runEmulated(k, step, shape, emu, amax, mirror.data(), strideRows, strideCols);
 
-  const std::string what = spec.kernelName() + " on " + formatShape(shape);
+  const std::string what = spec.kernelName() + " on " + formatShape(shape) +
+                           (transposed ? ", transposed" : ", padded rows");
   expectSameBits(emu["codes"], oracle["codes"], what + ", codes");
   expectSameBits(emu["scales"], oracle["scales"], what + ", scales");
   const std::vector<uint8_t> &sc = emu["scales"].data;
   ASSERT_EQ(sc.size(), size_t(rows * cols) * es);
   int64_t mismatches = 0;
-  for (int64_t c = 0; c < cols; ++c)
-    for (int64_t r = 0; r < pitch; ++r) {
-      const uint8_t *got = &mirror[size_t(c * pitch + r) * es];
-      if (r < rows) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < pitch; ++i) {
+      const uint8_t *got = &mirror[size_t(o * pitch + i) * es];
+      const int64_t r = transposed ? i : o, c = transposed ? o : i;
+      if (i < inner) {
         const uint8_t *want = &sc[size_t(r * cols + c) * es];
         if (std::memcmp(got, want, es) != 0 && mismatches++ < 5)
-          ADD_FAILURE() << what << ": mirror[" << c << "][" << r
+          ADD_FAILURE() << what << ": mirror[" << o << "][" << i
                         << "] differs from scales[" << r << "][" << c << "]";
       } else {
         for (size_t b = 0; b < es; ++b)
           if (got[b] != 0xA5 && mismatches++ < 5)
-            ADD_FAILURE() << what << ": padding mirror[" << c << "][" << r
+            ADD_FAILURE() << what << ": padding mirror[" << o << "][" << i
                           << "] was written";
       }
     }
@@ -331,13 +348,17 @@ INSTANTIATE_TEST_SUITE_P(
     QuantizeKernels, EmulatedMirror,
     ::testing::Combine(::testing::ValuesIn(quantizeKernels()),
                        ::testing::Range(0, int(sizeof(kMirrorShapes) /
-                                               sizeof(kMirrorShapes[0])))),
+                                               sizeof(kMirrorShapes[0]))),
+                       ::testing::Values(MirrorLayout::Transposed,
+                                         MirrorLayout::PaddedRows)),
     [](const auto &info) {
       auto spec =
           elementwiseSpecFromJSON(kKernels[std::get<0>(info.param)].spec);
       const Shape3 s = kMirrorShapes[std::get<1>(info.param)];
       return spec->kernelName() + "_" + std::to_string(s.batch) + "x" +
-             std::to_string(s.rows) + "x" + std::to_string(s.cols);
+             std::to_string(s.rows) + "x" + std::to_string(s.cols) +
+             (std::get<2>(info.param) == MirrorLayout::Transposed ? "_t"
+                                                                  : "_padded");
     });
 
 } // namespace
