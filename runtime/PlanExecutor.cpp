@@ -146,8 +146,9 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
     g->buffers_.emplace(b.name, std::move(*buf));
   }
   g->deviceBytes_ = total;
-  // NOTE: the mirrors' padding rows (M..Mpad) are never written; the GEMM's
-  // TMA box clips them (its global extent is M), zero keeps them finite.
+  // NOTE: the mirrors' padding (A: rows M..Mpad, B: columns K/128..pad4)
+  // is never written; the GEMM's TMA box clips it (its global extent is the
+  // scales'), zero keeps it finite.
   for (const ScaleMirror &m : g->mirrors_.mirrors) {
     auto buf = DeviceBuffer::alloc(size_t(m.bytes()));
     if (!buf)
@@ -174,6 +175,7 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
   }
   g->gemmKernels_.assign(plan.steps.size(), "");
   g->gemmScaleATma_.assign(plan.steps.size(), 0);
+  g->gemmScaleBTma_.assign(plan.steps.size(), 0);
   return g;
 }
 
@@ -188,6 +190,10 @@ const std::string &GpuPlan::gemmKernel(size_t index) const {
 
 bool GpuPlan::gemmScaleATma(size_t index) const {
   return gemmScaleATma_.at(index) != 0;
+}
+
+bool GpuPlan::gemmScaleBTma(size_t index) const {
+  return gemmScaleBTma_.at(index) != 0;
 }
 
 Status GpuPlan::upload(const HostBuffers &host) {
@@ -230,19 +236,21 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
   const CudaDriver &d = *device_->driver;
   const Shape &input = shapes_.shapes.at(s.inputs[0]);
   void *mirror = nullptr;
-  int64_t mirrorPitch = 0;
-  const int mi = mirrors_.mirrorOf[index];
+  int64_t strideRows = 0, strideCols = 0;
+  const int mi = mirrors_.writes[index];
   if (s.kind == StepKind::Quantize && mi >= 0) {
+    const ScaleMirror &m = mirrors_.mirrors[size_t(mi)];
     mirror = reinterpret_cast<void *>(mirrorScratch_[size_t(mi)].ptr());
-    mirrorPitch = mirrors_.mirrors[size_t(mi)].pitch;
+    strideRows = m.strideRows;
+    strideCols = m.strideCols;
   }
   fp8k::EwParams p = auxStepParams(
       s, input,
       [&](const std::string &name) {
         return reinterpret_cast<void *>(address(name));
       },
-      reinterpret_cast<void *>(amaxScratch_[index].ptr()), mirror,
-      /*mirrorStrideRows=*/1, /*mirrorStrideCols=*/mirrorPitch);
+      reinterpret_cast<void *>(amaxScratch_[index].ptr()), mirror, strideRows,
+      strideCols);
   for (const AuxStepLaunch &l : auxStepLaunches(s, input, device_->smCount)) {
     auto k = loadKernel(l.kernel, [&]() -> Expected<GeneratedKernel> {
       auto ks = emitElementwise(s.aux);
@@ -285,9 +293,11 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
   const int64_t saBytes = gA.scaleRows(m) * gA.scaleCols(kk) * scaleBytes(gA);
   const int64_t sbBytes = gB.scaleRows(n) * gB.scaleCols(kk) * scaleBytes(gB);
   const int64_t ob = sizeOf(k.out);
-  // 1x128 A scales written by a quantize step of this plan: read their
-  // mirror, whose layout lets the kernel take them by TMA.
-  const AScaleSource sa = aScaleSource(mirrors_, index);
+  // Scales written by a quantize step of this plan in a layout the kernel
+  // cannot take by TMA (1x128 A scales; B scales whose pitch is not 16
+  // bytes): read their mirror instead.
+  const ScaleSource sa = scaleSource(mirrors_, index, /*isA=*/true);
+  const ScaleSource sb = scaleSource(mirrors_, index, /*isA=*/false);
   for (int64_t b = 0; b < s.batch; ++b) {
     GemmTensors t;
     t.a = reinterpret_cast<const void *>(address(s.inputs[0]) + b * m * kk);
@@ -302,6 +312,12 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
     t.b = reinterpret_cast<const void *>(address(s.inputs[2]) + b * n * kk);
     t.scaleB =
         reinterpret_cast<const void *>(address(s.inputs[3]) + b * sbBytes);
+    if (sb.mirror >= 0) { // batch 1 (mirroredBScaleWriter)
+      t.scaleB = reinterpret_cast<const void *>(
+          mirrorScratch_[size_t(sb.mirror)].ptr());
+      t.scaleBLdOuter = sb.ldOuter;
+      t.scaleBLdK = sb.ldK;
+    }
     t.d = reinterpret_cast<void *>(address(s.outputs[0]) + b * m * n * ob);
     if (k.accumulate)
       t.c =
@@ -312,6 +328,7 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
       return st.withContext("step '" + s.name + "'");
     gemmKernels_[index] = rep.kernel;
     gemmScaleATma_[index] = rep.scaleATma;
+    gemmScaleBTma_[index] = rep.scaleBTma;
   }
   return Status::ok();
 }

@@ -80,7 +80,9 @@ public:
   const std::string &gemmKernel(size_t index) const;
   /// Whether that GEMM took its A scales by TMA (GemmReport::scaleATma).
   bool gemmScaleATma(size_t index) const;
-  /// The 1x128 scales mirrored in the GEMM's TMA layout
+  /// Whether that GEMM took its B scales by TMA (GemmReport::scaleBTma).
+  bool gemmScaleBTma(size_t index) const;
+  /// The scales mirrored in the GEMM's TMA layout
   /// (runtime/PlanScaleMirror.h).
   const ScaleMirrorPlan &scaleMirrors() const { return mirrors_; }
 
@@ -98,7 +100,7 @@ private:
   ScaleMirrorPlan mirrors_;
   std::vector<DeviceBuffer> mirrorScratch_; ///< per mirror, zeroed once
   std::vector<std::string> gemmKernels_;
-  std::vector<char> gemmScaleATma_;
+  std::vector<char> gemmScaleATma_, gemmScaleBTma_;
   size_t deviceBytes_ = 0;
   bool checkExtents_ = true; ///< fp8::gemm checks buffer extents
 };

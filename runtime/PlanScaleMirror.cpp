@@ -1,13 +1,27 @@
-//===- PlanScaleMirror.cpp - 1x128 scales in the GEMM's TMA layout --------===//
+//===- PlanScaleMirror.cpp - GEMM scales in their TMA layout --------------===//
 
 #include "runtime/PlanScaleMirror.h"
+
+#include <cstdint>
 
 namespace fp8 {
 
 namespace {
+int64_t pad4(int64_t n) { return (n + 3) / 4 * 4; }
+
+/// EwParams carries the mirror's strides as 32-bit ints.
+bool fitsAStride(int64_t n) { return pad4(n) <= INT32_MAX; }
+
 /// One scale per row and 128-element K block, stored as f32.
 bool isRowKBlockF32(const Granularity &g) {
   return g.rows == 1 && g.cols == 128 && g.scale != ScaleFormat::UE8M0;
+}
+
+/// Blocks of several rows and whole 128-element K blocks, stored as f32:
+/// the B scales the sm_90a kernel can take by TMA (sm90ScaleBlocksB).
+bool isBlockKBlockF32(const Granularity &g) {
+  return g.rows > 1 && g.cols > 0 && g.cols % 128 == 0 &&
+         g.scale != ScaleFormat::UE8M0;
 }
 
 /// True when step `w` has run whenever step `g` runs.
@@ -26,28 +40,34 @@ std::optional<Geometry> geometryOf(const ResolvedPlan &shapes,
     return std::nullopt;
   return geometry(it->second);
 }
-} // namespace
 
-std::optional<size_t> mirroredAScaleWriter(const Plan &plan,
-                                           const ResolvedPlan &shapes,
-                                           size_t gemm) {
+/// The GEMM step `gemm` when it is a batch-1 sm_90a GEMM whose operand
+/// (`isA`: A, else B) is K-major with scales of granularity `accepts`.
+const PlanStep *mirrorableGemm(const Plan &plan, size_t gemm, bool isA,
+                               bool (*accepts)(const Granularity &)) {
   if (gemm >= plan.steps.size())
-    return std::nullopt;
+    return nullptr;
   const PlanStep &g = plan.steps[gemm];
-  if (g.kind != StepKind::Gemm || g.batch != 1 || g.inputs.size() < 2 ||
-      g.gemm.arch != Arch::SM90a || g.gemm.a.layout != Layout::KMajor ||
-      !isRowKBlockF32(g.gemm.a.granularity))
-    return std::nullopt;
-  const std::optional<Geometry> a = geometryOf(shapes, g.inputs[0]);
-  if (!a || a->batch != 1 || a->rows <= 0 || a->cols <= 0)
-    return std::nullopt;
-  const std::string &scales = g.inputs[1];
+  const OperandSpec &o = isA ? g.gemm.a : g.gemm.b;
+  if (g.kind != StepKind::Gemm || g.batch != 1 ||
+      g.inputs.size() < (isA ? 2u : 4u) || g.gemm.arch != Arch::SM90a ||
+      o.layout != Layout::KMajor || !accepts(o.granularity))
+    return nullptr;
+  return &g;
+}
+
+/// The quantize step that alone writes the f32 scales `scales` (a temp or
+/// output buffer) of one [operand.rows, operand.cols] matrix, per
+/// granularity `gr`, before step `gemm` runs.
+std::optional<size_t> soleQuantizeWriter(const Plan &plan,
+                                         const ResolvedPlan &shapes,
+                                         size_t gemm, const std::string &scales,
+                                         const Granularity &gr,
+                                         const Geometry &operand) {
   const PlanBuffer *b = plan.buffer(scales);
   if (!b || (b->role != BufferRole::Temp && b->role != BufferRole::Output) ||
       b->dtype != DType::F32)
     return std::nullopt;
-
-  // Exactly one writer, and it is a quantize step producing these scales.
   std::optional<size_t> writer;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep &s = plan.steps[i];
@@ -65,49 +85,94 @@ std::optional<size_t> mirroredAScaleWriter(const Plan &plan,
   const PlanStep &q = plan.steps[*writer];
   if (q.kind != StepKind::Quantize || q.outputs.size() != 2 ||
       q.outputs[1] != scales || q.inputs.empty() ||
-      q.aux.kind != AuxKind::Quantize ||
-      !(q.aux.quant.granularity == g.gemm.a.granularity) ||
+      q.aux.kind != AuxKind::Quantize || !(q.aux.quant.granularity == gr) ||
       !runsBefore(plan, *writer, gemm))
     return std::nullopt;
   const std::optional<Geometry> x = geometryOf(shapes, q.inputs[0]);
-  if (!x || x->batch != 1 || x->rows != a->rows || x->cols != a->cols)
+  if (!x || x->batch != 1 || x->rows != operand.rows || x->cols != operand.cols)
     return std::nullopt;
   return writer;
 }
 
+/// The K-major operand `name` as one non-empty [rows, cols] matrix.
+std::optional<Geometry> singleMatrix(const ResolvedPlan &shapes,
+                                     const std::string &name) {
+  const std::optional<Geometry> x = geometryOf(shapes, name);
+  if (!x || x->batch != 1 || x->rows <= 0 || x->cols <= 0)
+    return std::nullopt;
+  return x;
+}
+} // namespace
+
+std::optional<size_t> mirroredAScaleWriter(const Plan &plan,
+                                           const ResolvedPlan &shapes,
+                                           size_t gemm) {
+  const PlanStep *g = mirrorableGemm(plan, gemm, true, isRowKBlockF32);
+  if (!g)
+    return std::nullopt;
+  const std::optional<Geometry> a = singleMatrix(shapes, g->inputs[0]);
+  if (!a || !fitsAStride(a->rows))
+    return std::nullopt;
+  return soleQuantizeWriter(plan, shapes, gemm, g->inputs[1],
+                            g->gemm.a.granularity, *a);
+}
+
+std::optional<size_t> mirroredBScaleWriter(const Plan &plan,
+                                           const ResolvedPlan &shapes,
+                                           size_t gemm) {
+  const PlanStep *g = mirrorableGemm(plan, gemm, false, isBlockKBlockF32);
+  if (!g)
+    return std::nullopt;
+  const std::optional<Geometry> b = singleMatrix(shapes, g->inputs[2]);
+  const Granularity &gr = g->gemm.b.granularity;
+  // NOTE: the TMA's global strides must be multiples of 16 bytes (PTX ISA,
+  // "Tensor Map"); one row of scales has no stride that matters.
+  if (!b || gr.scaleRows(b->rows) < 2 || gr.scaleCols(b->cols) % 4 == 0 ||
+      !fitsAStride(gr.scaleCols(b->cols)))
+    return std::nullopt;
+  return soleQuantizeWriter(plan, shapes, gemm, g->inputs[3], gr, *b);
+}
+
 ScaleMirrorPlan planScaleMirrors(const Plan &plan, const ResolvedPlan &shapes) {
   ScaleMirrorPlan out;
-  out.mirrorOf.assign(plan.steps.size(), -1);
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const std::optional<size_t> w = mirroredAScaleWriter(plan, shapes, i);
-    if (!w)
-      continue;
-    if (out.mirrorOf[*w] < 0) {
-      const PlanStep &q = plan.steps[*w];
-      const Geometry x = geometry(shapes.shapes.at(q.inputs[0]));
-      const Granularity &gr = q.aux.quant.granularity;
-      ScaleMirror m;
-      m.writer = *w;
-      m.scales = q.outputs[1];
-      m.rows = gr.scaleRows(x.rows);
-      m.kBlocks = gr.scaleCols(x.cols);
-      m.pitch = (m.rows + 3) / 4 * 4;
-      out.mirrorOf[*w] = int(out.mirrors.size());
-      out.mirrors.push_back(m);
+  out.writes.assign(plan.steps.size(), -1);
+  out.readsA.assign(plan.steps.size(), -1);
+  out.readsB.assign(plan.steps.size(), -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (bool isA : {true, false}) {
+      const std::optional<size_t> w =
+          isA ? mirroredAScaleWriter(plan, shapes, i)
+              : mirroredBScaleWriter(plan, shapes, i);
+      if (!w)
+        continue;
+      if (out.writes[*w] < 0) {
+        const PlanStep &q = plan.steps[*w];
+        const Geometry x = geometry(shapes.shapes.at(q.inputs[0]));
+        const Granularity &gr = q.aux.quant.granularity;
+        ScaleMirror m;
+        m.writer = *w;
+        m.scales = q.outputs[1];
+        m.rows = gr.scaleRows(x.rows);
+        m.kBlocks = gr.scaleCols(x.cols);
+        m.strideRows = isA ? 1 : pad4(m.kBlocks);
+        m.strideCols = isA ? pad4(m.rows) : 1;
+        out.writes[*w] = int(out.mirrors.size());
+        out.mirrors.push_back(m);
+      }
+      (isA ? out.readsA : out.readsB)[i] = out.writes[*w];
     }
-    out.mirrorOf[i] = out.mirrorOf[*w];
-  }
   return out;
 }
 
-AScaleSource aScaleSource(const ScaleMirrorPlan &mirrors, size_t gemm) {
-  AScaleSource src;
-  if (gemm >= mirrors.mirrorOf.size() || mirrors.mirrorOf[gemm] < 0 ||
-      mirrors.mirrors[size_t(mirrors.mirrorOf[gemm])].writer == gemm)
+ScaleSource scaleSource(const ScaleMirrorPlan &mirrors, size_t gemm, bool isA) {
+  ScaleSource src;
+  const std::vector<int> &reads = isA ? mirrors.readsA : mirrors.readsB;
+  if (gemm >= reads.size() || reads[gemm] < 0)
     return src;
-  src.mirror = mirrors.mirrorOf[gemm];
-  src.ldOuter = 1;
-  src.ldK = mirrors.mirrors[size_t(src.mirror)].pitch;
+  const ScaleMirror &m = mirrors.mirrors[size_t(reads[gemm])];
+  src.mirror = reads[gemm];
+  src.ldOuter = m.strideRows;
+  src.ldK = m.strideCols;
   return src;
 }
 

@@ -1,17 +1,24 @@
-//===- PlanScaleMirror.h - 1x128 scales in the GEMM's TMA layout -*- C++
+//===- PlanScaleMirror.h - GEMM scales in their TMA layout -------*- C++
 //-*-===//
 //
-// The sm_90a GEMM takes A's 1x128 K-block scales by TMA, with each pipeline
-// stage, only when they are stored K-major-outer: [K/128][M] f32 with a
-// 16-byte row pitch (runtime/Gemm.cpp, GemmReport::scaleATma); from the
-// plan's [M][K/128] scale buffers its consumers load them themselves, which
-// is slower. So where a GEMM step's A scales come from a quantize step of
-// the same plan, that step also writes a transposed copy, the "mirror"
-// ([K/128][Mpad], Mpad = M rounded up to 4; EwParams::scaleT) into an
+// The sm_90a GEMM takes its K-block scales by TMA, with each pipeline stage,
+// only when their layout allows it (runtime/Gemm.cpp, GemmReport::scaleATma
+// and scaleBTma): A's 1x128 scales K-major-outer, [K/128][M] f32 with a
+// 16-byte row pitch; B's block scales [N/128][K/128] with a 16-byte row
+// pitch. Otherwise its consumers load them themselves, which is slower. The
+// plan's [M][K/128] A-scale buffers never have the first layout, and B's
+// [N/128][K/128] buffers lack the 16-byte pitch when K/128 is not a multiple
+// of 4 (K = 11008: 86 blocks). So where a GEMM step reads such scales from a
+// quantize step of the same plan, that step also writes a copy in the
+// GEMM's layout, the "mirror" (EwParams::scaleMirror), into an
 // executor-owned scratch, and the GEMM reads the mirror instead of the plan
-// buffer. The plan, its buffers and what verification compares stay as they
-// are. Which steps do this is decided here, without a GPU, so that it is
-// unit tested; runtime/PlanExecutor.cpp allocates and passes the mirrors.
+// buffer:
+//   - A: transposed, [K/128][Mpad] (Mpad = M rounded up to 4);
+//   - B: the same orientation with the pitch rounded up to 4,
+//     [N/128][pad4(K/128)].
+// The plan, its buffers and what verification compares stay as they are.
+// Which steps do this is decided here, without a GPU, so that it is unit
+// tested; runtime/PlanExecutor.cpp allocates and passes the mirrors.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_PLANSCALEMIRROR_H
@@ -26,16 +33,23 @@
 
 namespace fp8 {
 
-/// One mirror: the transposed copy of a quantize step's f32 scales.
+/// One mirror: a copy of a quantize step's [rows][kBlocks] f32 scales with
+/// scale (r, c) at r * strideRows + c * strideCols (in scales).
 struct ScaleMirror {
   size_t writer = 0;   ///< the quantize step that writes it (and `scales`)
   std::string scales;  ///< the plan buffer it mirrors, [rows][kBlocks]
-  int64_t rows = 0;    ///< M
-  int64_t kBlocks = 0; ///< K/128 (ceil)
-  int64_t pitch = 0;   ///< Mpad: rows rounded up to 4 f32 (16 bytes)
+  int64_t rows = 0;    ///< scale rows: M (A), N / the block's rows (B)
+  int64_t kBlocks = 0; ///< scale columns: K / the K block (ceil)
+  int64_t strideRows = 0, strideCols = 0;
 
-  /// Bytes of the [kBlocks][pitch] f32 scratch.
-  int64_t bytes() const { return kBlocks * pitch * 4; }
+  /// A's layout, [kBlocks][pitch] (strides 1, pitch); else B's,
+  /// [rows][pitch] (strides pitch, 1).
+  bool transposed() const { return strideRows == 1 && strideCols != 1; }
+  /// The scratch as [outer][pitch] f32; the pitch is a multiple of 4.
+  int64_t outer() const { return transposed() ? kBlocks : rows; }
+  int64_t pitch() const { return transposed() ? strideCols : strideRows; }
+  /// Bytes of the scratch.
+  int64_t bytes() const { return outer() * pitch() * 4; }
 };
 
 /// The quantize step whose mirror GEMM step `gemm` may read as its A scales,
@@ -48,30 +62,49 @@ struct ScaleMirror {
 ///     runs before the GEMM (earlier in the same phase, or in the prepare
 ///     phase for a run-phase GEMM);
 ///   - that quantize step's input is one [M, K] matrix of the GEMM's M and K
-///     (M > 0).
+///     (0 < M < 2^31: EwParams holds the mirror's strides as ints).
 std::optional<size_t>
 mirroredAScaleWriter(const Plan &plan, const ResolvedPlan &shapes, size_t gemm);
+
+/// The quantize step whose mirror GEMM step `gemm` may read as its B scales,
+/// or nothing. It may when:
+///   - the step is a single (batch 1) sm_90a GEMM with a K-major B whose
+///     granularity is Ro x Rk blocks, Ro > 1 and Rk a multiple of 128 (the
+///     DeepSeek weights' 128 x 128), with f32 scales (not UE8M0): the scales
+///     the kernel takes by TMA when their pitch allows;
+///   - there is more than one row of scales (N > Ro) and the row pitch,
+///     ceil(K / Rk) scales, is not a multiple of 4 (16 bytes): otherwise
+///     the plan buffer goes by TMA as it is;
+///   - its B-scale buffer is written by exactly one quantize step of the
+///     same granularity that runs before the GEMM, over one [N, K] matrix
+///     (as for A; usually a prepare-phase step quantizing the weight).
+std::optional<size_t>
+mirroredBScaleWriter(const Plan &plan, const ResolvedPlan &shapes, size_t gemm);
 
 /// The plan's mirrors and who writes and reads them.
 struct ScaleMirrorPlan {
   std::vector<ScaleMirror> mirrors;
-  /// Per step: the mirror a quantize step writes or a GEMM step reads as
-  /// its A scales; -1 for none.
-  std::vector<int> mirrorOf;
+  /// Per step: the mirror a quantize step writes; -1 for none.
+  std::vector<int> writes;
+  /// Per step: the mirror a GEMM step reads as its A (B) scales; -1 for
+  /// none.
+  std::vector<int> readsA, readsB;
 };
 
 /// One mirror per quantize step that some GEMM step reads through
-/// mirroredAScaleWriter.
+/// mirroredAScaleWriter or mirroredBScaleWriter (a step's granularity
+/// serves one of the two rules, never both: its layout is A's or B's).
 ScaleMirrorPlan planScaleMirrors(const Plan &plan, const ResolvedPlan &shapes);
 
-/// Where GEMM step `gemm` reads its A scales from: the plan buffer (its
-/// inputs[1]) with the default strides (0, 0: packed row-major), or mirror
-/// `mirror` with ld_outer = 1, ld_k = the mirror's pitch.
-struct AScaleSource {
+/// Where GEMM step `gemm` reads its A (`isA`) or B scales from: the plan
+/// buffer (its inputs[1] or inputs[3]) with the default strides (0, 0:
+/// packed row-major), or mirror `mirror` with ld_outer = its strideRows and
+/// ld_k = its strideCols.
+struct ScaleSource {
   int mirror = -1; ///< index into ScaleMirrorPlan::mirrors, or -1
   int64_t ldOuter = 0, ldK = 0;
 };
-AScaleSource aScaleSource(const ScaleMirrorPlan &mirrors, size_t gemm);
+ScaleSource scaleSource(const ScaleMirrorPlan &mirrors, size_t gemm, bool isA);
 
 } // namespace fp8
 

@@ -164,6 +164,7 @@ Expected<BenchReport> benchPlan(GpuPlan &gpu, const Plan &plan,
       b.n = bs[lead];
       b.kernel = gpu.gemmKernel(runSteps[j]);
       b.scaleATma = gpu.gemmScaleATma(runSteps[j]);
+      b.scaleBTma = gpu.gemmScaleBTma(runSteps[j]);
       b.tflops = b.ms > 0 ? 2.0 * double(b.batch) * double(b.m) * double(b.n) *
                                 double(b.k) / (b.ms * 1e-3) / 1e12
                           : 0;

@@ -26,6 +26,7 @@ struct BenchStep {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   double tflops = 0;
   bool scaleATma = false; ///< A's scales came by TMA (GemmReport::scaleATma)
+  bool scaleBTma = false; ///< B's scales came by TMA (GemmReport::scaleBTma)
   std::string peerKind;   ///< "fp8 block-scaled", "fp8 per-tensor", ...
   bool peerSameRecipe = false;
   double peerMs = -1; ///< -1: not measured (see peerNote)

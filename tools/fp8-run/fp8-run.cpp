@@ -443,23 +443,27 @@ int main(int argc, char **argv) {
   std::printf("buffers: %s on the device\n",
               mib(double((*gpu)->deviceBytes())).c_str());
   {
-    // The A scales some GEMMs read transposed (runtime/PlanScaleMirror.h).
+    // The scales some GEMMs read in their TMA layout: A's transposed, B's
+    // with a padded pitch (runtime/PlanScaleMirror.h).
     const ScaleMirrorPlan &mp = (*gpu)->scaleMirrors();
     json jm = json::array();
     for (size_t mi = 0; mi < mp.mirrors.size(); ++mi) {
       const ScaleMirror &m = mp.mirrors[mi];
+      const bool isA = m.transposed();
       std::string readers;
       for (size_t i = 0; i < plan->steps.size(); ++i)
-        if (aScaleSource(mp, i).mirror == int(mi))
+        if (scaleSource(mp, i, isA).mirror == int(mi))
           readers += (readers.empty() ? "" : ", ") + plan->steps[i].name;
-      std::printf("scale mirror: %s [%lld][%lld] by %s, A scales of %s\n",
-                  m.scales.c_str(), static_cast<long long>(m.kBlocks),
-                  static_cast<long long>(m.pitch),
-                  plan->steps[m.writer].name.c_str(), readers.c_str());
+      std::printf("scale mirror: %s [%lld][%lld] by %s, %s scales of %s\n",
+                  m.scales.c_str(), static_cast<long long>(m.outer()),
+                  static_cast<long long>(m.pitch()),
+                  plan->steps[m.writer].name.c_str(), isA ? "A" : "B",
+                  readers.c_str());
       jm.push_back({{"scales", m.scales},
                     {"writer", plan->steps[m.writer].name},
+                    {"operand", isA ? "a" : "b"},
                     {"readers", readers},
-                    {"shape", {m.kBlocks, m.pitch}}});
+                    {"shape", {m.outer(), m.pitch()}}});
     }
     results["scale_mirrors"] = jm;
   }
@@ -572,10 +576,14 @@ int main(int argc, char **argv) {
                         s.peerMs / s.ms);
         else
           std::snprintf(peer, sizeof(peer), "%10s %8s", "n/a", "");
+        const char *tma = s.scaleATma && s.scaleBTma
+                              ? "  (A and B scales by TMA)"
+                          : s.scaleATma ? "  (A scales by TMA)"
+                          : s.scaleBTma ? "  (B scales by TMA)"
+                                        : "";
         std::printf("  %-14s %-11s %10.4f %9.1f   %-26s %s %10.4f%s\n",
                     s.step.c_str(), s.kind.c_str(), s.ms, s.tflops,
-                    s.peerKind.c_str(), peer, s.bf16Ms,
-                    s.scaleATma ? "  (A scales by TMA)" : "");
+                    s.peerKind.c_str(), peer, s.bf16Ms, tma);
         if (!s.peerNote.empty())
           std::printf("    (cuBLASLt: %s)\n", s.peerNote.c_str());
         e["m"] = s.m;
@@ -584,6 +592,7 @@ int main(int argc, char **argv) {
         e["batch"] = s.batch;
         e["tflops"] = s.tflops;
         e["scale_a_tma"] = s.scaleATma;
+        e["scale_b_tma"] = s.scaleBTma;
         e["cublaslt_kind"] = s.peerKind;
         e["cublaslt_same_recipe"] = s.peerSameRecipe;
         e["cublaslt_ms"] = s.peerMs;
