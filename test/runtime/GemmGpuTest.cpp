@@ -212,6 +212,25 @@ TEST(GemmGpu, ScaleLoadPaths) {
       EXPECT_EQ(r.scaleATma, w.aTma) << describe(c);
       EXPECT_EQ(r.scaleBTma, w.bTma) << describe(c);
     }
+  // B scale pitches that are not 16 bytes (9 and 86 k-blocks), stored with
+  // rows padded to a multiple of 4 as the plan executor's mirror stores
+  // them (runtime/PlanScaleMirror.h): by TMA.
+  for (int bn : {0, 112, 192, 256}) {
+    GpuCase c{recipe(kTok, kBlk, 128), 1000, 2112, 1040};
+    c.scaleBPitch = 12;
+    if (bn) {
+      TileConfig t;
+      t.blockN = bn;
+      t.stages = bn == 256 ? 3 : 4;
+      c.tile = t;
+    }
+    GpuCaseResult r = expectCase(c);
+    EXPECT_FALSE(r.scaleATma) << describe(c);
+    EXPECT_TRUE(r.scaleBTma) << describe(c);
+  }
+  GpuCase mlpDown{recipe(kTok, kBlk, 128), 129, 1024, 11008};
+  mlpDown.scaleBPitch = 88;
+  EXPECT_TRUE(expectCase(mlpDown).scaleBTma) << describe(mlpDown);
   TileConfig ovk;
   ovk.overlap = PromotionOverlap::AlternateK;
   ovk.blockN = 128;

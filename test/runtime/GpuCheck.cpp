@@ -41,6 +41,8 @@ std::string describe(const GpuCase &c) {
     os << " tile " << toJSON(*c.tile);
   if (c.outerContiguousScales)
     os << " scales [K blocks][outer]";
+  if (c.scaleBPitch)
+    os << " B scale pitch " << c.scaleBPitch;
   return os.str();
 }
 
@@ -94,7 +96,23 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   auto dA = DeviceBuffer::fromHost(qa->codes);
   auto dB = DeviceBuffer::fromHost(qb->codes);
   auto dSA = uploadScales(*qa, c.outerContiguousScales);
-  auto dSB = uploadScales(*qb, c.outerContiguousScales);
+  Expected<DeviceBuffer> dSB = DeviceBuffer::alloc(1);
+  if (c.scaleBPitch) {
+    if (c.outerContiguousScales ||
+        qrb.granularity.scale == ScaleFormat::UE8M0 ||
+        c.scaleBPitch < qb->scaleCols)
+      return errorf("expected f32 [outer][K blocks] B scales and a pitch of at "
+                    "least ",
+                    qb->scaleCols, " scales, found ", c.scaleBPitch);
+    std::vector<float> padded(size_t(qb->scaleRows * c.scaleBPitch), 0.0f);
+    for (int64_t i = 0; i < qb->scaleRows; ++i)
+      for (int64_t j = 0; j < qb->scaleCols; ++j)
+        padded[size_t(i * c.scaleBPitch + j)] =
+            qb->scales[size_t(i * qb->scaleCols + j)];
+    dSB = DeviceBuffer::fromHost(padded);
+  } else {
+    dSB = uploadScales(*qb, c.outerContiguousScales);
+  }
   auto dD = DeviceBuffer::alloc(size_t(c.m * c.n * ob));
   for (auto *buf : {&dA, &dB, &dSA, &dSB, &dD})
     if (!*buf)
@@ -122,6 +140,10 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
     t.scaleALdOuter = t.scaleBLdOuter = 1;
     t.scaleALdK = qa->scaleRows;
     t.scaleBLdK = qb->scaleRows;
+  }
+  if (c.scaleBPitch) {
+    t.scaleBLdOuter = c.scaleBPitch;
+    t.scaleBLdK = 1;
   }
   t.d = dD->get();
   t.c = r.accumulate ? dC->get() : nullptr;

@@ -19,6 +19,10 @@ struct GpuCase {
   /// Store both scale tensors transposed, [K blocks][outer] (the layout
   /// cuBLASLt wants for A's 1x128 scales), instead of [outer][K blocks].
   bool outerContiguousScales = false;
+  /// Store B's f32 [outer][K blocks] scales with rows this many scales apart
+  /// (0: packed), padding zeroed, as the plan executor's mirror of B's
+  /// scales does (runtime/PlanScaleMirror.h).
+  int64_t scaleBPitch = 0;
 };
 
 /// What the check found.
