@@ -159,6 +159,11 @@ ScaleMirrorPlan planScaleMirrors(const Plan &plan, const ResolvedPlan &shapes) {
         out.writes[*w] = int(out.mirrors.size());
         out.mirrors.push_back(m);
       }
+      // One step's scales cannot feed both rules (A's are 1 x K-block, B's
+      // several rows per block, and the writer's granularity must match),
+      // but a mirror of the other layout is never handed out.
+      if (out.mirrors[size_t(out.writes[*w])].transposed() != isA)
+        continue;
       (isA ? out.readsA : out.readsB)[i] = out.writes[*w];
     }
   return out;

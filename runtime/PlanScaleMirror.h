@@ -1,5 +1,4 @@
-//===- PlanScaleMirror.h - GEMM scales in their TMA layout -------*- C++
-//-*-===//
+//===- PlanScaleMirror.h - GEMM scales in their TMA layout ------*- C++ -*-===//
 //
 // The sm_90a GEMM takes its K-block scales by TMA, with each pipeline stage,
 // only when their layout allows it (runtime/Gemm.cpp, GemmReport::scaleATma
