@@ -198,16 +198,22 @@ TEST(GemmGpu, ScaleLoadPaths) {
       {1, 640, 1024, true, false, false},
       {128, 640, 1024, true, true, false},
   };
+  // The heuristic's tile (0), B blocks at a run-time column (112, 192), two
+  // N chunks (256).
+  const int widths[] = {0, 112, 192, 256};
+  auto withWidth = [](GpuCase &c, int bn) {
+    if (!bn)
+      return;
+    TileConfig t;
+    t.blockN = bn;
+    t.stages = bn == 256 ? 3 : 4;
+    c.tile = t;
+  };
   for (const Way &w : ways)
-    for (int bn : {0, 112, 192, 256}) {
+    for (int bn : widths) {
       GpuCase c{recipe(kTok, kBlk, 128), w.m, w.n, w.k};
       c.outerContiguousScales = w.outerContiguous;
-      if (bn) {
-        TileConfig t;
-        t.blockN = bn;
-        t.stages = bn == 256 ? 3 : 4;
-        c.tile = t;
-      }
+      withWidth(c, bn);
       GpuCaseResult r = expectCase(c);
       EXPECT_EQ(r.scaleATma, w.aTma) << describe(c);
       EXPECT_EQ(r.scaleBTma, w.bTma) << describe(c);
@@ -215,15 +221,10 @@ TEST(GemmGpu, ScaleLoadPaths) {
   // B scale pitches that are not 16 bytes (9 and 86 k-blocks), stored with
   // rows padded to a multiple of 4 as the plan executor's mirror stores
   // them (runtime/PlanScaleMirror.h): by TMA.
-  for (int bn : {0, 112, 192, 256}) {
+  for (int bn : widths) {
     GpuCase c{recipe(kTok, kBlk, 128), 1000, 2112, 1040};
     c.scaleBPitch = 12;
-    if (bn) {
-      TileConfig t;
-      t.blockN = bn;
-      t.stages = bn == 256 ? 3 : 4;
-      c.tile = t;
-    }
+    withWidth(c, bn);
     GpuCaseResult r = expectCase(c);
     EXPECT_FALSE(r.scaleATma) << describe(c);
     EXPECT_TRUE(r.scaleBTma) << describe(c);

@@ -13,82 +13,22 @@
 #include "runtime/PlanScaleMirror.h"
 #include "runtime/Plan.h"
 
+#include "test/runtime/DeepSeekPlan.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <vector>
 
 using namespace fp8;
+using namespace fp8::testplans;
 
 namespace {
-
-PlanBuffer buffer(std::string name, DType t, ShapeExpr shape, BufferRole r) {
-  PlanBuffer b;
-  b.name = std::move(name);
-  b.dtype = t;
-  b.shape = std::move(shape);
-  b.role = r;
-  return b;
-}
-
-DimExpr M(int64_t div = 1) { return DimExpr::symbol("M", div); }
-DimExpr C(int64_t v) { return DimExpr::constant(v); }
-
-ElementwiseSpec quantizeSpec(Granularity g) {
-  ElementwiseSpec s;
-  s.kind = AuxKind::Quantize;
-  s.program = EwProgram::identity(DType::BF16);
-  s.quant.granularity = g;
-  return s;
-}
 
 /// x [M, 384] quantized per 1x128 (step 0, run), w [256, 384] per 128x128
 /// (step 1, prepare), D = x w^T (step 2). K/128 = 3: w's scales have a
 /// 12-byte pitch, so both operands' scales are mirrored.
-Plan mirrorPlan() {
-  Plan p;
-  p.function = "mirror";
-  p.dims = {"M"};
-  p.buffers = {
-      buffer("x", DType::BF16, {M(), C(384)}, BufferRole::Input),
-      buffer("w", DType::BF16, {C(256), C(384)}, BufferRole::Weight),
-      buffer("xq", DType::E4M3FN, {M(), C(384)}, BufferRole::Temp),
-      buffer("xs", DType::F32, {M(), C(3)}, BufferRole::Temp),
-      buffer("wq", DType::E4M3FN, {C(256), C(384)}, BufferRole::Temp),
-      buffer("ws", DType::F32, {C(2), C(3)}, BufferRole::Temp),
-      buffer("d", DType::BF16, {M(), C(256)}, BufferRole::Output),
-  };
-  PlanStep qx;
-  qx.name = "quantize_x";
-  qx.kind = StepKind::Quantize;
-  qx.inputs = {"x"};
-  qx.outputs = {"xq", "xs"};
-  qx.aux = quantizeSpec(Granularity::block(1, 128));
-  PlanStep qw = qx;
-  qw.name = "quantize_w";
-  qw.phase = Phase::Prepare;
-  qw.inputs = {"w"};
-  qw.outputs = {"wq", "ws"};
-  qw.aux = quantizeSpec(Granularity::block(128, 128));
-  PlanStep g;
-  g.name = "gemm";
-  g.kind = StepKind::Gemm;
-  g.inputs = {"xq", "xs", "wq", "ws"};
-  g.outputs = {"d"};
-  g.gemm.n = 256;
-  g.gemm.k = 384;
-  g.gemm.a.granularity = Granularity::block(1, 128);
-  g.gemm.b.granularity = Granularity::block(128, 128);
-  g.gemm.promotionInterval = 128;
-  p.steps = {qx, qw, g};
-  p.outputs = {"d"};
-  RefOp r;
-  r.kind = RefOp::Kind::Matmul;
-  r.inputs = {"x", "w"};
-  r.out = "d";
-  r.shape = {M(), C(256)};
-  p.reference = {r};
-  return p;
-}
+Plan mirrorPlan() { return deepseekPlan("mirror", 256, 384); }
 
 ResolvedPlan resolved(const Plan &p, int64_t m) {
   auto r = resolvePlan(p, {{"M", m}});
@@ -146,6 +86,49 @@ PlanBuffer &bufferOf(Plan &p, const std::string &name) {
 }
 
 } // namespace
+
+/// An edit of mirrorPlan() that one rule must refuse; `afterResolving`:
+/// validation refuses the edited plan, so it is edited once resolved.
+struct RefusedEdit {
+  const char *what;
+  std::function<void(Plan &)> edit;
+  bool afterResolving = false;
+};
+
+/// Edits both rules refuse.
+void batchTheGemm(Plan &p) {
+  for (PlanBuffer &b : p.buffers)
+    b.shape.insert(b.shape.begin(), C(2));
+  p.steps[2].batch = 2;
+  p.reference[0].shape.insert(p.reference[0].shape.begin(), C(2));
+  p.reference[0].batched = true;
+}
+void targetSm100(Plan &p) { p.steps[2].gemm.arch = Arch::SM100a; }
+
+/// Applies each edit to mirrorPlan() and checks, at M = 7, that the rule for
+/// A (`isA`) or B finds no writer and that no GEMM reads such a mirror;
+/// `check` adds what the caller expects of the plan's mirrors.
+void expectRefused(const std::vector<RefusedEdit> &edits, bool isA,
+                   const std::function<void(const RefusedEdit &,
+                                            const ScaleMirror &)> &check) {
+  for (const RefusedEdit &c : edits) {
+    Plan p = mirrorPlan();
+    if (!c.afterResolving)
+      c.edit(p);
+    auto r = resolvePlan(p, {{"M", 7}});
+    ASSERT_TRUE(r.isOk()) << c.what << ": " << r.message();
+    if (c.afterResolving)
+      c.edit(p);
+    const size_t g = gemmIndex(p);
+    EXPECT_FALSE(isA ? mirroredAScaleWriter(p, *r, g)
+                     : mirroredBScaleWriter(p, *r, g))
+        << c.what;
+    const ScaleMirrorPlan mp = planScaleMirrors(p, *r);
+    for (const ScaleMirror &m : mp.mirrors)
+      check(c, m);
+    EXPECT_EQ(scaleSource(mp, g, isA).mirror, -1) << c.what;
+  }
+}
 
 TEST(PlanScaleMirror, TheMirrorPlanIsValid) {
   EXPECT_TRUE(validatePlan(mirrorPlan()).isOk())
@@ -258,12 +241,7 @@ TEST(PlanScaleMirror, F32Pow2ScalesAreF32Too) {
 }
 
 TEST(PlanScaleMirror, EveryConditionIsNeeded) {
-  struct Case {
-    const char *what;
-    std::function<void(Plan &)> edit;
-    bool afterResolving = false; ///< validation refuses the edited plan
-  };
-  const Case cases[] = {
+  const std::vector<RefusedEdit> cases = {
       {"ue8m0 scales",
        [](Plan &p) {
          const Granularity g = Granularity::block(1, 128, ScaleFormat::UE8M0);
@@ -324,49 +302,26 @@ TEST(PlanScaleMirror, EveryConditionIsNeeded) {
        [](Plan &p) { std::swap(p.steps[0], p.steps[2]); }},
       {"a run-phase quantize for a prepare-phase GEMM",
        [](Plan &p) { p.steps[2].phase = Phase::Prepare; }},
-      {"a batched GEMM",
-       [](Plan &p) {
-         for (PlanBuffer &b : p.buffers)
-           b.shape.insert(b.shape.begin(), C(2));
-         p.steps[2].batch = 2;
-         p.reference[0].shape.insert(p.reference[0].shape.begin(), C(2));
-         p.reference[0].batched = true;
-       }},
-      {"an sm_100a GEMM", [](Plan &p) { p.steps[2].gemm.arch = Arch::SM100a; }},
+      {"a batched GEMM", batchTheGemm},
+      {"an sm_100a GEMM", targetSm100},
       {"an M-major A",
        [](Plan &p) { p.steps[2].gemm.a.layout = Layout::MNMajor; }, true},
   };
-  for (const Case &c : cases) {
-    Plan p = mirrorPlan();
-    if (!c.afterResolving)
-      c.edit(p);
-    auto r = resolvePlan(p, {{"M", 7}});
-    ASSERT_TRUE(r.isOk()) << c.what << ": " << r.message();
-    if (c.afterResolving)
-      c.edit(p);
-    const size_t g = gemmIndex(p);
-    EXPECT_FALSE(mirroredAScaleWriter(p, *r, g)) << c.what;
-    const ScaleMirrorPlan mp = planScaleMirrors(p, *r);
-    for (const ScaleMirror &m : mp.mirrors)
-      EXPECT_NE(m.scales, "xs") << c.what;
-    EXPECT_EQ(scaleSource(mp, g, true).mirror, -1) << c.what;
-  }
+  expectRefused(cases, /*isA=*/true,
+                [](const RefusedEdit &c, const ScaleMirror &m) {
+                  EXPECT_NE(m.scales, "xs") << c.what;
+                });
   // And nothing but these conditions: the unedited plan has its mirror.
   const Plan p = mirrorPlan();
   EXPECT_TRUE(mirroredAScaleWriter(p, resolved(p, 7), kGemm));
 }
 
 TEST(PlanScaleMirror, EveryConditionOfTheBRuleIsNeeded) {
-  struct Case {
-    const char *what;
-    std::function<void(Plan &)> edit;
-    bool afterResolving = false; ///< validation refuses the edited plan
-  };
   auto bGranularity = [](Plan &p, Granularity g) {
     p.steps[1].aux.quant.granularity = g;
     p.steps[2].gemm.b.granularity = g;
   };
-  const Case cases[] = {
+  const std::vector<RefusedEdit> cases = {
       {"a pitch of 4 K blocks (16 bytes) already",
        [](Plan &p) { setK(p, 512); }},
       {"a pitch of 8 K blocks", [](Plan &p) { setK(p, 1024); }},
@@ -421,33 +376,15 @@ TEST(PlanScaleMirror, EveryConditionOfTheBRuleIsNeeded) {
          p.steps[2].phase = Phase::Prepare;
        },
        true},
-      {"a batched GEMM",
-       [](Plan &p) {
-         for (PlanBuffer &b : p.buffers)
-           b.shape.insert(b.shape.begin(), C(2));
-         p.steps[2].batch = 2;
-         p.reference[0].shape.insert(p.reference[0].shape.begin(), C(2));
-         p.reference[0].batched = true;
-       }},
-      {"an sm_100a GEMM", [](Plan &p) { p.steps[2].gemm.arch = Arch::SM100a; }},
+      {"a batched GEMM", batchTheGemm},
+      {"an sm_100a GEMM", targetSm100},
       {"an N-major B",
        [](Plan &p) { p.steps[2].gemm.b.layout = Layout::MNMajor; }, true},
   };
-  for (const Case &c : cases) {
-    Plan p = mirrorPlan();
-    if (!c.afterResolving)
-      c.edit(p);
-    auto r = resolvePlan(p, {{"M", 7}});
-    ASSERT_TRUE(r.isOk()) << c.what << ": " << r.message();
-    if (c.afterResolving)
-      c.edit(p);
-    const size_t g = gemmIndex(p);
-    EXPECT_FALSE(mirroredBScaleWriter(p, *r, g)) << c.what;
-    const ScaleMirrorPlan mp = planScaleMirrors(p, *r);
-    for (const ScaleMirror &m : mp.mirrors)
-      EXPECT_TRUE(m.transposed()) << c.what << ": " << m.scales;
-    EXPECT_EQ(scaleSource(mp, g, false).mirror, -1) << c.what;
-  }
+  expectRefused(cases, /*isA=*/false,
+                [](const RefusedEdit &c, const ScaleMirror &m) {
+                  EXPECT_TRUE(m.transposed()) << c.what << ": " << m.scales;
+                });
   // And nothing but these conditions: the unedited plan has its mirror.
   const Plan p = mirrorPlan();
   EXPECT_TRUE(mirroredBScaleWriter(p, resolved(p, 7), kGemm));

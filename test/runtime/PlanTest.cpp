@@ -15,82 +15,21 @@
 
 #include "codegen/kernels/fp8_math.h"
 
+#include "test/runtime/DeepSeekPlan.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 using namespace fp8;
+using namespace fp8::testplans;
 namespace nm = fp8::numerics;
 
 namespace {
 
-PlanBuffer buffer(std::string name, DType t, ShapeExpr shape, BufferRole r) {
-  PlanBuffer b;
-  b.name = std::move(name);
-  b.dtype = t;
-  b.shape = std::move(shape);
-  b.role = r;
-  return b;
-}
-
-DimExpr M(int64_t div = 1) { return DimExpr::symbol("M", div); }
-DimExpr C(int64_t v) { return DimExpr::constant(v); }
-
-ElementwiseSpec quantizeSpec(Granularity g) {
-  ElementwiseSpec s;
-  s.kind = AuxKind::Quantize;
-  s.program = EwProgram::identity(DType::BF16);
-  s.quant.granularity = g;
-  return s;
-}
-
 /// x [M, 256] quantized per 1x128 (run), w [128, 256] per 128x128
 /// (prepare), D = x w^T with promotion every 128; its reference.
-Plan tinyPlan() {
-  Plan p;
-  p.function = "tiny";
-  p.dims = {"M"};
-  p.buffers = {
-      buffer("x", DType::BF16, {M(), C(256)}, BufferRole::Input),
-      buffer("w", DType::BF16, {C(128), C(256)}, BufferRole::Weight),
-      buffer("xq", DType::E4M3FN, {M(), C(256)}, BufferRole::Temp),
-      buffer("xs", DType::F32, {M(), C(2)}, BufferRole::Temp),
-      buffer("wq", DType::E4M3FN, {C(128), C(256)}, BufferRole::Temp),
-      buffer("ws", DType::F32, {C(1), C(2)}, BufferRole::Temp),
-      buffer("d", DType::BF16, {M(), C(128)}, BufferRole::Output),
-  };
-  PlanStep qx;
-  qx.name = "quantize_x";
-  qx.kind = StepKind::Quantize;
-  qx.inputs = {"x"};
-  qx.outputs = {"xq", "xs"};
-  qx.aux = quantizeSpec(Granularity::block(1, 128));
-  PlanStep qw = qx;
-  qw.name = "quantize_w";
-  qw.phase = Phase::Prepare;
-  qw.inputs = {"w"};
-  qw.outputs = {"wq", "ws"};
-  qw.aux = quantizeSpec(Granularity::block(128, 128));
-  PlanStep g;
-  g.name = "gemm";
-  g.kind = StepKind::Gemm;
-  g.inputs = {"xq", "xs", "wq", "ws"};
-  g.outputs = {"d"};
-  g.gemm.n = 128;
-  g.gemm.k = 256;
-  g.gemm.a.granularity = Granularity::block(1, 128);
-  g.gemm.b.granularity = Granularity::block(128, 128);
-  g.gemm.promotionInterval = 128;
-  p.steps = {qx, qw, g};
-  p.outputs = {"d"};
-  RefOp r;
-  r.kind = RefOp::Kind::Matmul;
-  r.inputs = {"x", "w"};
-  r.out = "d";
-  r.shape = {M(), C(128)};
-  p.reference = {r};
-  return p;
-}
+Plan tinyPlan() { return deepseekPlan("tiny", 128, 256); }
 
 /// The message of parsing `plan` after `edit`.
 template <typename Edit> std::string problem(Edit edit) {
