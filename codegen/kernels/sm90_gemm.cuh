@@ -634,13 +634,18 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       tc[i] = 0.0f;
     bool fresh = true; // the next wgmma starts a new partial sum
     // Hands stage s back (to the peer CTA too, whose multicast writes into
-    // this stage).
+    // this stage). In a cluster, lane r arrives on CTA r's barrier through
+    // its cluster address: one instruction for both lanes. (Lane 0 arriving
+    // locally and lane 1 remotely, two divergent paths, measured 4-5% slower
+    // on 2-CTA clusters.)
     auto release = [&](int s) {
       __syncwarp();
-      if (lane == 0)
+      if (kCS > 1) {
+        if (lane < kCS)
+          mbar_arrive_cluster(bar_empty + s * 8, lane);
+      } else if (lane == 0) {
         mbar_arrive(bar_empty + s * 8);
-      else if (kCS > 1 && lane == 1)
-        mbar_arrive_cluster(bar_empty + s * 8, sched.rank ^ 1);
+      }
     };
 
     if constexpr (C::kOverlap != 0) {
