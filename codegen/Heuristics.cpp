@@ -21,14 +21,17 @@
 //   total        = 8000 (launch, first loads) + waves * unit clocks
 //
 // Overlapped promotion over alternating k-blocks (TileConfig::overlap "k")
-// measured 1-6% faster for long units (>= 48 k-blocks: K >= 6144 unsplit)
-// and 1-3% slower for short ones at 128 columns; at 64 columns it was
-// faster on every M = 4096 shape and even at M = 128. It is chosen for
-// tiles up to 64 columns, and up to 128 columns for long units. Overlap
+// is chosen for tiles up to 64 columns (faster on every M = 4096 shape and
+// even at M = 128), and at 128 columns only for very long units (>= 96
+// k-blocks: K >= 12288 unsplit). Since the non-overlapped loop keeps its
+// stage descriptors in uniform registers it wins at 128 columns up to
+// K = 7168 (4096x4096x7168: 1196 vs 1158 TF/s), and "k" still wins at
+// K = 16384 (1147 vs 1125); measured on the H100, fifth session. Overlap
 // over N halves was slower everywhere (A is read twice from shared memory)
 // and is left to explicit configs. BLOCK_M 64 (one consumer warpgroup) is
 // only considered when M <= 64. 2-CTA clusters (TMA multicast) measured
-// 5-20% slower than 1x1 tiles, so the heuristic leaves them to the tuner.
+// between 2% slower and 4% faster than 1x1 tiles, too close to call, so the
+// heuristic leaves them to explicit configs.
 // Ties go to the larger tile.
 //
 //===----------------------------------------------------------------------===//
@@ -108,7 +111,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
         if (cost < best.predictedCost * 0.995) {
           best.tile = probe.tile;
           best.tile.overlap = PromotionOverlap::None;
-          if (bn <= 64 || (bn <= 128 && kPerUnit >= 48)) {
+          if (bn <= 64 || (bn <= 128 && kPerUnit >= 96)) {
             KernelSpec ov = probe;
             ov.tile.overlap = PromotionOverlap::AlternateK;
             if (checkSm90Spec(ov).isOk())
