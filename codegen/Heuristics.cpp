@@ -22,11 +22,12 @@
 //
 // Overlapped promotion over alternating k-blocks (TileConfig::overlap "k")
 // is chosen for tiles up to 64 columns (faster on every M = 4096 shape and
-// even at M = 128), and at 128 columns only for very long units (>= 96
-// k-blocks: K >= 12288 unsplit). Since the non-overlapped loop keeps its
+// even at M = 128), and at 128 columns only for long units (>= 64
+// k-blocks: K >= 8192 unsplit). Since the non-overlapped loop keeps its
 // stage descriptors in uniform registers it wins at 128 columns up to
 // K = 7168 (4096x4096x7168: 1196 vs 1158 TF/s), and "k" still wins at
-// K = 16384 (1147 vs 1125); measured on the H100, fifth session. Overlap
+// K = 11008 (mlp's 4096x4096x11008: 1181 vs 1147) and K = 16384 (1147 vs
+// 1125); measured on the H100, fifth session. Overlap
 // over N halves was slower everywhere (A is read twice from shared memory)
 // and is left to explicit configs. BLOCK_M 64 (one consumer warpgroup) is
 // only considered when M <= 64. 2-CTA clusters (TMA multicast) measured
@@ -111,7 +112,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
         if (cost < best.predictedCost * 0.995) {
           best.tile = probe.tile;
           best.tile.overlap = PromotionOverlap::None;
-          if (bn <= 64 || (bn <= 128 && kPerUnit >= 96)) {
+          if (bn <= 64 || (bn <= 128 && kPerUnit >= 64)) {
             KernelSpec ov = probe;
             ov.tile.overlap = PromotionOverlap::AlternateK;
             if (checkSm90Spec(ov).isOk())

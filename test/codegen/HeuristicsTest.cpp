@@ -43,6 +43,7 @@ TEST(Sm90Heuristic, PicksTheMeasuredBestTileOnTheBenchShapes) {
       {4096, 2112, 7168, 176, O::None, 1},
       // Very long units overlap the promotion; shorter ones do not.
       {4096, 4096, 7168, 128, O::None, 1},
+      {4096, 4096, 11008, 128, O::AlternateK, 1}, // mlp's down projection
       {4096, 7168, 16384, 128, O::AlternateK, 1},
       {4096, 7168, 2048, 128, O::None, 1},
       {4096, 24576, 1536, 128, O::None, 1},
