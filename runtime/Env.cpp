@@ -39,6 +39,11 @@ int deviceOrdinal() {
   return std::atoi(v.c_str());
 }
 
+bool kernelTrace() {
+  std::string v = get("FP8_KERNEL_TRACE");
+  return !v.empty() && v != "0";
+}
+
 int scaleTmaMask() {
   std::string v = get("FP8_SCALE_TMA");
   return v.empty() ? 3 : std::atoi(v.c_str());

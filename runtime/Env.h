@@ -11,6 +11,10 @@
 //   FP8_DEVICE       CUDA device ordinal (default 0)
 //   FP8_SCALE_TMA    which K scales may travel by TMA on sm_90a: bit 0 A,
 //                    bit 1 B (default 3; 0 forces the consumer-loaded path)
+//   FP8_KERNEL_TRACE 1: sm_90a GEMM kernels record a clock timeline of their
+//                    pipeline, returned in GemmReport::trace (each traced
+//                    call synchronises its stream); read by the code
+//                    generator too
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_ENV_H
@@ -30,6 +34,8 @@ std::string dumpSourceDir();
 int deviceOrdinal();
 /// FP8_SCALE_TMA, or 3.
 int scaleTmaMask();
+/// True when FP8_KERNEL_TRACE is set to a non-zero value.
+bool kernelTrace();
 
 } // namespace fp8::env
 

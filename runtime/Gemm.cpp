@@ -31,8 +31,16 @@ struct Sm90Params {
   int64_t ldd;
   float *workspace;
   int *counters;
+  uint32_t *trace; ///< FP8_KERNEL_TRACE: the kernel's clock stamps
 };
-static_assert(sizeof(Sm90Params) == 104, "must match fp8k::GemmParams");
+static_assert(sizeof(Sm90Params) == 112, "must match fp8k::GemmParams");
+
+/// The trace buffer of FP8_KERNEL_TRACE runs (one per process; traced calls
+/// synchronise their stream before it is reused).
+std::mutex gTraceMutex;
+CUdeviceptr gTrace = 0;
+constexpr size_t kTraceWords =
+    size_t(kGemmTraceCtas) * kGemmTraceRoles * kGemmTraceSlots;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -382,6 +390,19 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
     params.counters = reinterpret_cast<int *>(w.counters);
   }
 
+  const bool tracing = env::kernelTrace();
+  std::unique_lock<std::mutex> traceLock(gTraceMutex, std::defer_lock);
+  if (tracing) {
+    traceLock.lock();
+    if (!gTrace)
+      FP8_RETURN_IF_ERROR(cuCheck(d.cuMemAlloc(&gTrace, kTraceWords * 4),
+                                  "cuMemAlloc(kernel trace)"));
+    FP8_RETURN_IF_ERROR(
+        cuCheck(d.cuMemsetD8Async(gTrace, 0, kTraceWords * 4, stream),
+                "cuMemsetD8Async(kernel trace)"));
+    params.trace = reinterpret_cast<uint32_t *>(gTrace);
+  }
+
   void *args[] = {&maps[0], &maps[1], &maps[2], &maps[3], &maps[4], &params};
   CUlaunchConfig cfg{};
   cfg.gridDimX = unsigned(grid);
@@ -411,6 +432,16 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
     report->jitSeconds = kn.jitSeconds;
     report->scaleATma = scaleTma & 1;
     report->scaleBTma = scaleTma & 2;
+    report->trace.clear();
+  }
+  if (tracing) {
+    FP8_RETURN_IF_ERROR(
+        cuCheck(d.cuStreamSynchronize(stream), "cuStreamSynchronize(trace)"));
+    std::vector<uint32_t> words(kTraceWords);
+    FP8_RETURN_IF_ERROR(cuCheck(
+        d.cuMemcpyDtoH(words.data(), gTrace, kTraceWords * 4), "trace copy"));
+    if (report)
+      report->trace = std::move(words);
   }
   return Status::ok();
 }

@@ -28,8 +28,10 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fp8 {
 
@@ -81,7 +83,20 @@ struct GemmReport {
   /// K-varying scales that travelled with the pipeline stages by TMA (their
   /// layout allowed it); otherwise the kernel's consumers loaded them.
   bool scaleATma = false, scaleBTma = false;
+  /// With FP8_KERNEL_TRACE=1: the kernel's clock stamps (kGemmTrace* below
+  /// give the layout; docs/hopper-kernel.md reads one); empty otherwise.
+  std::vector<uint32_t> trace;
 };
+
+/// Layout of GemmReport::trace (mirrors KTrace in sm90_gemm.cuh):
+/// [CTA][role][slot], CTAs 0, 1 and grid / 2; roles: consumer warpgroup 0,
+/// 1, producer; slot = k-block * kGemmTracePoints + point for the k-blocks
+/// kGemmTraceFirst .. + kGemmTraceBlocks - 1 of one work unit. Consumer
+/// points: before the stage's barrier wait, after it, after the wgmmas'
+/// commit, after they completed, after the promotion; producer: before and
+/// after the wait for a free stage. Unwritten slots are 0.
+constexpr int kGemmTraceCtas = 3, kGemmTraceRoles = 3, kGemmTraceSlots = 64;
+constexpr int kGemmTraceBlocks = 12, kGemmTracePoints = 5, kGemmTraceFirst = 8;
 
 /// The kernel spec the runtime would launch for this problem (its tile from
 /// `tile` if given, else the heuristic for `smCount` SMs).

@@ -42,11 +42,74 @@ struct GemmParams {
   i64 ldd;
   float *workspace; ///< split-K partials
   int *counters;    ///< split-K arrival counters, one per tile, zeroed
+  unsigned *trace;  ///< KTrace output (FP8_KERNEL_TRACE builds), or null
 };
 // The host mirror (runtime/Gemm.cpp) asserts the same size.
 constexpr int kScaleTmaA = 1; ///< A's K scales come with each stage (TMA)
 constexpr int kScaleTmaB = 2; ///< B's block scales come with each stage
-static_assert(sizeof(GemmParams) == 104, "GemmParams layout changed");
+static_assert(sizeof(GemmParams) == 112, "GemmParams layout changed");
+
+/// A timeline of the pipeline, for kernel work: with FP8_KERNEL_TRACE=1 in
+/// the environment of the code generator, three CTAs (0, 1 and
+/// gridDim.x / 2) stamp the SM clock at fixed points of kTraceBlocks
+/// k-blocks (from the kTraceFirst-th) of one work unit (their second, or
+/// their only one): lane 0 of warp 0 of each consumer warpgroup and the
+/// producer's TMA thread. The stamps stay in local memory until the kernel
+/// ends, then go to GemmParams::trace as [CTA][role][kTraceSlots] (role: the
+/// consumer warpgroup, or kTraceProducer); the runtime hands them back in
+/// GemmReport::trace. (printf anywhere in the kernel would make ptxas
+/// serialise the wgmmas.) Points, consumers: 0 before the stage's barrier
+/// wait, 1 after it, 2 after the wgmmas' commit, 3 after they completed, 4
+/// after the promotion and hand-back; producer: 0 before the wait for a free
+/// stage, 1 after it. Each stamp costs a few tens of clocks. Without the
+/// macro KTrace is empty and the kernel is unchanged.
+constexpr int kTraceCtas = 3, kTraceRoles = 3, kTraceProducer = 2;
+constexpr int kTraceBlocks = 12, kTracePoints = 5, kTraceFirst = 8;
+constexpr int kTraceSlots = 64;
+static_assert(kTraceBlocks * kTracePoints <= kTraceSlots, "trace slots");
+struct KTrace {
+#ifdef FP8_KERNEL_TRACE
+  unsigned t[kTraceBlocks * kTracePoints];
+  int cta = -1;  // traced CTA index, or -1
+  int unit = 0;  // the traced unit's index among this CTA's units
+  int units = 0; // units started so far
+  int row = -1;  // the current k-block's row of t, or -1
+  __device__ __forceinline__ void init(bool lane_traced, int my_units) {
+    const int b = blockIdx.x, half = gridDim.x / 2;
+    cta = !lane_traced ? -1 : b == 0 ? 0 : b == 1 ? 1 : b == half ? 2 : -1;
+    unit = my_units >= 2 ? 1 : 0;
+    for (int i = 0; i < kTraceBlocks * kTracePoints; ++i)
+      t[i] = 0;
+  }
+  /// Starts k-block `i` (counted from the unit's first) of the unit begun
+  /// last (next_unit() counts them).
+  __device__ __forceinline__ void next_unit() { ++units; }
+  __device__ __forceinline__ void block(int i) {
+    const int r = i - kTraceFirst;
+    row = cta >= 0 && units - 1 == unit && r >= 0 && r < kTraceBlocks ? r : -1;
+  }
+  __device__ __forceinline__ void stamp(int point) {
+    if (row >= 0) {
+      unsigned c;
+      asm volatile("mov.u32 %0, %%clock;" : "=r"(c)::"memory");
+      t[row * kTracePoints + point] = c;
+    }
+  }
+  __device__ __forceinline__ void flush(unsigned *out, int role) {
+    if (cta < 0 || !out)
+      return;
+    unsigned *o = out + (cta * kTraceRoles + role) * kTraceSlots;
+    for (int i = 0; i < kTraceBlocks * kTracePoints; ++i)
+      o[i] = t[i];
+  }
+#else
+  __device__ __forceinline__ void init(bool, int) {}
+  __device__ __forceinline__ void next_unit() {}
+  __device__ __forceinline__ void block(int) {}
+  __device__ __forceinline__ void stamp(int) {}
+  __device__ __forceinline__ void flush(unsigned *, int) {}
+#endif
+};
 
 /// Which K-varying scales the consumers apply per k-block, and how many B
 /// block scales a tile spans along N (at most kNb).
@@ -430,6 +493,10 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
     __syncthreads();
 
   const Schedule<C> sched(p.m);
+  const int my_units =
+      sched.first() < sched.units
+          ? (sched.units - sched.first() + sched.stride() - 1) / sched.stride()
+          : 0;
 
   if (warp_group == C::kMathWG) {
     //===------------------------------------------------------------------===//
@@ -453,14 +520,20 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       const u32 scale_bytes = ((scale_tma & kScaleTmaA) ? C::kBlockM * 4 : 0) +
                               ((scale_tma & kScaleTmaB) ? KS::kNb * 16 : 0);
       int it = 0;
+      KTrace tr;
+      tr.init(true, my_units);
       for (int u = sched.first(); u < sched.units; u += sched.stride()) {
         int mb, nb, split, tile_id, kb0, kb1;
         sched.decode(u, mb, nb, split, tile_id);
         split_range<C>(split, kb0, kb1);
+        tr.next_unit();
         for (int kb = kb0; kb < kb1; ++kb, ++it) {
           const int s = it % C::kStages;
           const u32 ph = (it / C::kStages) & 1;
+          tr.block(kb - kb0);
+          tr.stamp(0);
           mbar_wait(bar_empty + s * 8, ph ^ 1);
+          tr.stamp(1);
           const u32 full = bar_full + s * 8;
           mbar_arrive_expect_tx(full,
                                 L::kTileABytes + L::kTileBBytes + scale_bytes);
@@ -490,6 +563,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
             tma_load_2d(b_dst, &tmap_b, full, kb * 128, nb * C::kBlockN);
         }
       }
+      tr.flush(p.trace, kTraceProducer);
     } else if (L::kScaleLoader && warp == 1) {
       // Scale loader: the per-column B scales of each stage's k-block. f32
       // scales travel with cp.async and arrive on the stage's barrier when
@@ -592,10 +666,13 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   // the promotion, unless the promotion reads the stage's per-column B
   // scales (the scale loader's slots).
   constexpr bool kEarlyRelease = !L::kScaleLoader;
+  KTrace tr;
+  tr.init(tid_in_wg == 0, my_units);
   for (int u = sched.first(); u < sched.units; u += sched.stride()) {
     int mb, nb, split, tile, kb0, kb1;
     sched.decode(u, mb, nb, split, tile);
     split_range<C>(split, kb0, kb1);
+    tr.next_unit();
     const int m0 = mb * C::kBlockM;
     const int n0 = nb * C::kBlockN;
     // The tile's first column inside its B scale block (when not fixed).
@@ -683,16 +760,22 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         int s;
         u32 ph;
         stage_of(i, s, ph);
+        tr.block(i / kU);
+        tr.stamp(0);
         if (i % kU == 0)
           mbar_wait(bar_full + s * 8, ph);
+        tr.stamp(1);
         issue_unit<C>(t, desc_a(s), desc_b(s, chunk));
         if (kU == 1 && kScalesAtIssue)
           take_scales(kb0 + i, s, set);
+        tr.stamp(2);
       };
       // Promotes unit i from accumulator t (chunk kChunk); releases its
       // stage after the last unit of the k-block, before the promotion
       // when the promotion does not read the stage.
       auto finish0 = [&](int i) {
+        tr.block(i / kU);
+        tr.stamp(3);
         int s;
         u32 ph;
         reg_fence(tc);
@@ -704,10 +787,13 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         promote<C, 0>(acc, tc, ks, sb_smem + s * L::kSbPerStage, c0, boff);
         if (kU == 1 && !kEarlyRelease)
           release(s);
+        tr.stamp(4);
       };
       // (With N halves the release stays after the promotion: handing the
       // stage back first made ptxas spill at 160 columns.)
       auto finish1 = [&](int i) {
+        tr.block(i / kU);
+        tr.stamp(3);
         int s;
         u32 ph;
         reg_fence(tc1);
@@ -720,6 +806,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
                             sb_smem + s * L::kSbPerStage, c0, boff);
         if (kU == 2 || !kEarlyRelease)
           release(s); // both units of a two-unit k-block are done
+        tr.stamp(4);
       };
       // The issue/wait pattern is the same in every iteration (ptxas
       // serialises wgmmas whose completion it cannot prove at a use):
@@ -769,20 +856,29 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
           next_s = 0;
           next_ph ^= 1;
         }
+        tr.block(kb - kb0);
+        tr.stamp(0);
         mbar_wait(bar_full + s * 8, ph);
+        tr.stamp(1);
         const u64 da = da0 + (u64)(s * (L::kTileABytes / 16));
         const u64 db = db0 + (u64)(s * (L::kTileBBytes / 16));
         const bool group_end =
             C::kPromoSteps > 4 && ((kb - kb0 + 1) % (C::kPromoSteps / 4)) == 0;
         mma_all_chunks<C>(
             acc, tc, da, db, fresh, ks, sb_smem + s * L::kSbPerStage, c0, boff,
-            kb == kb1 - 1, group_end, [&] { take_scales(kb, s, ks); },
+            kb == kb1 - 1, group_end,
             [&] {
+              tr.stamp(2);
+              take_scales(kb, s, ks);
+            },
+            [&] {
+              tr.stamp(3);
               if (kEarlyRelease)
                 release(s);
             });
         if (!kEarlyRelease)
           release(s);
+        tr.stamp(4);
       }
     }
     float *res = C::kPromoSteps > 0 ? acc : tc;
@@ -956,6 +1052,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   }
   if (C::kTmaStore && tid_in_wg == 0)
     tma_store_wait_all();
+  tr.flush(p.trace, warp_group);
   __syncwarp();
   if (kCS > 1)
     cluster_sync();

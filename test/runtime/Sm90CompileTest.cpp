@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 using namespace fp8;
 
 namespace {
@@ -235,6 +237,43 @@ TEST(Sm90Emit, SourceHasTheExpectedInstructions) {
   EXPECT_NE(g->source.find("KScaleShape<fp8k::Cfg>::kNb == 2"),
             std::string::npos);
   EXPECT_TRUE(g->launch.tmaStore);
+}
+
+// FP8_KERNEL_TRACE=1 compiles clock stamps into the kernel (both promotion
+// schedules and the producer) without disturbing the wgmma pipeline; without
+// it the kernel has no clock reads at all.
+TEST(Sm90Emit, TracedKernelsStampTheClockAndKeepTheWgmmaPipeline) {
+  for (PromotionOverlap ov :
+       {PromotionOverlap::None, PromotionOverlap::AlternateK}) {
+    KernelSpec s = variantSpec(kVariants[0], 4096, 7168, 128);
+    s.tile.blockN = 128;
+    s.tile.overlap = ov;
+    s.tile.stages = sm90MaxStages(s);
+    ASSERT_EQ(setenv("FP8_KERNEL_TRACE", "1", 1), 0);
+    auto traced = emitSm90Gemm(s);
+    ASSERT_EQ(unsetenv("FP8_KERNEL_TRACE"), 0);
+    auto plain = emitSm90Gemm(s);
+    ASSERT_TRUE(traced.isOk()) << traced.message();
+    ASSERT_TRUE(plain.isOk()) << plain.message();
+    EXPECT_NE(traced->source.find("#define FP8_KERNEL_TRACE 1"),
+              std::string::npos);
+    EXPECT_EQ(plain->source.find("FP8_KERNEL_TRACE"), std::string::npos);
+    auto tp = compileToPtx(*traced);
+    auto pp = compileToPtx(*plain);
+    ASSERT_TRUE(tp.isOk()) << tp.message();
+    ASSERT_TRUE(pp.isOk()) << pp.message();
+    // Two points in the producer, five in the consumers.
+    size_t clocks = 0;
+    for (size_t at = tp->find("%clock"); at != std::string::npos;
+         at = tp->find("%clock", at + 1))
+      ++clocks;
+    EXPECT_GE(clocks, 7u);
+    EXPECT_EQ(pp->find("%clock"), std::string::npos);
+    auto c = compileWithNvrtc(*traced);
+    ASSERT_TRUE(c.isOk()) << c.message();
+    EXPECT_FALSE(c->wgmmaSerialized) << c->log;
+    EXPECT_EQ(c->spillBytes, 0) << c->log;
+  }
 }
 
 TEST(Sm90Emit, RejectsWhatHopperCannotRun) {

@@ -55,6 +55,7 @@ struct Options {
   std::optional<TileConfig> tile; // --tile JSON: force a configuration
   bool perTensor = false;         // --recipe per-tensor
   int promotion = 128;            // --promotion P (0: tensor cores only)
+  bool trace = false;             // --trace: print each kernel's timeline
 };
 
 [[noreturn]] void usage(int code) {
@@ -65,6 +66,7 @@ struct Options {
       "                 [--no-flush] [--no-jit] [--sweep] [--sweep-full]\n"
       "                 [--sweep-widths 64,128,...] [--tile JSON]\n"
       "                 [--recipe deepseek|per-tensor] [--promotion P]\n"
+      "                 [--trace]\n"
       "Benchmarks the generated sm_90a kernels against cuBLASLt on the\n"
       "shapes of FILE (default bench/shapes.json).\n"
       "  --recipe R     deepseek (default): A 1x128, B 128x128, the\n"
@@ -77,7 +79,11 @@ struct Options {
       "                 k) x split-K per shape (the heuristic's data)\n"
       "  --sweep-full   the same grid with 2-CTA clusters (2x1 and 1x2) and\n"
       "                 overlap n\n"
-      "  --sweep-widths W  the tile widths the sweep times (default 64-256)\n");
+      "  --sweep-widths W  the tile widths the sweep times (default 64-256)\n"
+      "  --trace        compile our kernels with FP8_KERNEL_TRACE=1 and print\n"
+      "                 each one's pipeline timeline (clock medians per\n"
+      "                 k-block); the stamps cost time, so its TF/s are not\n"
+      "                 comparable with an untraced run\n");
   std::exit(code);
 }
 
@@ -116,6 +122,8 @@ Options parseArgs(int argc, char **argv) {
       o.flush = false;
     else if (a == "--no-jit")
       o.jit = false;
+    else if (a == "--trace")
+      o.trace = true;
     else if (a == "--sweep")
       o.sweep = true;
     else if (a == "--sweep-full")
@@ -183,6 +191,66 @@ template <typename T> T check(Expected<T> e, const char *what) {
   if (!e)
     die(e.status(), what);
   return std::move(*e);
+}
+
+/// Median of `v` (0 when empty).
+int64_t medianOf(std::vector<int64_t> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Prints the medians of a GemmReport::trace (FP8_KERNEL_TRACE): per
+/// k-block intervals of the consumer warpgroups and of the producer, in SM
+/// clocks, over every traced CTA.
+void printTrace(const std::vector<uint32_t> &t) {
+  if (t.size() != size_t(kGemmTraceCtas) * kGemmTraceRoles * kGemmTraceSlots) {
+    std::printf("  trace: none recorded\n");
+    return;
+  }
+  // Clock differences modulo 2^32 (the counter wraps).
+  auto diff = [](uint32_t a, uint32_t b) { return int64_t(int32_t(b - a)); };
+  std::vector<int64_t> wait, issue, done, promo, gap, period, pwait, pperiod;
+  for (int c = 0; c < kGemmTraceCtas; ++c)
+    for (int r = 0; r < kGemmTraceRoles; ++r) {
+      const uint32_t *v =
+          t.data() + (c * kGemmTraceRoles + r) * kGemmTraceSlots;
+      for (int b = 0; b < kGemmTraceBlocks; ++b) {
+        const uint32_t *p = v + b * kGemmTracePoints;
+        const uint32_t *q = p + kGemmTracePoints; // next k-block
+        const bool next = b + 1 < kGemmTraceBlocks && q[0] != 0;
+        if (r == 2) {
+          if (p[0] == 0 || p[1] == 0)
+            continue;
+          pwait.push_back(diff(p[0], p[1]));
+          if (next)
+            pperiod.push_back(diff(p[0], q[0]));
+          continue;
+        }
+        if (p[0] == 0 || p[4] == 0)
+          continue;
+        wait.push_back(diff(p[0], p[1]));
+        issue.push_back(diff(p[1], p[2]));
+        done.push_back(diff(p[2], p[3]));
+        promo.push_back(diff(p[3], p[4]));
+        if (next) {
+          gap.push_back(diff(p[4], q[0]));
+          period.push_back(diff(p[0], q[0]));
+        }
+      }
+    }
+  std::printf("  trace (SM clocks, medians over %zu k-blocks of warp 0 of "
+              "each consumer warpgroup, CTAs 0, 1, grid/2):\n"
+              "    consumer: barrier wait %lld, issue %lld, until the wgmmas "
+              "completed %lld, promotion and hand-back %lld, to the next "
+              "k-block %lld; period %lld\n"
+              "    producer: wait for a free stage %lld; period %lld\n",
+              wait.size(), (long long)medianOf(wait),
+              (long long)medianOf(issue), (long long)medianOf(done),
+              (long long)medianOf(promo), (long long)medianOf(gap),
+              (long long)medianOf(period), (long long)medianOf(pwait),
+              (long long)medianOf(pperiod));
 }
 
 /// Times `launch` with events: median over `iters` runs, each after an L2
@@ -264,6 +332,9 @@ double geomean(const std::vector<double> &v) {
 
 int main(int argc, char **argv) {
   Options opt = parseArgs(argc, argv);
+  // The code generator and the runtime both read it (before any compile).
+  if (opt.trace)
+    setenv("FP8_KERNEL_TRACE", "1", 1);
   std::ifstream in(opt.shapes);
   if (!in) {
     std::fprintf(stderr, "fp8-bench: cannot read the shape file '%s'\n",
@@ -395,6 +466,14 @@ int main(int argc, char **argv) {
           if (!s)
             die(s, "our kernel");
         });
+    if (opt.trace) {
+      GemmReport tr;
+      if (Status s = gemm(recipe, sh.m, sh.n, sh.k, t, stream, gopt, &tr); !s)
+        die(s, "our kernel (trace)");
+      std::printf("%lld x %lld x %lld  %s\n", (long long)sh.m, (long long)sh.n,
+                  (long long)sh.k, tr.kernel.c_str());
+      printTrace(tr.trace);
+    }
     json sweepJson = json::array();
     if (opt.sweep) {
       // Every legal tile of a small grid, timed like ours: the data the
