@@ -244,11 +244,14 @@ void printTrace(const std::vector<uint32_t> &t) {
               "each consumer warpgroup, CTAs 0, 1, grid/2):\n"
               "    consumer: barrier wait %lld, issue %lld, until the wgmmas "
               "completed %lld, promotion and hand-back %lld, to the next "
-              "k-block %lld; period %lld\n"
+              "k-block %lld%s; period %lld\n"
               "    producer: wait for a free stage %lld; period %lld\n",
               wait.size(), (long long)medianOf(wait),
               (long long)medianOf(issue), (long long)medianOf(done),
               (long long)medianOf(promo), (long long)medianOf(gap),
+              medianOf(gap) < 0 ? " (overlapped: the next k-block is issued "
+                                  "before this one is promoted)"
+                                : "",
               (long long)medianOf(period), (long long)medianOf(pwait),
               (long long)medianOf(pperiod));
 }
