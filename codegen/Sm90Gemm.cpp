@@ -163,7 +163,7 @@ bool kernelDebug() {
 }
 
 /// FP8_KERNEL_TRACE=1: kernels that record a clock timeline of their
-/// pipeline (KTrace in sm90_gemm.cuh; the runtime reads it back).
+/// pipeline (KTrace in kernels/sm90_trace.cuh; the runtime reads it back).
 bool kernelTrace() {
   const char *v = std::getenv("FP8_KERNEL_TRACE");
   return v && *v && std::string(v) != "0";

@@ -88,13 +88,13 @@ struct GemmReport {
   std::vector<uint32_t> trace;
 };
 
-/// Layout of GemmReport::trace (mirrors KTrace in sm90_gemm.cuh):
-/// [CTA][role][slot], CTAs 0, 1 and grid / 2; roles: consumer warpgroup 0,
-/// 1, producer; slot = k-block * kGemmTracePoints + point for the k-blocks
-/// kGemmTraceFirst .. + kGemmTraceBlocks - 1 of one work unit. Consumer
-/// points: before the stage's barrier wait, after it, after the wgmmas'
-/// commit, after they completed, after the promotion; producer: before and
-/// after the wait for a free stage. Unwritten slots are 0.
+/// Layout of GemmReport::trace (mirrors KTrace in
+/// codegen/kernels/sm90_trace.cuh): [CTA][role][slot], CTAs 0, 1 and grid / 2;
+/// roles: consumer warpgroup 0, 1, producer; slot = k-block * kGemmTracePoints
+/// + point for the k-blocks kGemmTraceFirst .. + kGemmTraceBlocks - 1 of one
+/// work unit. Consumer points: before the stage's barrier wait, after it, after
+/// the wgmmas' commit, after they completed, after the promotion; producer:
+/// before and after the wait for a free stage. Unwritten slots are 0.
 constexpr int kGemmTraceCtas = 3, kGemmTraceRoles = 3, kGemmTraceSlots = 64;
 constexpr int kGemmTraceBlocks = 12, kGemmTracePoints = 5, kGemmTraceFirst = 8;
 
