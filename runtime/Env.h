@@ -14,7 +14,8 @@
 //   FP8_KERNEL_TRACE 1: sm_90a GEMM kernels record a clock timeline of their
 //                    pipeline, returned in GemmReport::trace (each traced
 //                    call synchronises its stream); read by the code
-//                    generator too
+//                    generator at each compile, by the runtime at its
+//                    first call
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_ENV_H

@@ -390,7 +390,10 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
     params.counters = reinterpret_cast<int *>(w.counters);
   }
 
-  const bool tracing = env::kernelTrace();
+  // Read once, like FP8_SCALE_TMA: a process is traced or not (fp8-bench
+  // --trace sets it before its first call), and the call path stays free of
+  // getenv.
+  static const bool tracing = env::kernelTrace();
   std::unique_lock<std::mutex> traceLock(gTraceMutex, std::defer_lock);
   if (tracing) {
     traceLock.lock();
