@@ -43,10 +43,13 @@ bool leanProducer(const KernelSpec &s) {
 }
 
 /// setmaxnreg budgets (PTX ISA 9.7.17.1): 65536 registers per SM, one CTA of
-/// 3 warpgroups: 40 + 2 x 232 (lean producer) or 56 + 2 x 224.
+/// 3 warpgroups: 40 + 2 x 232 (lean producer) or 56 + 2 x 224; of 4
+/// warpgroups (BLOCK_M 192): 40 + 3 x 152.
 int producerRegs(const KernelSpec &s) {
   if (const char *v = std::getenv("FP8_SM90_PRODUCER_REGS"))
     return std::atoi(v);
+  if (s.tile.mathWarpgroups == 3)
+    return 40;
   if (s.tile.mathWarpgroups != 2)
     return 0;
   return leanProducer(s) ? 40 : 56;
@@ -54,6 +57,8 @@ int producerRegs(const KernelSpec &s) {
 int consumerRegs(const KernelSpec &s) {
   if (const char *v = std::getenv("FP8_SM90_CONSUMER_REGS"))
     return std::atoi(v);
+  if (s.tile.mathWarpgroups == 3)
+    return 152;
   if (s.tile.mathWarpgroups != 2)
     return 0;
   return leanProducer(s) ? 232 : 224;
@@ -250,11 +255,39 @@ Status checkSm90Spec(const KernelSpec &s) {
     return errorf("expected block_k 128 on sm_90a (one 128-byte swizzle "
                   "atom of FP8), found ",
                   t.blockK);
-  if (t.blockM != 64 && t.blockM != 128)
-    return errorf("expected block_m 64 or 128, found ", t.blockM);
+  if (t.blockM != 64 && t.blockM != 128 && t.blockM != 192)
+    return errorf("expected block_m 64, 128 or 192, found ", t.blockM);
   if (t.mathWarpgroups != t.blockM / 64)
     return errorf("expected ", t.blockM / 64, " math warpgroups for block_m ",
                   t.blockM, " (64 rows each), found ", t.mathWarpgroups);
+  // Three consumer warpgroups share 152 registers each (setmaxnreg): one
+  // 64 x 128 accumulator pair fits, nothing more (ptxas -v, CUDA 13.0).
+  if (t.blockM == 192 && t.overlap != PromotionOverlap::None)
+    return errorf("expected overlap 'none' with block_m 192 (three consumer "
+                  "warpgroups have no registers for a second accumulator), "
+                  "found '",
+                  toString(t.overlap), "'");
+  if (t.blockM == 192) {
+    // ptxas -v over test/runtime/Sm90CompileTest.cpp's matrix: these fit
+    // without spills; split-K's reduction, per-column epilogue scales and
+    // B scale blocks at run-time columns (block_n not dividing 128) spill.
+    if (t.blockN > 128 || 128 % t.blockN != 0)
+      return errorf("expected block_n to divide 128 with block_m 192 (three "
+                    "consumer warpgroups of 152 registers), found ",
+                    t.blockN);
+    if (t.splitK != 1)
+      return errorf("expected split_k 1 with block_m 192 (the reduction "
+                    "needs registers three consumer warpgroups do not "
+                    "have), found ",
+                    t.splitK);
+    if (s.b.granularity.rows != Granularity::kWhole &&
+        s.b.granularity.cols == Granularity::kWhole)
+      return errorf("expected B scales constant along N or varying along K "
+                    "with block_m 192 (per-column epilogue scales need "
+                    "registers three consumer warpgroups do not have), "
+                    "found B granularity ",
+                    toString(s.b.granularity));
+  }
   if (t.overlap != PromotionOverlap::None) {
     if (p != 128)
       return errorf("expected a promotion interval of 128 with overlap '",

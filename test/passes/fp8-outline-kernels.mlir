@@ -225,7 +225,7 @@ module attributes {fp8.target = "sm_90a"} {
 
 module attributes {fp8.target = "sm_90a"} {
   func.func @bad_tile(%a: tensor<128x256xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<256x256xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<128x256xbf16> {
-    // expected-error @+1 {{'fp8.scaled_matmul' op has no kernel on sm_90a: expected block_m 64 or 128, found 96}}
+    // expected-error @+1 {{'fp8.scaled_matmul' op has no kernel on sm_90a: expected block_m 64, 128 or 192, found 96}}
     %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
            {fp8.tile = {block_m = 96, block_n = 128, block_k = 128, stages = 4}}
         : tensor<128x256xf8E4M3FN>, tensor<1x1xf32>, tensor<256x256xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x256xbf16>

@@ -69,7 +69,7 @@ module attributes {fp8.target = "sm_90a"} {
 module attributes {fp8.target = "sm_90a"} {
   func.func @illegal_entry(%a: tensor<128x256xf8E4M3FN>, %as: tensor<1x1xf32>,
                            %b: tensor<256x256xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<128x256xbf16> {
-    // expected-warning @+1 {{the tuning database's tile (measured at 128x256x256) does not fit this GEMM: expected block_m 64 or 128, found 96; using the heuristic}}
+    // expected-warning @+1 {{the tuning database's tile (measured at 128x256x256) does not fit this GEMM: expected block_m 64, 128 or 192, found 96; using the heuristic}}
     %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
         : tensor<128x256xf8E4M3FN>, tensor<1x1xf32>, tensor<256x256xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x256xbf16>
     return %d : tensor<128x256xbf16>

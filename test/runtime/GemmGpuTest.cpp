@@ -177,6 +177,61 @@ TEST(GemmGpu, ExplicitTileConfigs) {
   expectCase({recipe(kTok, kBlk, 128), 1000, 1280, 512, alongM});
 }
 
+// Three consumer warpgroups (192-row tiles): ragged M around the 192-row
+// boundary (phantom rows zero-filled, stores clipped), ragged N and K, the
+// recipes' promotion paths (per-tensor, per-row epilogue scales, per-column
+// B scales by the loader warp, several promotions per k-block, none),
+// f32 output and accumulate-into-C, 2-CTA clusters with a phantom partner.
+TEST(GemmGpu, ThreeConsumerWarpgroups) {
+  TileConfig t;
+  t.blockM = 192;
+  t.mathWarpgroups = 3;
+  t.blockN = 128;
+  t.stages = 4;
+  for (int64_t m : {1, 7, 191, 193, 1000})
+    expectCase({recipe(kTok, kBlk, 128), m, 1000, 1040, t});
+  expectCase({recipe(kTok, kBlk, 128), 4096, 2112, 7168, t});
+  expectCase({recipe(kTok, kBlk, 32), 385, 256, 512, t});
+  expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 0),
+              400, 520, 1024, t});
+  expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 128),
+              400, 520, 1024, t});
+  expectCase({recipe(Granularity::perRow(), Granularity::perTensor(), 128), 257,
+              384, 768, t});
+  expectCase({recipe(kTok, kTok, 128), 300, 320, 768, t}); // per-column B
+  expectCase({recipe(kTok, kBlk, 128, DType::F32), 200, 264, 512, t});
+  GemmRecipe acc = recipe(kTok, kBlk, 128);
+  acc.accumulate = true;
+  expectCase({acc, 250, 256, 512, t});
+  TileConfig narrow = t;
+  narrow.blockN = 64;
+  narrow.stages = 5;
+  expectCase({recipe(kTok, kBlk, 128), 500, 1000, 1024, narrow});
+  for (auto [cm, cn] : {std::pair<int, int>{2, 1}, {1, 2}}) {
+    TileConfig c = t;
+    c.clusterM = cm;
+    c.clusterN = cn;
+    expectCase({recipe(kTok, kBlk, 128), 600, 1152, 768, c}); // odd tiles
+    expectCase({recipe(kTok, kBlk, 128), 1, 384, 512, c});
+  }
+  // Overlapped promotion, split-K and per-column epilogue scales do not fit
+  // three warpgroups' registers: refused before launch.
+  auto refused = [&](const GemmRecipe &r, const TileConfig &tile,
+                     const char *why) {
+    auto spec = gemmKernelSpec(r, 300, 1024, 1024, 132, tile);
+    Status st = spec ? checkSm90Spec(*spec) : spec.status();
+    EXPECT_NE(st.message().find(why), std::string::npos) << st.message();
+  };
+  TileConfig ovk = t;
+  ovk.overlap = PromotionOverlap::AlternateK;
+  refused(recipe(kTok, kBlk, 128), ovk, "overlap 'none' with block_m 192");
+  TileConfig split = t;
+  split.splitK = 2;
+  refused(recipe(kTok, kBlk, 128), split, "split_k 1 with block_m 192");
+  refused(recipe(Granularity::perRow(), Granularity::perRow(), 128), t,
+          "with block_m 192 (per-column epilogue scales");
+}
+
 // K-varying scales reach the consumers two ways: with each pipeline stage by
 // TMA when their layout allows (A: [K blocks][M] with a 16-byte pitch; B:
 // K blocks contiguous with a 16-byte pitch), else loaded by the consumers.
