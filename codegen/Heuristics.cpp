@@ -90,11 +90,9 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
   for (int bm : {64, 128, 192}) {
     if (bm == 64 && m > 64)
       continue;
-    // 192 rows only as 192x128 unsplit (narrower ones measured 25-45%
-    // slower: their B scale blocks sit at run-time columns or the tile is
-    // short of work), and only where a tile has more rows than 128.
-    if (bm == 192 && m <= 128)
-      continue;
+    // 192 rows only as 192x128 (narrower ones measured 25-45% slower:
+    // their B scale blocks sit at run-time columns or the tile is short of
+    // work). checkSm90Spec rules out its split-K and overlap.
     for (int bn :
          {32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256}) {
       if (bm == 192 && bn != 128)
@@ -117,7 +115,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       for (int64_t split = 1; split <= std::min<int64_t>(kGroups, 16);
            ++split) {
         probe.tile.splitK = int(split);
-        if (split > 1 && (bm == 192 || !checkSm90Spec(probe).isOk()))
+        if (split > 1 && !checkSm90Spec(probe).isOk())
           break;
         const int64_t ctas = tiles * split;
         if (split > 1 && ctas > 2 * smCount)
@@ -130,7 +128,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
         if (cost < best.predictedCost * 0.995) {
           best.tile = probe.tile;
           best.tile.overlap = PromotionOverlap::None;
-          if (bm != 192 && (bn <= 64 || (bn <= 128 && kPerUnit >= 64))) {
+          if (bn <= 64 || (bn <= 128 && kPerUnit >= 64)) {
             KernelSpec ov = probe;
             ov.tile.overlap = PromotionOverlap::AlternateK;
             if (checkSm90Spec(ov).isOk())

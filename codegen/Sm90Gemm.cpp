@@ -260,17 +260,18 @@ Status checkSm90Spec(const KernelSpec &s) {
   if (t.mathWarpgroups != t.blockM / 64)
     return errorf("expected ", t.blockM / 64, " math warpgroups for block_m ",
                   t.blockM, " (64 rows each), found ", t.mathWarpgroups);
-  // Three consumer warpgroups share 152 registers each (setmaxnreg): one
-  // 64 x 128 accumulator pair fits, nothing more (ptxas -v, CUDA 13.0).
-  if (t.blockM == 192 && t.overlap != PromotionOverlap::None)
-    return errorf("expected overlap 'none' with block_m 192 (three consumer "
-                  "warpgroups have no registers for a second accumulator), "
-                  "found '",
-                  toString(t.overlap), "'");
   if (t.blockM == 192) {
-    // ptxas -v over test/runtime/Sm90CompileTest.cpp's matrix: these fit
-    // without spills; split-K's reduction, per-column epilogue scales and
-    // B scale blocks at run-time columns (block_n not dividing 128) spill.
+    // Three consumer warpgroups share 152 registers each (setmaxnreg): one
+    // 64 x 128 accumulator pair fits, nothing more. ptxas -v over
+    // test/runtime/Sm90CompileTest.cpp's matrix (CUDA 13.0): a second
+    // accumulator (overlap), split-K's reduction, per-column epilogue
+    // scales and B scale blocks at run-time columns (block_n not dividing
+    // 128) spill.
+    if (t.overlap != PromotionOverlap::None)
+      return errorf("expected overlap 'none' with block_m 192 (three "
+                    "consumer warpgroups have no registers for a second "
+                    "accumulator), found '",
+                    toString(t.overlap), "'");
     if (t.blockN > 128 || 128 % t.blockN != 0)
       return errorf("expected block_n to divide 128 with block_m 192 (three "
                     "consumer warpgroups of 152 registers), found ",
