@@ -32,7 +32,7 @@
 // and is left to explicit configs. BLOCK_M 64 (one consumer warpgroup) is
 // only considered when M <= 64; BLOCK_M 192 (three consumer warpgroups,
 // 128 columns, no overlap, no split-K) when M > 128: it wins every
-// M = 4096 shape (+2% to +27% over the fifth session's picks). 2-CTA clusters
+// M = 4096 shape (+3% to +15% over the fifth session's picks). 2-CTA clusters
 // (TMA multicast) measured between 2% slower and 4% faster than 1x1 tiles, too
 // close to call, so the heuristic leaves them to explicit configs. Ties go to
 // the larger tile.
@@ -64,10 +64,10 @@ double blockClocks128(int blockN) {
 }
 
 /// Three consumer warpgroups (BLOCK_M 192, 128 columns): a k-block costs
-/// 1.30-1.36x a 128x128 one for 1.5x the work (the tensor core idles less:
+/// 1.22-1.41x a 128x128 one for 1.5x the work (the tensor core idles less:
 /// two other warpgroups' wgmmas cover one's promotion). Measured over the
-/// M = 4096 shapes (sixth session, fp8-bench on the H100); the median
-/// ratio 1.32 of 881 clocks.
+/// M = 4096 shapes (sixth session, fp8-bench on the H100); 1160 is the
+/// median ratio, 1.32, of 881 clocks.
 constexpr double kBlockClocks192x128 = 1160.0;
 
 double blockClocks(int blockM, int blockN) {
