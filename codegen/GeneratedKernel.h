@@ -38,7 +38,9 @@ struct LaunchInfo {
   bool persistent = true;         ///< grid = min(units, SMs)
   int blockM = 0, blockN = 0;
   int splitK = 1;
-  bool tmaStore = true;     ///< D written with TMA (else predicated stores)
+  int tailSplit = 1;    ///< TileConfig::tailSplit (the most K slices of a tail)
+  int kSlices = 1;      ///< K slices a tile can have (promotion groups of K)
+  bool tmaStore = true; ///< D written with TMA (else predicated stores)
   std::vector<TmaPlan> tma; ///< descriptors, in kernel-parameter order
 };
 

@@ -15,7 +15,8 @@ bool TileConfig::operator==(const TileConfig &o) const {
          clusterM == o.clusterM && clusterN == o.clusterN &&
          raster == o.raster && swizzleGroup == o.swizzleGroup &&
          persistent == o.persistent && splitK == o.splitK &&
-         ctaGroup == o.ctaGroup && overlap == o.overlap;
+         tailSplit == o.tailSplit && ctaGroup == o.ctaGroup &&
+         overlap == o.overlap;
 }
 
 bool KernelSpec::operator==(const KernelSpec &o) const {
@@ -108,6 +109,8 @@ std::string KernelSpec::kernelName() const {
     s += "np";
   if (tile.splitK > 1)
     s += "sk" + std::to_string(tile.splitK);
+  if (tile.tailSplit > 1)
+    s += "ts" + std::to_string(tile.tailSplit);
   if (tile.ctaGroup > 1)
     s += "cg" + std::to_string(tile.ctaGroup);
   if (tile.overlap != PromotionOverlap::None)
@@ -174,6 +177,7 @@ static json tileToJSON(const TileConfig &t) {
               {"swizzle_group", t.swizzleGroup},
               {"persistent", t.persistent},
               {"split_k", t.splitK},
+              {"tail_split", t.tailSplit},
               {"cta_group", t.ctaGroup},
               {"overlap", std::string(toString(t.overlap))}};
 }
@@ -270,6 +274,7 @@ static Status readTile(const json &j, TileConfig &t) {
   r.get("swizzle_group", t.swizzleGroup, false);
   r.get("persistent", t.persistent, false);
   r.get("split_k", t.splitK, false);
+  r.get("tail_split", t.tailSplit, false);
   r.get("cta_group", t.ctaGroup, false);
   r.getEnum("overlap", t.overlap, parsePromotionOverlap, false);
   return r.status();

@@ -80,7 +80,11 @@ struct TileConfig {
   Raster raster = Raster::AlongN;
   int swizzleGroup = 8; ///< tiles per raster group (L2 locality)
   bool persistent = true;
-  int splitK = 1;   ///< K slices reduced through FP32 atomics/workspace
+  int splitK = 1; ///< K slices reduced through FP32 atomics/workspace
+  /// sm_90a, persistent: the tiles of the last partial wave are split into
+  /// up to this many K slices (chosen at launch from the tile count and the
+  /// SMs) so that they occupy the whole wave; 1: off.
+  int tailSplit = 1;
   int ctaGroup = 1; ///< sm_100a: tcgen05 cta_group::1 or ::2
   PromotionOverlap overlap = PromotionOverlap::None; ///< sm_90a
 

@@ -210,6 +210,10 @@ Status checkSm100Spec(const KernelSpec &s) {
     return errorf("expected split_k 1 on sm_100a (split-K is not implemented "
                   "for Blackwell), found ",
                   t.splitK);
+  if (t.tailSplit != 1)
+    return errorf("expected tail_split 1 on sm_100a (split tails are not "
+                  "implemented for Blackwell), found ",
+                  t.tailSplit);
   if (t.swizzleGroup < 1)
     return errorf("expected swizzle_group >= 1, found ", t.swizzleGroup);
   if (t.stages < 2)

@@ -15,6 +15,7 @@ constexpr int kMaxBlockN = 256;
 /// Split-K keeps the partial and the running sum live at once in the
 /// reduction: 160-wide promoted tiles spill there (ptxas -v), 144 do not.
 constexpr int kMaxSplitKBlockN = 144;
+constexpr int kMaxTailSplitBlockN = 192;
 
 int outBytes(const KernelSpec &s) { return s.out == DType::F32 ? 4 : 2; }
 
@@ -28,6 +29,16 @@ int outChunkCols(const KernelSpec &s) {
     if (s.tile.blockN % (bytes / ob) == 0)
       return bytes / ob;
   return 16 / ob;
+}
+
+/// K slices a tile can be cut into: one per promotion group (a group is
+/// never split, so each slice's partial sum is promoted before it is
+/// published).
+int64_t kSlices(const KernelSpec &s) {
+  const int64_t p = s.promotionInterval;
+  const int64_t kBlocks = (s.k + 127) / 128;
+  const int64_t groupBlocks = p > 128 ? p / 128 : 1;
+  return (kBlocks + groupBlocks - 1) / groupBlocks;
 }
 
 /// setmaxnreg budgets (PTX ISA 9.7.17.1): 65536 registers per SM, one CTA.
@@ -352,9 +363,7 @@ Status checkSm90Spec(const KernelSpec &s) {
     return errorf("expected cta_group 1 on sm_90a, found ", t.ctaGroup);
   if (t.swizzleGroup < 1)
     return errorf("expected swizzle_group >= 1, found ", t.swizzleGroup);
-  const int64_t kBlocks = (s.k + 127) / 128;
-  const int64_t groupBlocks = p > 128 ? p / 128 : 1;
-  const int64_t groups = (kBlocks + groupBlocks - 1) / groupBlocks;
+  const int64_t groups = kSlices(s);
   if (t.splitK < 1 || t.splitK > groups)
     return errorf("expected split_k in [1, ", groups,
                   "] (one slice per promotion group of K = ", s.k, "), found ",
@@ -365,6 +374,22 @@ Status checkSm90Spec(const KernelSpec &s) {
                   " with split_k > 1 (the reduction holds two accumulators), "
                   "found block_n ",
                   t.blockN, " with split_k ", t.splitK);
+  if (t.tailSplit < 1 || t.tailSplit > kSm90MaxTailSplit)
+    return errorf("expected tail_split in [1, ", kSm90MaxTailSplit, "], found ",
+                  t.tailSplit);
+  if (t.tailSplit > 1 && (t.splitK != 1 || !t.persistent))
+    return errorf("expected split_k 1 and a persistent grid with tail_split ",
+                  t.tailSplit,
+                  " (the split tail replaces split-K), found "
+                  "split_k ",
+                  t.splitK, (t.persistent ? "" : ", not persistent"));
+  // The reduction after the loop holds the sums and the loaded partials:
+  // 256 columns (128 floats of each) spill (ptxas -v, compile matrix).
+  if (t.tailSplit > 1 && t.blockN > kMaxTailSplitBlockN)
+    return errorf("expected block_n <= ", kMaxTailSplitBlockN,
+                  " with tail_split > 1 (the reduction of the split tiles "
+                  "needs registers), found block_n ",
+                  t.blockN);
   if (t.stages < 2)
     return errorf("expected at least 2 pipeline stages, found ", t.stages);
   const int smem = sm90SharedBytes(s);
@@ -484,6 +509,25 @@ int sm90ScaleBlocksB(const KernelSpec &s) {
 }
 } // namespace
 
+Sm90TailSchedule sm90TailSchedule(int64_t tiles, int64_t slots, int maxSplit,
+                                  int64_t kSlices) {
+  Sm90TailSchedule t;
+  t.first = tiles;
+  if (tiles <= 0 || slots <= 0)
+    return t;
+  // The last wave's tiles: all of them when there are fewer than slots.
+  const int64_t rest = tiles % slots;
+  if (rest == 0)
+    return t;
+  const int64_t split =
+      std::min<int64_t>({int64_t(maxSplit), kSlices, slots / rest});
+  if (split < 2)
+    return t;
+  t.first = tiles - rest;
+  t.split = int(split);
+  return t;
+}
+
 Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
   FP8_RETURN_IF_ERROR(checkSm90Spec(s));
   const Sm90ScalePlan pa = *planSm90Scales(s, true);
@@ -505,6 +549,8 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
   l.blockM = t.blockM;
   l.blockN = t.blockN;
   l.splitK = t.splitK;
+  l.tailSplit = t.tailSplit;
+  l.kSlices = int(kSlices(s));
   l.tmaStore = tmaStore(s);
   // With a cluster each CTA loads (and multicasts) half of the shared tile.
   l.tma.push_back({TmaPlan::Operand::A, 1, 128,
@@ -554,6 +600,7 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
      << "  static constexpr int kPromoSteps = " << s.promotionInterval / 32
      << "; // promotion interval " << s.promotionInterval << " / k32\n"
      << "  static constexpr int kSplitK = " << t.splitK << ";\n"
+     << "  static constexpr int kTailSplit = " << t.tailSplit << ";\n"
      << "  static constexpr int kClusterM = " << t.clusterM << ";\n"
      << "  static constexpr int kClusterN = " << t.clusterN << ";\n"
      << "  static constexpr bool kRasterAlongN = "

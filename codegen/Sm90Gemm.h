@@ -47,6 +47,25 @@ int sm90SharedBytes(const KernelSpec &spec);
 /// Largest pipeline depth that fits shared memory for `spec`'s tile.
 int sm90MaxStages(const KernelSpec &spec);
 
+/// Most K slices TileConfig::tailSplit may ask for.
+inline constexpr int kSm90MaxTailSplit = 8;
+
+/// The persistent schedule's split tail (TileConfig::tailSplit): of `tiles`
+/// output tiles (cluster tile groups) over `slots` CTAs (clusters), the
+/// last partial wave's `tiles - first` tiles are each cut into `split` K
+/// slices, so that the wave holds up to `slots` slices instead of a few
+/// whole tiles. `split` is the largest value <= min(maxSplit, kSlices) whose
+/// slices fit one wave; 1 (and first == tiles) when nothing is split. The
+/// kernel (sm90_gemm.cuh, Schedule) takes both at launch.
+struct Sm90TailSchedule {
+  int64_t first = 0; ///< the first split tile; tiles before it are whole
+  int split = 1;     ///< K slices per tile from `first` on
+  /// Work units: whole tiles, then the slices of the tail's tiles.
+  int64_t units(int64_t tiles) const { return first + (tiles - first) * split; }
+};
+Sm90TailSchedule sm90TailSchedule(int64_t tiles, int64_t slots, int maxSplit,
+                                  int64_t kSlices);
+
 /// Emits the kernel for `spec` (checked with checkSm90Spec first).
 Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &spec);
 

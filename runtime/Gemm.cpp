@@ -2,6 +2,7 @@
 
 #include "runtime/Gemm.h"
 #include "codegen/Gemm.h"
+#include "codegen/Sm90Gemm.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Env.h"
 #include "runtime/LoadedKernels.h"
@@ -32,8 +33,10 @@ struct Sm90Params {
   float *workspace;
   int *counters;
   uint32_t *trace; ///< FP8_KERNEL_TRACE: the kernel's clock stamps
+  int tailFirst;   ///< TileConfig::tailSplit: Sm90TailSchedule::first
+  int tailSplit;   ///< TileConfig::tailSplit: Sm90TailSchedule::split
 };
-static_assert(sizeof(Sm90Params) == 112, "must match fp8k::GemmParams");
+static_assert(sizeof(Sm90Params) == 120, "must match fp8k::GemmParams");
 
 /// The trace buffer of FP8_KERNEL_TRACE runs (one per process; traced calls
 /// synchronise their stream before it is reused).
@@ -355,14 +358,21 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
   }
 
   // Mirrors Schedule<Cfg> in sm90_gemm.cuh: units are cluster tile groups
-  // times K slices; the tile grid is padded to whole clusters.
+  // times K slices (split-K), or whole tile groups and then the slices of
+  // the split tail; the tile grid is padded to whole clusters.
   const int64_t mGroups = ceilDiv(ceilDiv(m, li.blockM), li.clusterM);
   const int64_t nGroups = ceilDiv(ceilDiv(n, li.blockN), li.clusterN);
   const int64_t mTiles = mGroups * li.clusterM, nTiles = nGroups * li.clusterN;
-  const int64_t units = mGroups * nGroups * li.splitK;
   int64_t slots = (*dev)->smCount / li.clusterX;
   if (li.clusterX > 1 && kn.maxActiveClusters > 0)
     slots = kn.maxActiveClusters;
+  const int64_t groups = mGroups * nGroups;
+  const Sm90TailSchedule tail =
+      li.tailSplit > 1
+          ? sm90TailSchedule(groups, slots, li.tailSplit, li.kSlices)
+          : Sm90TailSchedule{groups, 1};
+  const int64_t units =
+      li.tailSplit > 1 ? tail.units(groups) : groups * li.splitK;
   const int64_t grid =
       (li.persistent ? std::min<int64_t>(units, slots) : units) * li.clusterX;
 
@@ -379,11 +389,18 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
   params.ldc = ldc;
   params.d = t.d;
   params.ldd = ldd;
-  if (li.splitK > 1) {
+  params.tailFirst = int(tail.first);
+  params.tailSplit = tail.split;
+  if (li.splitK > 1 || tail.split > 1) {
+    // Split-K: every tile's slices; a split tail: its tiles' (numbered
+    // from the first split one, each CTA of a cluster its own).
+    const int64_t split = li.splitK > 1 ? li.splitK : tail.split;
+    const int64_t tiles =
+        li.splitK > 1 ? mTiles * nTiles : (groups - tail.first) * li.clusterX;
     const size_t threads = size_t(li.blockM / 64) * 128;
-    const size_t partial = size_t(mTiles * nTiles) * li.splitK * threads *
-                           size_t(li.blockN / 2) * sizeof(float);
-    const size_t counters = size_t(mTiles * nTiles) * sizeof(int);
+    const size_t partial =
+        size_t(tiles) * split * threads * size_t(li.blockN / 2) * sizeof(float);
+    const size_t counters = size_t(tiles) * sizeof(int);
     Workspace w;
     FP8_RETURN_IF_ERROR(getWorkspace(d, stream, partial, counters, w));
     params.workspace = reinterpret_cast<float *>(w.partials);

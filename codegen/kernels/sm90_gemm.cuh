@@ -44,11 +44,13 @@ struct GemmParams {
   float *workspace; ///< split-K partials
   int *counters;    ///< split-K arrival counters, one per tile, zeroed
   unsigned *trace;  ///< KTrace output (FP8_KERNEL_TRACE builds), or null
+  int tail_first;   ///< kTailSplit: the first split tile (cluster group)
+  int tail_split;   ///< kTailSplit: K slices of each tile from tail_first on
 };
 // The host mirror (runtime/Gemm.cpp) asserts the same size.
 constexpr int kScaleTmaA = 1; ///< A's K scales come with each stage (TMA)
 constexpr int kScaleTmaB = 2; ///< B's block scales come with each stage
-static_assert(sizeof(GemmParams) == 112, "GemmParams layout changed");
+static_assert(sizeof(GemmParams) == 120, "GemmParams layout changed");
 
 /// Which K-varying scales the consumers apply per k-block, and how many B
 /// block scales a tile spans along N (at most kNb).
@@ -116,45 +118,89 @@ template <class C> struct Layout {
 /// share B through multicast), a cluster along N takes two n blocks of one
 /// m block (sharing A). A trailing odd block gives its CTA a phantom tile:
 /// all its loads are out of bounds (zeros) and its stores are clipped.
+/// With split-K every tile is kSplitK units. With a split tail (kTailSplit)
+/// the tiles before p.tail_first are one unit each and every later tile
+/// (the last partial wave's) is p.tail_split units, chosen at launch
+/// (codegen/Sm90Gemm.cpp, sm90TailSchedule) so that the slices fill the
+/// wave; each CTA of the grid then takes at most one of them.
 template <class C> struct Schedule {
   static constexpr int kCS = C::kClusterM * C::kClusterN;
   static constexpr int kNTiles = (C::kN + C::kBlockN - 1) / C::kBlockN;
   static constexpr int kNGroups = (kNTiles + C::kClusterN - 1) / C::kClusterN;
   static constexpr int kNTilesPadded = kNGroups * C::kClusterN;
+  static constexpr bool kTail = C::kTailSplit > 1;
   int m_groups;
   int units;
   int rank;
+  int tail_first; // kTail: the first split tile
+  int tail_split; // kTail: its K slices (1: nothing split)
 
-  __device__ __forceinline__ Schedule(int m) {
-    const int m_tiles = (m + C::kBlockM - 1) / C::kBlockM;
+  __device__ __forceinline__ Schedule(const GemmParams &p) {
+    const int m_tiles = (p.m + C::kBlockM - 1) / C::kBlockM;
     m_groups = (m_tiles + C::kClusterM - 1) / C::kClusterM;
-    units = m_groups * kNGroups * C::kSplitK;
+    const int tiles = m_groups * kNGroups;
+    tail_first = tiles;
+    tail_split = 1;
+    if (kTail && p.tail_split > 1 && p.tail_first <= tiles) {
+      tail_first = p.tail_first;
+      tail_split = p.tail_split;
+    }
+    units = kTail ? tail_first + (tiles - tail_first) * tail_split
+                  : tiles * C::kSplitK;
     rank = kCS > 1 ? (int)cluster_ctarank() : 0;
   }
   __device__ __forceinline__ int first() const { return blockIdx.x / kCS; }
   __device__ __forceinline__ int stride() const { return gridDim.x / kCS; }
-  /// This CTA's tile of unit `u`: block coordinates, split-K slice, and a
-  /// tile id for the split-K workspace (row-major over the padded grid).
+  /// This CTA's tile of unit `u`: block coordinates, K slice and slice
+  /// count, and a tile id for the split-K workspace (row-major over the
+  /// padded grid with split-K; the split tile's index in the tail, times
+  /// the cluster size, plus the rank with a split tail).
   __device__ __forceinline__ void decode(int u, int &mb, int &nb, int &split,
-                                         int &tile_id) const {
+                                         int &nsplit, int &tile_id) const {
+    int g, slot = 0;
+    if (kTail) {
+      if (u < tail_first) {
+        g = u;
+        split = 0;
+        nsplit = 1;
+      } else {
+        slot = (u - tail_first) / tail_split;
+        split = (u - tail_first) - slot * tail_split;
+        g = tail_first + slot;
+        nsplit = tail_split;
+      }
+    } else {
+      g = u / C::kSplitK;
+      split = u % C::kSplitK;
+      nsplit = C::kSplitK;
+    }
     int gm, gn;
-    tile_coords<C>(u / C::kSplitK, m_groups, kNGroups, gm, gn);
-    split = u % C::kSplitK;
+    tile_coords<C>(g, m_groups, kNGroups, gm, gn);
     mb = gm * C::kClusterM + (C::kClusterM > 1 ? rank : 0);
     nb = gn * C::kClusterN + (C::kClusterN > 1 ? rank : 0);
-    tile_id = mb * kNTilesPadded + nb;
+    tile_id = kTail ? slot * kCS + rank : mb * kNTilesPadded + nb;
   }
 };
 
-/// The k-block range [begin, end) of split `s`, balanced in units of whole
-/// promotion groups so that no promotion batch straddles two slices.
+/// The k-block range [begin, end) of slice `s` of `n`, balanced in units of
+/// whole promotion groups so that no promotion batch straddles two slices.
+/// A whole tile (n == 1) takes constants. 32-bit arithmetic: a 64-bit
+/// division is a subroutine call, and a call in the kernel cost 3-6% on
+/// every shape (H100, seventh session), split or not.
 template <class C>
-__device__ __forceinline__ void split_range(int s, int &begin, int &end) {
+__device__ __forceinline__ void split_range(int s, int n, int &begin,
+                                            int &end) {
   constexpr int kBlocks = (C::kK + 127) / 128;
   constexpr int kGroupBlocks = C::kPromoSteps > 4 ? C::kPromoSteps / 4 : 1;
   constexpr int kGroups = (kBlocks + kGroupBlocks - 1) / kGroupBlocks;
-  const int g0 = (int)((long long)s * kGroups / C::kSplitK);
-  const int g1 = (int)((long long)(s + 1) * kGroups / C::kSplitK);
+  static_assert(kGroups < (1 << 27), "slice bounds overflow 32 bits");
+  if (n == 1) {
+    begin = 0;
+    end = kBlocks;
+    return;
+  }
+  const int g0 = s * kGroups / n;
+  const int g1 = (s + 1) * kGroups / n;
   begin = g0 * kGroupBlocks;
   end = min(kBlocks, g1 * kGroupBlocks);
 }
@@ -431,7 +477,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   else
     __syncthreads();
 
-  const Schedule<C> sched(p.m);
+  const Schedule<C> sched(p);
   const int my_units =
       sched.first() < sched.units
           ? (sched.units - sched.first() + sched.stride() - 1) / sched.stride()
@@ -462,9 +508,9 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       KTrace tr;
       tr.init(true, my_units);
       for (int u = sched.first(); u < sched.units; u += sched.stride()) {
-        int mb, nb, split, tile_id, kb0, kb1;
-        sched.decode(u, mb, nb, split, tile_id);
-        split_range<C>(split, kb0, kb1);
+        int mb, nb, split, nsplit, tile_id, kb0, kb1;
+        sched.decode(u, mb, nb, split, nsplit, tile_id);
+        split_range<C>(split, nsplit, kb0, kb1);
         tr.next_unit();
         for (int kb = kb0; kb < kb1; ++kb, ++it) {
           const int s = it % C::kStages;
@@ -513,9 +559,9 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       float *sb_smem = (float *)(smem + L::kSmemScales);
       int it = 0;
       for (int u = sched.first(); u < sched.units; u += sched.stride()) {
-        int mb, nb, split, tile_id, kb0, kb1;
-        sched.decode(u, mb, nb, split, tile_id);
-        split_range<C>(split, kb0, kb1);
+        int mb, nb, split, nsplit, tile_id, kb0, kb1;
+        sched.decode(u, mb, nb, split, nsplit, tile_id);
+        split_range<C>(split, nsplit, kb0, kb1);
         for (int kb = kb0; kb < kb1; ++kb, ++it) {
           const int s = it % C::kStages;
           const u32 ph = (it / C::kStages) & 1;
@@ -608,9 +654,9 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   KTrace tr;
   tr.init(tid_in_wg == 0, my_units);
   for (int u = sched.first(); u < sched.units; u += sched.stride()) {
-    int mb, nb, split, tile, kb0, kb1;
-    sched.decode(u, mb, nb, split, tile);
-    split_range<C>(split, kb0, kb1);
+    int mb, nb, split, nsplit, tile, kb0, kb1;
+    sched.decode(u, mb, nb, split, nsplit, tile);
+    split_range<C>(split, nsplit, kb0, kb1);
     tr.next_unit();
     const int m0 = mb * C::kBlockM;
     const int n0 = nb * C::kBlockN;
@@ -622,7 +668,8 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       ks_next.load(p, kbases, kb0, tma);
     // Moves `out` to k-block kb's scales (stage s) and starts loading its
     // successor's.
-    auto take_scales = [&](int kb, int s, KS &out) {
+    // (`end`: the end of the k-block range being walked.)
+    auto take_scales = [&](int kb, int s, KS &out, int end) {
       if (kDirect) {
         if (tma != kAllTma)
           out = ks_next;
@@ -637,7 +684,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
           for (int v = 0; v < KS::kNb; ++v)
             out.b[v] = sb_tma[s * L::kSbTma + 4 * v + j];
         }
-        if (tma != kAllTma && kb + 1 < kb1)
+        if (tma != kAllTma && kb + 1 < end)
           ks_next.load(p, kbases, kb + 1, tma);
       }
     };
@@ -706,7 +753,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         tr.stamp(1);
         issue_unit<C>(t, desc_a(s), desc_b(s, chunk));
         if (kU == 1 && kScalesAtIssue)
-          take_scales(kb0 + i, s, set);
+          take_scales(kb0 + i, s, set, kb1);
         tr.stamp(2);
       };
       // Promotes unit i from accumulator t (chunk kChunk); releases its
@@ -720,7 +767,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         reg_fence(tc);
         stage_of(i, s, ph);
         if (kU == 2 || !kScalesAtIssue)
-          take_scales(kb0 + i / kU, s, ks);
+          take_scales(kb0 + i / kU, s, ks, kb1);
         if (kU == 1 && kEarlyRelease)
           release(s);
         promote<C, 0>(acc, tc, ks, sb_smem + s * L::kSbPerStage, c0, boff);
@@ -738,7 +785,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         reg_fence(tc1);
         stage_of(i, s, ph);
         if (kU == 1 && !kScalesAtIssue)
-          take_scales(kb0 + i, s, ks1);
+          take_scales(kb0 + i, s, ks1, kb1);
         if (kU == 1 && kEarlyRelease)
           release(s);
         promote<C, kChunk1>(acc, tc1, kU == 1 ? ks1 : ks,
@@ -788,46 +835,57 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       const int uwg = __shfl_sync(0xffffffffu, warp_group, 0);
       const u64 da0 = make_desc_sw128(ubase + L::kSmemA + uwg * 64 * 128);
       const u64 db0 = make_desc_sw128(ubase + L::kSmemB);
-      for (int kb = kb0; kb < kb1; ++kb, ++it) {
-        const int s = next_s;
-        const u32 ph = next_ph;
-        if (++next_s == C::kStages) {
-          next_s = 0;
-          next_ph ^= 1;
+      // (kb0, kb1 shadow the unit's: the bounds of this loop.)
+      auto kloop = [&](const int kb0, const int kb1) {
+        for (int kb = kb0; kb < kb1; ++kb, ++it) {
+          const int s = next_s;
+          const u32 ph = next_ph;
+          if (++next_s == C::kStages) {
+            next_s = 0;
+            next_ph ^= 1;
+          }
+          tr.block(kb - kb0);
+          tr.stamp(0);
+          mbar_wait(bar_full + s * 8, ph);
+          tr.stamp(1);
+          const u64 da = da0 + (u64)(s * (L::kTileABytes / 16));
+          const u64 db = db0 + (u64)(s * (L::kTileBBytes / 16));
+          const bool group_end = C::kPromoSteps > 4 &&
+                                 ((kb - kb0 + 1) % (C::kPromoSteps / 4)) == 0;
+          mma_all_chunks<C>(
+              acc, tc, da, db, fresh, ks, sb_smem + s * L::kSbPerStage, c0,
+              boff, kb == kb1 - 1, group_end,
+              [&] {
+                tr.stamp(2);
+                take_scales(kb, s, ks, kb1);
+              },
+              [&] {
+                tr.stamp(3);
+                if (kEarlyRelease)
+                  release(s);
+              });
+          if (!kEarlyRelease)
+            release(s);
+          tr.stamp(4);
         }
-        tr.block(kb - kb0);
-        tr.stamp(0);
-        mbar_wait(bar_full + s * 8, ph);
-        tr.stamp(1);
-        const u64 da = da0 + (u64)(s * (L::kTileABytes / 16));
-        const u64 db = db0 + (u64)(s * (L::kTileBBytes / 16));
-        const bool group_end =
-            C::kPromoSteps > 4 && ((kb - kb0 + 1) % (C::kPromoSteps / 4)) == 0;
-        mma_all_chunks<C>(
-            acc, tc, da, db, fresh, ks, sb_smem + s * L::kSbPerStage, c0, boff,
-            kb == kb1 - 1, group_end,
-            [&] {
-              tr.stamp(2);
-              take_scales(kb, s, ks);
-            },
-            [&] {
-              tr.stamp(3);
-              if (kEarlyRelease)
-                release(s);
-            });
-        if (!kEarlyRelease)
-          release(s);
-        tr.stamp(4);
-      }
+      };
+      // With a split tail, whole tiles get a loop of their own with
+      // compile-time bounds: one loop for both ran 1-2% slower on whole
+      // tiles (H100, seventh session). (Not with promotion groups longer
+      // than a k-block: the second copy spills at 128 columns.)
+      if (C::kTailSplit > 1 && C::kPromoSteps <= 4 && nsplit == 1)
+        kloop(0, (C::kK + 127) / 128);
+      else
+        kloop(kb0, kb1);
     }
     float *res = C::kPromoSteps > 0 ? acc : tc;
 
     //===------------------------------------------------------------------===//
     // Split-K: publish the partial; the last slice of the tile reduces.
     //===------------------------------------------------------------------===//
-    if (C::kSplitK > 1) {
+    if (C::kSplitK > 1 || (C::kTailSplit > 1 && nsplit > 1)) {
       const i64 slot_stride = (i64)(kAcc / 4) * L::kMathThreads * 4;
-      float *ws = p.workspace + (i64)tile * C::kSplitK * slot_stride;
+      float *ws = p.workspace + (i64)tile * nsplit * slot_stride;
 #pragma unroll
       for (int q = 0; q < kAcc / 4; ++q)
         st_cg_v4(ws + split * slot_stride +
@@ -837,7 +895,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       named_barrier(1, L::kMathThreads);
       if (ctid == 0) {
         const int old = atomicAdd(p.counters + tile, 1);
-        const int last = old == C::kSplitK - 1;
+        const int last = old == nsplit - 1;
         if (last)
           atomicExch(p.counters + tile, 0); // ready for the next launch
         *flag = last;
@@ -853,7 +911,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
 #pragma unroll
       for (int i = 0; i < kAcc; ++i)
         res[i] = 0.0f;
-      for (int t = 0; t < C::kSplitK; ++t) {
+      for (int t = 0; t < nsplit; ++t) {
 #pragma unroll
         for (int q = 0; q < kAcc / 4; ++q) {
           float a, b, c, d;

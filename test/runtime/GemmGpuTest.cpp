@@ -232,6 +232,69 @@ TEST(GemmGpu, ThreeConsumerWarpgroups) {
           "with block_m 192 (per-column epilogue scales");
 }
 
+// A split tail (tail_split): the last partial wave's tiles are cut into K
+// slices, reduced by the last slice to finish. On the H100's 132 SMs each
+// case below splits (SplitTailSchedule in HeuristicsTest pins the
+// arithmetic): every tile when there are fewer tiles than SMs, else the
+// tiles past the last whole wave; slices of 1 to 28 k-blocks.
+TEST(GemmGpu, SplitTail) {
+  TileConfig t;
+  t.blockM = 192;
+  t.mathWarpgroups = 3;
+  t.blockN = 128;
+  t.stages = 4;
+  t.tailSplit = 4;
+  expectCase({recipe(kTok, kBlk, 128), 1, 1000, 1040, t});    // 8 tiles x 4
+  expectCase({recipe(kTok, kBlk, 128), 7, 1000, 256, t});     // 2 k-blocks
+  expectCase({recipe(kTok, kBlk, 128), 2000, 2000, 2048, t}); // 132 + 44 x 3
+  expectCase({recipe(kTok, kBlk, 128), 1000, 4000, 1040, t}); // 132 + 60 x 2
+  expectCase({recipe(kTok, kBlk, 128), 4096, 4096, 7168, t}); // 660 + 44 x 3
+  expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 0),
+              400, 520, 1024, t});
+  expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 512),
+              400, 520, 1024, t}); // two promotion groups: 2 slices
+  expectCase({recipe(kTok, kBlk, 128, DType::F32), 250, 256, 512, t});
+  GemmRecipe acc = recipe(kTok, kBlk, 128);
+  acc.accumulate = true; // C is added once, by the reducing slice
+  expectCase({acc, 250, 256, 512, t});
+  TileConfig two = t; // two consumer warpgroups, per-column B scales
+  two.blockM = 128;
+  two.mathWarpgroups = 2;
+  two.stages = 5;
+  expectCase({recipe(kTok, kBlk, 128), 1000, 1000, 1040, two});
+  expectCase({recipe(kTok, kTok, 128), 300, 320, 768, two});
+  TileConfig one = two; // one consumer warpgroup, 64 columns
+  one.blockM = 64;
+  one.mathWarpgroups = 1;
+  one.blockN = 64;
+  one.stages = 8;
+  expectCase({recipe(kTok, kBlk, 128), 33, 520, 768, one});
+  for (auto [cm, cn] : {std::pair<int, int>{2, 1}, {1, 2}}) {
+    TileConfig c = t;
+    c.clusterM = cm;
+    c.clusterN = cn;
+    expectCase({recipe(kTok, kBlk, 128), 600, 1152, 768, c}); // odd tiles
+    expectCase({recipe(kTok, kBlk, 128), 1, 384, 512, c});
+  }
+  // Run twice on one stream: the arrival counters are reset for the next.
+  expectCase({recipe(kTok, kBlk, 128), 1, 1000, 1040, t});
+  auto refused = [&](const TileConfig &tile, const char *why) {
+    auto spec =
+        gemmKernelSpec(recipe(kTok, kBlk, 128), 300, 1024, 1024, 132, tile);
+    Status st = spec ? checkSm90Spec(*spec) : spec.status();
+    EXPECT_NE(st.message().find(why), std::string::npos) << st.message();
+  };
+  TileConfig many = t;
+  many.tailSplit = 9;
+  refused(many, "expected tail_split in [1, 8], found 9");
+  TileConfig both = two;
+  both.splitK = 2;
+  refused(both, "expected split_k 1 and a persistent grid with tail_split 4");
+  TileConfig wide = two;
+  wide.blockN = 256;
+  refused(wide, "expected block_n <= 192 with tail_split > 1");
+}
+
 // K-varying scales reach the consumers two ways: with each pipeline stage by
 // TMA when their layout allows (A: [K blocks][M] with a 16-byte pitch; B:
 // K blocks contiguous with a 16-byte pitch), else loaded by the consumers.

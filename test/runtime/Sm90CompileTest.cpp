@@ -71,12 +71,16 @@ bool bBlocksAtRuntimeColumn(const Variant &v, int blockN) {
 class Sm90Compile
     : public ::testing::TestWithParam<std::tuple<int, int, int, int, int>> {};
 
+// The 4th parameter: split_k when positive, a split tail (tail_split) of
+// that many slices when negative.
 TEST_P(Sm90Compile, CompilesWithoutSpills) {
-  auto [variant, blockM, blockN, splitK, cluster] = GetParam();
+  auto [variant, blockM, blockN, split, cluster] = GetParam();
   const Variant &v = kVariants[variant];
   KernelSpec s = variantSpec(v, 7168 + 8, 2048, blockM); // ragged N
   s.tile.blockN = blockN;
+  const int splitK = split > 0 ? split : 1;
   s.tile.splitK = splitK;
+  s.tile.tailSplit = split < 0 ? -split : 1;
   s.tile.clusterM = cluster == 1 ? 2 : 1; // 0: none, 1: 2x1, 2: 1x2
   s.tile.clusterN = cluster == 2 ? 2 : 1;
   s.tile.stages = sm90MaxStages(s);
@@ -99,7 +103,7 @@ TEST_P(Sm90Compile, CompilesWithoutSpills) {
     }
     EXPECT_TRUE(
         blockN > (splitK > 1 ? 144 : 160) || splitK > 1 ||
-        (cluster == 1 && blockN % 16 != 0) ||
+        (split < 0 && blockN > 192) || (cluster == 1 && blockN % 16 != 0) ||
         (runtimeBlocks && (v.b.scale == ScaleFormat::UE8M0 || blockN > 192)))
         << legal.message();
     EXPECT_NE(legal.message().find("block_n"), std::string::npos);
@@ -120,6 +124,9 @@ TEST_P(Sm90Compile, CompilesWithoutSpills) {
   }
   EXPECT_GT(c->registers, 0);
   EXPECT_LT(c->compileSeconds, 2.0) << "(budget 0.5 s on the GPU machine)";
+  if (split < 0)
+    EXPECT_NE(g->source.find("kTailSplit = " + std::to_string(-split)),
+              std::string::npos);
 }
 
 // Overlapped promotion (two alternating tensor-core accumulators): every
@@ -202,21 +209,36 @@ TEST(Sm90Emit, NvrtcReportsSerialisedWgmmas) {
   EXPECT_FALSE(k.wgmmaSerialized);
 }
 
+std::string compileCaseName(
+    const ::testing::TestParamInfo<std::tuple<int, int, int, int, int>> &info) {
+  const int split = std::get<3>(info.param);
+  return std::string(kVariants[std::get<0>(info.param)].name) + "_m" +
+         std::to_string(std::get<1>(info.param)) + "_n" +
+         std::to_string(std::get<2>(info.param)) +
+         (split > 0 ? "_sk" + std::to_string(split)
+                    : "_ts" + std::to_string(-split)) +
+         (std::get<4>(info.param) == 1   ? "_c2x1"
+          : std::get<4>(info.param) == 2 ? "_c1x2"
+                                         : "");
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Matrix, Sm90Compile,
     ::testing::Combine(::testing::Range(0, int(std::size(kVariants))),
                        ::testing::Values(64, 128, 192),
                        ::testing::Values(64, 112, 128, 160, 192, 224, 256),
                        ::testing::Values(1, 4), ::testing::Values(0, 1, 2)),
-    [](const auto &info) {
-      return std::string(kVariants[std::get<0>(info.param)].name) + "_m" +
-             std::to_string(std::get<1>(info.param)) + "_n" +
-             std::to_string(std::get<2>(info.param)) + "_sk" +
-             std::to_string(std::get<3>(info.param)) +
-             (std::get<4>(info.param) == 1   ? "_c2x1"
-              : std::get<4>(info.param) == 2 ? "_c1x2"
-                                             : "");
-    });
+    compileCaseName);
+
+// The split tail (reduction code in an unsplit kernel's loop) at the widths
+// the heuristic picks, with and without a cluster.
+INSTANTIATE_TEST_SUITE_P(
+    TailSplit, Sm90Compile,
+    ::testing::Combine(::testing::Range(0, int(std::size(kVariants))),
+                       ::testing::Values(64, 128, 192),
+                       ::testing::Values(64, 128, 192, 256),
+                       ::testing::Values(-4), ::testing::Values(0, 1)),
+    compileCaseName);
 
 TEST(Sm90Emit, SourceHasTheExpectedInstructions) {
   KernelSpec s;
