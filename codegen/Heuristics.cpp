@@ -70,6 +70,17 @@ double blockClocks128(int blockN) {
 /// median ratio, 1.32, of 881 clocks.
 constexpr double kBlockClocks192x128 = 1160.0;
 
+/// Split tails (TileConfig::tailSplit), measured on the H100 (seventh
+/// session, 192x128): +3% on 4096x4096x7168 (44 tiles left over, 3 slices
+/// of 19 k-blocks) and +6% on 4096x4096x11008, but -3% on 4096x11008x4096
+/// (slices of 11) and -4% on 4096x7168x2048 (slices of 6); the kernel with
+/// the reduction in it runs 1-3% slower on whole tiles, so it is only chosen
+/// when the tail does split. 1x2 clusters of 192x128 tiles: +3% (+6% with
+/// the split tail) at K = 16384, -1% to -5% at K <= 11008.
+constexpr int kTailSplit = 4;
+constexpr int64_t kTailMinKBlocks = 16;
+constexpr int64_t kPairMinKBlocks = 128;
+
 double blockClocks(int blockM, int blockN) {
   if (blockM == 192)
     return kBlockClocks192x128 * blockN / 128.0;
@@ -151,6 +162,33 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
   best.tile.raster = Raster::AlongN;
   best.tile.swizzleGroup = 8;
   best.tile.persistent = true;
+
+  // A split tail when the last partial wave's tiles can be cut into slices
+  // of at least 16 k-blocks; with slices that long, 192x128 tiles also pair
+  // in 1x2 clusters (A multicast) from 128 k-blocks on.
+  if (best.tile.splitK == 1) {
+    const int bm = best.tile.blockM, bn = best.tile.blockN;
+    const int64_t nTiles = (n + bn - 1) / bn;
+    const bool pair = bm == 192 && kBlocks >= kPairMinKBlocks && nTiles >= 8;
+    const int cs = pair ? 2 : 1;
+    const int64_t groups = ((m + bm - 1) / bm) * ((nTiles + cs - 1) / cs);
+    const Sm90TailSchedule tail =
+        sm90TailSchedule(groups, smCount / cs, kTailSplit, kGroups);
+    KernelSpec probe = spec;
+    probe.tile = best.tile;
+    probe.tile.tailSplit = kTailSplit;
+    probe.tile.clusterN = cs;
+    if (tail.split > 1 &&
+        (kBlocks + tail.split - 1) / tail.split >= kTailMinKBlocks &&
+        checkSm90Spec(probe).isOk()) {
+      best.tile = probe.tile;
+      std::ostringstream os;
+      os << "; the last wave's " << (groups - tail.first) << " tile"
+         << (pair ? " pairs" : "s") << " split " << tail.split
+         << " ways along K" << (pair ? " (1x2 clusters)" : "");
+      best.reason += os.str();
+    }
+  }
   return best;
 }
 

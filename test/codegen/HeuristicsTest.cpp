@@ -31,6 +31,8 @@ struct Pick {
   int blockM, blockN;
   PromotionOverlap overlap;
   int splitK;
+  int tailSplit = 1; ///< 4 where the last partial wave splits
+  int clusterN = 1;
 };
 } // namespace
 
@@ -43,9 +45,14 @@ TEST(Sm90Heuristic, PicksTheMeasuredBestTileOnTheBenchShapes) {
       // picked).
       {4096, 576, 7168, 192, 128, O::None, 1},
       {4096, 2112, 7168, 192, 128, O::None, 1},
-      {4096, 4096, 7168, 192, 128, O::None, 1},
-      {4096, 4096, 11008, 192, 128, O::None, 1}, // mlp's down projection
-      {4096, 7168, 16384, 192, 128, O::None, 1},
+      // The last partial wave's tiles split along K where the slices are
+      // long (seventh session: +3%, +6%, and with 1x2 clusters +6% at
+      // K = 16384).
+      {4096, 4096, 7168, 192, 128, O::None, 1, 4},
+      {4096, 4096, 11008, 192, 128, O::None, 1, 4}, // mlp's down projection
+      {4096, 7168, 16384, 192, 128, O::None, 1, 4, 2},
+      // 44 tiles left over too, but slices of 11 k-blocks: not split.
+      {4096, 11008, 4096, 192, 128, O::None, 1},
       {4096, 7168, 2048, 192, 128, O::None, 1},
       {4096, 24576, 1536, 192, 128, O::None, 1},
       {4096, 32768, 512, 192, 128, O::None, 1},
@@ -65,6 +72,9 @@ TEST(Sm90Heuristic, PicksTheMeasuredBestTileOnTheBenchShapes) {
     EXPECT_EQ(c.tile.blockN, p.blockN) << c.reason;
     EXPECT_EQ(c.tile.overlap, p.overlap) << c.reason;
     EXPECT_EQ(c.tile.splitK, p.splitK) << c.reason;
+    EXPECT_EQ(c.tile.tailSplit, p.tailSplit) << c.reason;
+    EXPECT_EQ(c.tile.clusterN, p.clusterN) << c.reason;
+    EXPECT_EQ(c.tile.clusterM, 1) << c.reason;
     KernelSpec chosen = s;
     chosen.tile = c.tile;
     EXPECT_TRUE(checkSm90Spec(chosen).isOk())
@@ -77,4 +87,40 @@ TEST(Sm90Heuristic, FewerSMsMeanMoreWaves) {
   const KernelSpec s = deepseek(4096, 4096, 7168);
   EXPECT_GT(selectSm90Config(s, 114).predictedCost,
             selectSm90Config(s, 132).predictedCost);
+}
+
+// The split tail's arithmetic (the runtime launches with it; GemmGpu.SplitTail
+// runs these shapes on the H100).
+TEST(Sm90TailSchedule, SplitsTheLastPartialWave) {
+  struct Case {
+    int64_t tiles, slots;
+    int maxSplit;
+    int64_t kSlices, first;
+    int split;
+  };
+  const Case cases[] = {
+      {704, 132, 4, 56, 660, 3},    // 4096x4096 in 192x128 tiles: 44 left
+      {1232, 132, 4, 128, 1188, 3}, // 4096x7168
+      {176, 132, 4, 16, 132, 3},    // 2000x2000
+      {192, 132, 4, 9, 132, 2},     // 1000x4000: 60 left, 2 slices fit
+      {8, 132, 4, 9, 0, 4},         // fewer tiles than SMs: all split
+      {8, 132, 8, 9, 0, 8},         // up to the most asked for
+      {2, 132, 4, 2, 0, 2},         // no more slices than promotion groups
+      {264, 132, 4, 56, 264, 1},    // whole waves: nothing to split
+      {200, 132, 4, 56, 200, 1},    // 68 left: two slices would not fit
+      {5, 132, 1, 56, 5, 1},        // off
+      {9, 132, 4, 1, 9, 1},         // one K slice only
+      {0, 132, 4, 56, 0, 1},        // no tiles (M = 0)
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::to_string(c.tiles) + " tiles, " +
+                 std::to_string(c.slots) + " slots");
+    const Sm90TailSchedule t =
+        sm90TailSchedule(c.tiles, c.slots, c.maxSplit, c.kSlices);
+    EXPECT_EQ(t.first, c.first);
+    EXPECT_EQ(t.split, c.split);
+    // Never more units in the tail than one wave holds.
+    EXPECT_LE((c.tiles - t.first) * t.split, c.slots);
+    EXPECT_EQ(t.units(c.tiles), t.first + (c.tiles - t.first) * t.split);
+  }
 }
