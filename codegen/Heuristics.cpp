@@ -159,9 +159,19 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       }
     }
   }
-  best.tile.raster = Raster::AlongN;
   best.tile.swizzleGroup = 8;
   best.tile.persistent = true;
+  // Rasterisation: bands of 8 tile columns walked down M beat bands of 8
+  // tile rows walked along N for 192-row tiles, unless the last band is
+  // ragged (measured on the H100, seventh session, 192x128: +0.6% to +3.4%
+  // on eight M = 4096 shapes; -3.3% on 4096x2112x7168, 17 tile columns).
+  {
+    const int64_t nTiles = (n + best.tile.blockN - 1) / best.tile.blockN;
+    const bool down =
+        best.tile.blockM == 192 && (nTiles % best.tile.swizzleGroup == 0 ||
+                                    nTiles <= best.tile.swizzleGroup);
+    best.tile.raster = down ? Raster::AlongM : Raster::AlongN;
+  }
 
   // A split tail when the last partial wave's tiles can be cut into slices
   // of at least 16 k-blocks; with slices that long, 192x128 tiles also pair

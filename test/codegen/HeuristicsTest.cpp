@@ -33,6 +33,7 @@ struct Pick {
   int splitK;
   int tailSplit = 1; ///< 4 where the last partial wave splits
   int clusterN = 1;
+  Raster raster = Raster::AlongM; ///< 192-row tiles: down M unless ragged
 };
 } // namespace
 
@@ -44,7 +45,7 @@ TEST(Sm90Heuristic, PicksTheMeasuredBestTileOnTheBenchShapes) {
       // 4096x2112x7168 over 128x128, +15% over the 176 columns it had
       // picked).
       {4096, 576, 7168, 192, 128, O::None, 1},
-      {4096, 2112, 7168, 192, 128, O::None, 1},
+      {4096, 2112, 7168, 192, 128, O::None, 1, 1, 1, Raster::AlongN},
       // The last partial wave's tiles split along K where the slices are
       // long (seventh session: +3%, +6%, and with 1x2 clusters +6% at
       // K = 16384).
@@ -52,15 +53,15 @@ TEST(Sm90Heuristic, PicksTheMeasuredBestTileOnTheBenchShapes) {
       {4096, 4096, 11008, 192, 128, O::None, 1, 4}, // mlp's down projection
       {4096, 7168, 16384, 192, 128, O::None, 1, 4, 2},
       // 44 tiles left over too, but slices of 11 k-blocks: not split.
-      {4096, 11008, 4096, 192, 128, O::None, 1},
+      {4096, 11008, 4096, 192, 128, O::None, 1, 1, 1, Raster::AlongN},
       {4096, 7168, 2048, 192, 128, O::None, 1},
       {4096, 24576, 1536, 192, 128, O::None, 1},
       {4096, 32768, 512, 192, 128, O::None, 1},
       // Up to 128 rows a 192-row tile only wastes rows.
-      {128, 7168, 16384, 128, 128, O::AlternateK, 2},
+      {128, 7168, 16384, 128, 128, O::AlternateK, 2, 1, 1, Raster::AlongN},
       // Small M: split-K on narrow tiles fills the SMs.
-      {128, 2112, 7168, 128, 64, O::AlternateK, 4},
-      {128, 4096, 7168, 128, 64, O::AlternateK, 2},
+      {128, 2112, 7168, 128, 64, O::AlternateK, 4, 1, 1, Raster::AlongN},
+      {128, 4096, 7168, 128, 64, O::AlternateK, 2, 1, 1, Raster::AlongN},
   };
   for (const Pick &p : picks) {
     SCOPED_TRACE(std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
@@ -75,6 +76,7 @@ TEST(Sm90Heuristic, PicksTheMeasuredBestTileOnTheBenchShapes) {
     EXPECT_EQ(c.tile.tailSplit, p.tailSplit) << c.reason;
     EXPECT_EQ(c.tile.clusterN, p.clusterN) << c.reason;
     EXPECT_EQ(c.tile.clusterM, 1) << c.reason;
+    EXPECT_EQ(c.tile.raster, p.raster) << c.reason;
     KernelSpec chosen = s;
     chosen.tile = c.tile;
     EXPECT_TRUE(checkSm90Spec(chosen).isOk())
