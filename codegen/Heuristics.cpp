@@ -33,9 +33,10 @@
 // only considered when M <= 64; BLOCK_M 192 (three consumer warpgroups,
 // 128 columns, no overlap, no split-K) when M > 128: it wins every
 // M = 4096 shape (+3% to +15% over the fifth session's picks). 2-CTA clusters
-// (TMA multicast) measured between 2% slower and 4% faster than 1x1 tiles, too
-// close to call, so the heuristic leaves them to explicit configs. Ties go to
-// the larger tile.
+// (TMA multicast) measured between 2% slower and 4% faster than 1x1 tiles at
+// 128 rows, too close to call; 192x128 tiles pair in 1x2 clusters from 128
+// k-blocks on (see kPairMinKBlocks). Split tails and the rasterisation are
+// chosen after the tile (seventh session). Ties go to the larger tile.
 //
 //===----------------------------------------------------------------------===//
 
