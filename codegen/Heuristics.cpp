@@ -162,41 +162,45 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
   }
   best.tile.swizzleGroup = 8;
   best.tile.persistent = true;
+  const int bm = best.tile.blockM, bn = best.tile.blockN;
+  const int64_t nTiles = (n + bn - 1) / bn;
   // Rasterisation: bands of 8 tile columns walked down M beat bands of 8
   // tile rows walked along N for 192-row tiles, unless the last band is
   // ragged (measured on the H100, seventh session, 192x128: +0.6% to +3.4%
   // on eight M = 4096 shapes; -3.3% on 4096x2112x7168, 17 tile columns).
-  {
-    const int64_t nTiles = (n + best.tile.blockN - 1) / best.tile.blockN;
-    const bool down =
-        best.tile.blockM == 192 && (nTiles % best.tile.swizzleGroup == 0 ||
-                                    nTiles <= best.tile.swizzleGroup);
-    best.tile.raster = down ? Raster::AlongM : Raster::AlongN;
+  const bool down = bm == 192 && (nTiles % best.tile.swizzleGroup == 0 ||
+                                  nTiles <= best.tile.swizzleGroup);
+  best.tile.raster = down ? Raster::AlongM : Raster::AlongN;
+
+  // Long 192x128 tiles pair in 1x2 clusters (A multicast).
+  if (bm == 192 && kBlocks >= kPairMinKBlocks && nTiles >= 8) {
+    KernelSpec probe = spec;
+    probe.tile = best.tile;
+    probe.tile.clusterN = 2;
+    if (checkSm90Spec(probe).isOk()) {
+      best.tile = probe.tile;
+      best.reason += "; 1x2 clusters";
+    }
   }
 
-  // A split tail when the last partial wave's tiles can be cut into slices
-  // of at least 16 k-blocks; with slices that long, 192x128 tiles also pair
-  // in 1x2 clusters (A multicast) from 128 k-blocks on.
+  // A split tail when the last partial wave's tiles (cluster pairs) can be
+  // cut into slices of at least 16 k-blocks.
   if (best.tile.splitK == 1) {
-    const int bm = best.tile.blockM, bn = best.tile.blockN;
-    const int64_t nTiles = (n + bn - 1) / bn;
-    const bool pair = bm == 192 && kBlocks >= kPairMinKBlocks && nTiles >= 8;
-    const int cs = pair ? 2 : 1;
+    const int cs = best.tile.clusterN;
     const int64_t groups = ((m + bm - 1) / bm) * ((nTiles + cs - 1) / cs);
     const Sm90TailSchedule tail =
         sm90TailSchedule(groups, smCount / cs, kTailSplit, kGroups);
     KernelSpec probe = spec;
     probe.tile = best.tile;
     probe.tile.tailSplit = kTailSplit;
-    probe.tile.clusterN = cs;
     if (tail.split > 1 &&
         (kBlocks + tail.split - 1) / tail.split >= kTailMinKBlocks &&
         checkSm90Spec(probe).isOk()) {
       best.tile = probe.tile;
       std::ostringstream os;
       os << "; the last wave's " << (groups - tail.first) << " tile"
-         << (pair ? " pairs" : "s") << " split " << tail.split
-         << " ways along K" << (pair ? " (1x2 clusters)" : "");
+         << (cs > 1 ? " pairs" : "s") << " split " << tail.split
+         << " ways along K";
       best.reason += os.str();
     }
   }
