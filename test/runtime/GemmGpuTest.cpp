@@ -50,6 +50,36 @@ GpuCaseResult expectCase(const GpuCase &c) {
   return *r;
 }
 
+/// A 192x128 tile: three consumer warpgroups.
+TileConfig tile192() {
+  TileConfig t;
+  t.blockM = 192;
+  t.mathWarpgroups = 3;
+  t.blockN = 128;
+  t.stages = 4;
+  return t;
+}
+
+/// `t` in 2x1 and 1x2 clusters: an odd tile count (a phantom partner) and
+/// M = 1.
+void expectClusterPairs(const TileConfig &t) {
+  for (auto [cm, cn] : {std::pair<int, int>{2, 1}, {1, 2}}) {
+    TileConfig c = t;
+    c.clusterM = cm;
+    c.clusterN = cn;
+    expectCase({recipe(kTok, kBlk, 128), 600, 1152, 768, c}); // odd tiles
+    expectCase({recipe(kTok, kBlk, 128), 1, 384, 512, c});
+  }
+}
+
+/// `tile` is refused before launch with a message containing `why`.
+void expectRefused(const GemmRecipe &r, const TileConfig &tile,
+                   const char *why) {
+  auto spec = gemmKernelSpec(r, 300, 1024, 1024, 132, tile);
+  Status st = spec ? checkSm90Spec(*spec) : spec.status();
+  EXPECT_NE(st.message().find(why), std::string::npos) << st.message();
+}
+
 } // namespace
 
 TEST(GemmGpu, DeepSeekRecipeSquare) {
@@ -183,11 +213,7 @@ TEST(GemmGpu, ExplicitTileConfigs) {
 // B scales by the loader warp, several promotions per k-block, none),
 // f32 output and accumulate-into-C, 2-CTA clusters with a phantom partner.
 TEST(GemmGpu, ThreeConsumerWarpgroups) {
-  TileConfig t;
-  t.blockM = 192;
-  t.mathWarpgroups = 3;
-  t.blockN = 128;
-  t.stages = 4;
+  const TileConfig t = tile192();
   for (int64_t m : {1, 7, 191, 193, 1000})
     expectCase({recipe(kTok, kBlk, 128), m, 1000, 1040, t});
   expectCase({recipe(kTok, kBlk, 128), 4096, 2112, 7168, t});
@@ -207,42 +233,27 @@ TEST(GemmGpu, ThreeConsumerWarpgroups) {
   narrow.blockN = 64;
   narrow.stages = 5;
   expectCase({recipe(kTok, kBlk, 128), 500, 1000, 1024, narrow});
-  for (auto [cm, cn] : {std::pair<int, int>{2, 1}, {1, 2}}) {
-    TileConfig c = t;
-    c.clusterM = cm;
-    c.clusterN = cn;
-    expectCase({recipe(kTok, kBlk, 128), 600, 1152, 768, c}); // odd tiles
-    expectCase({recipe(kTok, kBlk, 128), 1, 384, 512, c});
-  }
+  expectClusterPairs(t);
   // Overlapped promotion, split-K and per-column epilogue scales do not fit
   // three warpgroups' registers: refused before launch.
-  auto refused = [&](const GemmRecipe &r, const TileConfig &tile,
-                     const char *why) {
-    auto spec = gemmKernelSpec(r, 300, 1024, 1024, 132, tile);
-    Status st = spec ? checkSm90Spec(*spec) : spec.status();
-    EXPECT_NE(st.message().find(why), std::string::npos) << st.message();
-  };
   TileConfig ovk = t;
   ovk.overlap = PromotionOverlap::AlternateK;
-  refused(recipe(kTok, kBlk, 128), ovk, "overlap 'none' with block_m 192");
+  expectRefused(recipe(kTok, kBlk, 128), ovk,
+                "overlap 'none' with block_m 192");
   TileConfig split = t;
   split.splitK = 2;
-  refused(recipe(kTok, kBlk, 128), split, "split_k 1 with block_m 192");
-  refused(recipe(Granularity::perRow(), Granularity::perRow(), 128), t,
-          "with block_m 192 (per-column epilogue scales");
+  expectRefused(recipe(kTok, kBlk, 128), split, "split_k 1 with block_m 192");
+  expectRefused(recipe(Granularity::perRow(), Granularity::perRow(), 128), t,
+                "with block_m 192 (per-column epilogue scales");
 }
 
 // A split tail (tail_split): the last partial wave's tiles are cut into K
 // slices, reduced by the last slice to finish. On the H100's 132 SMs each
-// case below splits (SplitTailSchedule in HeuristicsTest pins the
+// case below splits (Sm90TailSchedule in HeuristicsTest pins the
 // arithmetic): every tile when there are fewer tiles than SMs, else the
 // tiles past the last whole wave; slices of 1 to 28 k-blocks.
 TEST(GemmGpu, SplitTail) {
-  TileConfig t;
-  t.blockM = 192;
-  t.mathWarpgroups = 3;
-  t.blockN = 128;
-  t.stages = 4;
+  TileConfig t = tile192();
   t.tailSplit = 4;
   expectCase({recipe(kTok, kBlk, 128), 1, 1000, 1040, t});    // 8 tiles x 4
   expectCase({recipe(kTok, kBlk, 128), 7, 1000, 256, t});     // 2 k-blocks
@@ -269,30 +280,21 @@ TEST(GemmGpu, SplitTail) {
   one.blockN = 64;
   one.stages = 8;
   expectCase({recipe(kTok, kBlk, 128), 33, 520, 768, one});
-  for (auto [cm, cn] : {std::pair<int, int>{2, 1}, {1, 2}}) {
-    TileConfig c = t;
-    c.clusterM = cm;
-    c.clusterN = cn;
-    expectCase({recipe(kTok, kBlk, 128), 600, 1152, 768, c}); // odd tiles
-    expectCase({recipe(kTok, kBlk, 128), 1, 384, 512, c});
-  }
+  expectClusterPairs(t);
   // Run twice on one stream: the arrival counters are reset for the next.
   expectCase({recipe(kTok, kBlk, 128), 1, 1000, 1040, t});
-  auto refused = [&](const TileConfig &tile, const char *why) {
-    auto spec =
-        gemmKernelSpec(recipe(kTok, kBlk, 128), 300, 1024, 1024, 132, tile);
-    Status st = spec ? checkSm90Spec(*spec) : spec.status();
-    EXPECT_NE(st.message().find(why), std::string::npos) << st.message();
-  };
   TileConfig many = t;
   many.tailSplit = 9;
-  refused(many, "expected tail_split in [1, 8], found 9");
+  expectRefused(recipe(kTok, kBlk, 128), many,
+                "expected tail_split in [1, 8], found 9");
   TileConfig both = two;
   both.splitK = 2;
-  refused(both, "expected split_k 1 and a persistent grid with tail_split 4");
+  expectRefused(recipe(kTok, kBlk, 128), both,
+                "expected split_k 1 and a persistent grid with tail_split 4");
   TileConfig wide = two;
   wide.blockN = 256;
-  refused(wide, "expected block_n <= 192 with tail_split > 1");
+  expectRefused(recipe(kTok, kBlk, 128), wide,
+                "expected block_n <= 192 with tail_split > 1");
 }
 
 // K-varying scales reach the consumers two ways: with each pipeline stage by
