@@ -795,9 +795,36 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         tr.stamp(4);
       };
       // The issue/wait pattern is the same in every iteration (ptxas
-      // serialises wgmmas whose completion it cannot prove at a use):
-      // prologue, steady state with both next units present, then a tail.
-      if (n_units > 0) {
+      // serialises wgmmas whose completion it cannot prove at a use).
+      if (n_units > 0 && kU == 1) {
+        // Prologue, then pairs of units, leaving at whichever half has no
+        // successor to issue. (A tail after the loop, as below, held a
+        // third copy of the issue and promotion code: NVRTC took 10-20%
+        // longer on these kernels, eighth session.)
+        start(0, tc, 0, ks);
+        for (int i = 0;; i += 2) {
+          if (i + 1 >= n_units) {
+            wgmma_wait<0>();
+            finish0(i);
+            break;
+          }
+          start(i + 1, tc1, kChunk1, ks1);
+          wgmma_wait<1>();
+          finish0(i);
+          if (i + 2 >= n_units) {
+            wgmma_wait<0>();
+            finish1(i + 1);
+            break;
+          }
+          start(i + 2, tc, 0, ks);
+          wgmma_wait<1>();
+          finish1(i + 1);
+        }
+      } else if (n_units > 0) {
+        // N halves: prologue, steady state with both next units present,
+        // then a tail. (The loop above spills at 192 columns with
+        // accumulate-into-C here; dropping either branch of the tail, or
+        // the lone-unit exit above, makes ptxas serialise the wgmmas.)
         start(0, tc, 0, ks);
         int i = 0;
         for (; i + 2 < n_units; i += 2) {
