@@ -15,10 +15,15 @@
 //     DeepSeek recipe refuses it). Below 64 columns the earlier fit 190 + 8.15
 //     * BLOCK_N holds (narrow-N shapes only); between table entries the clocks
 //     are interpolated.
-//   unit clocks  = (k-blocks + 1.5) * k-block clocks  (+1.5: epilogue, fill)
+//   unit clocks  = (k-blocks + 1.5) * k-block clocks + 2000 per tile
+//                  (+1.5: epilogue, fill; 2000: the per-tile cost measured
+//                  in the seventh session)
+//   memory       = DRAM bytes (B, A, D, split-K partials) / 1800 per clock
+//                  + the last tile's epilogue (see kDramBytesPerClock)
 //   split-K      = + 8000 clocks (fences, arrival counter, the last slice's
 //                  serial reduction) + the partials' traffic
-//   total        = 8000 (launch, first loads) + waves * unit clocks
+//   total        = 8000 (launch, first loads) + max(waves * unit clocks,
+//                  memory)
 //
 // Overlapped promotion over alternating k-blocks (TileConfig::overlap "k")
 // is chosen for tiles up to 64 columns (faster on every M = 4096 shape and
@@ -82,6 +87,22 @@ constexpr int kTailSplit = 4;
 constexpr int64_t kTailMinKBlocks = 16;
 constexpr int64_t kPairMinKBlocks = 128;
 
+/// Small M is memory-bound: no schedule beats moving B (N x K), A, D and the
+/// split-K partials (which leave L2 while B streams through it) through
+/// DRAM at ~1800 bytes per model clock (what the best M = 128 kernels
+/// reach, ~2.2 TB/s), plus the last tile's epilogue, which overlaps no load
+/// (~0.05 clocks per output byte); each tile also costs ~2000 clocks beyond
+/// its k-blocks (measured, seventh session). Fitted to the M = 128 sweep of
+/// the fifth session (docs/results/h100-2026-11-22e/sweep-m128.json): the
+/// pick is the best measured tile on six of its seven shapes (128x64
+/// unsplit, not 128x128 split in two, at 7168x16384; 128x96, not 128x192,
+/// at 24576x1536) for 1600-2000 bytes per clock, 0.02-0.1 clocks per byte
+/// and 1000-3000 clocks per tile; the M = 4096 picks do not move. Measured
+/// on the H100 (eighth session): +5% and +3.5%.
+constexpr double kDramBytesPerClock = 1800.0;
+constexpr double kEpilogueClocksPerByte = 0.05;
+constexpr double kTileClocks = 2000.0;
+
 double blockClocks(int blockM, int blockN) {
   if (blockM == 192)
     return kBlockClocks192x128 * blockN / 128.0;
@@ -97,6 +118,8 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       spec.promotionInterval > 128 ? spec.promotionInterval / 128 : 1;
   const int64_t kGroups = (kBlocks + groupBlocks - 1) / groupBlocks;
 
+  const double outBytes = spec.out == DType::F32 ? 4.0 : 2.0;
+
   ConfigChoice best;
   best.predictedCost = 1e300;
   for (int bm : {64, 128, 192}) {
@@ -110,7 +133,10 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       if (bm == 192 && bn != 128)
         continue;
       // Narrower than 64 only pays off for narrow N (measured: 64-wide
-      // tiles win every small-M shape with N >= 2048).
+      // tiles win every small-M shape with N >= 2048 but one: 48 columns
+      // split three ways run 128x2112x7168 3% faster, while 48 unsplit
+      // runs 128x4096x7168 8% slower, a case the model cannot tell apart;
+      // eighth session).
       if (bn < 64 && n >= 2048)
         continue;
       KernelSpec probe = spec;
@@ -134,7 +160,14 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
           break;
         const int64_t waves = (ctas + smCount - 1) / smCount;
         const double kPerUnit = std::ceil(double(kBlocks) / double(split));
-        double cost = 8000.0 + waves * (kPerUnit + 1.5) * kb;
+        const double chain = waves * ((kPerUnit + 1.5) * kb + kTileClocks);
+        const double partials =
+            split > 1 ? double(tiles) * split * bm * bn * 4.0 * 2.0 : 0.0;
+        const double dram = (double(n) * k + double(m) * k +
+                             double(m) * n * outBytes + partials) /
+                            kDramBytesPerClock;
+        double cost = 8000.0 + std::max(chain, dram + kEpilogueClocksPerByte *
+                                                          bm * bn * outBytes);
         if (split > 1)
           cost += 8000.0 + double(bm) * bn * 4.0 * 2.0 * split / 30.0;
         if (cost < best.predictedCost * 0.995) {

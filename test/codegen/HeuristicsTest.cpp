@@ -57,10 +57,15 @@ TEST(Sm90Heuristic, PicksTheMeasuredBestTileOnTheBenchShapes) {
       {4096, 7168, 2048, 192, 128, O::None, 1},
       {4096, 24576, 1536, 192, 128, O::None, 1},
       {4096, 32768, 512, 192, 128, O::None, 1},
-      // Up to 128 rows a 192-row tile only wastes rows.
-      {128, 7168, 16384, 128, 128, O::AlternateK, 2, 1, 1, Raster::AlongN},
+      // Up to 128 rows a 192-row tile only wastes rows. Small M is
+      // memory-bound (eighth session's DRAM term): 64 columns unsplit
+      // beat 128 split in two at K = 16384 (+4%: no partials to move),
+      // 96 columns beat 192 at 24576x1536 (+4%).
+      {128, 7168, 16384, 128, 64, O::AlternateK, 1, 1, 1, Raster::AlongN},
+      {128, 24576, 1536, 128, 96, O::None, 1, 1, 1, Raster::AlongN},
+      {128, 32768, 512, 128, 128, O::None, 1, 1, 1, Raster::AlongN},
       // Small M: split-K on narrow tiles fills the SMs.
-      {128, 2112, 7168, 128, 64, O::AlternateK, 4, 1, 1, Raster::AlongN},
+      {128, 2112, 7168, 128, 64, O::AlternateK, 3, 1, 1, Raster::AlongN},
       {128, 4096, 7168, 128, 64, O::AlternateK, 2, 1, 1, Raster::AlongN},
   };
   for (const Pick &p : picks) {
