@@ -25,6 +25,7 @@
 #pragma once
 
 #include "fp8/sm90_common.cuh"
+#include "fp8/sm90_schedule.cuh"
 #include "fp8/sm90_trace.cuh"
 
 namespace fp8k {
@@ -112,98 +113,6 @@ template <class C> struct Layout {
   static constexpr int kSmemFlag = kSmemBars + 2 * C::kStages * 8;
   static constexpr int kSmemTotal = kSmemFlag + 16;
 };
-
-/// The persistent schedule. Work units are (cluster tile group, K slice):
-/// a cluster of 2 along M takes m blocks 2g and 2g+1 of one n block (they
-/// share B through multicast), a cluster along N takes two n blocks of one
-/// m block (sharing A). A trailing odd block gives its CTA a phantom tile:
-/// all its loads are out of bounds (zeros) and its stores are clipped.
-/// With split-K every tile is kSplitK units. With a split tail (kTailSplit)
-/// the tiles before p.tail_first are one unit each and every later tile
-/// (the last partial wave's) is p.tail_split units, chosen at launch
-/// (codegen/Sm90Gemm.cpp, sm90TailSchedule) so that the slices fill the
-/// wave; each CTA of the grid then takes at most one of them.
-template <class C> struct Schedule {
-  static constexpr int kCS = C::kClusterM * C::kClusterN;
-  static constexpr int kNTiles = (C::kN + C::kBlockN - 1) / C::kBlockN;
-  static constexpr int kNGroups = (kNTiles + C::kClusterN - 1) / C::kClusterN;
-  static constexpr int kNTilesPadded = kNGroups * C::kClusterN;
-  static constexpr bool kTail = C::kTailSplit > 1;
-  int m_groups;
-  int units;
-  int rank;
-  int tail_first; // kTail: the first split tile
-  int tail_split; // kTail: its K slices (1: nothing split)
-
-  __device__ __forceinline__ Schedule(const GemmParams &p) {
-    const int m_tiles = (p.m + C::kBlockM - 1) / C::kBlockM;
-    m_groups = (m_tiles + C::kClusterM - 1) / C::kClusterM;
-    const int tiles = m_groups * kNGroups;
-    tail_first = tiles;
-    tail_split = 1;
-    if (kTail && p.tail_split > 1 && p.tail_first <= tiles) {
-      tail_first = p.tail_first;
-      tail_split = p.tail_split;
-    }
-    units = kTail ? tail_first + (tiles - tail_first) * tail_split
-                  : tiles * C::kSplitK;
-    rank = kCS > 1 ? (int)cluster_ctarank() : 0;
-  }
-  __device__ __forceinline__ int first() const { return blockIdx.x / kCS; }
-  __device__ __forceinline__ int stride() const { return gridDim.x / kCS; }
-  /// This CTA's tile of unit `u`: block coordinates, K slice and slice
-  /// count, and a tile id for the split-K workspace (row-major over the
-  /// padded grid with split-K; the split tile's index in the tail, times
-  /// the cluster size, plus the rank with a split tail).
-  __device__ __forceinline__ void decode(int u, int &mb, int &nb, int &split,
-                                         int &nsplit, int &tile_id) const {
-    int g, slot = 0;
-    if (kTail) {
-      if (u < tail_first) {
-        g = u;
-        split = 0;
-        nsplit = 1;
-      } else {
-        slot = (u - tail_first) / tail_split;
-        split = (u - tail_first) - slot * tail_split;
-        g = tail_first + slot;
-        nsplit = tail_split;
-      }
-    } else {
-      g = u / C::kSplitK;
-      split = u % C::kSplitK;
-      nsplit = C::kSplitK;
-    }
-    int gm, gn;
-    tile_coords<C>(g, m_groups, kNGroups, gm, gn);
-    mb = gm * C::kClusterM + (C::kClusterM > 1 ? rank : 0);
-    nb = gn * C::kClusterN + (C::kClusterN > 1 ? rank : 0);
-    tile_id = kTail ? slot * kCS + rank : mb * kNTilesPadded + nb;
-  }
-};
-
-/// The k-block range [begin, end) of slice `s` of `n`, balanced in units of
-/// whole promotion groups so that no promotion batch straddles two slices.
-/// A whole tile (n == 1) takes constants. 32-bit arithmetic: a 64-bit
-/// division is a subroutine call, and a call in the kernel cost 3-6% on
-/// every shape (H100, seventh session), split or not.
-template <class C>
-__device__ __forceinline__ void split_range(int s, int n, int &begin,
-                                            int &end) {
-  constexpr int kBlocks = (C::kK + 127) / 128;
-  constexpr int kGroupBlocks = C::kPromoSteps > 4 ? C::kPromoSteps / 4 : 1;
-  constexpr int kGroups = (kBlocks + kGroupBlocks - 1) / kGroupBlocks;
-  static_assert(kGroups < (1 << 27), "slice bounds overflow 32 bits");
-  if (n == 1) {
-    begin = 0;
-    end = kBlocks;
-    return;
-  }
-  const int g0 = s * kGroups / n;
-  const int g1 = (s + 1) * kGroups / n;
-  begin = g0 * kGroupBlocks;
-  end = min(kBlocks, g1 * kGroupBlocks);
-}
 
 template <bool kE8>
 __device__ __forceinline__ float load_scale(const void *base, i64 idx) {
@@ -477,7 +386,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   else
     __syncthreads();
 
-  const Schedule<C> sched(p);
+  const Schedule<C> sched(p.m, p.tail_first, p.tail_split);
   const int my_units =
       sched.first() < sched.units
           ? (sched.units - sched.first() + sched.stride() - 1) / sched.stride()
