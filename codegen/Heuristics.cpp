@@ -114,9 +114,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
   const int64_t m = std::max<int64_t>(spec.m, 1);
   const int64_t n = spec.n, k = spec.k;
   const int64_t kBlocks = (k + 127) / 128;
-  const int64_t groupBlocks =
-      spec.promotionInterval > 128 ? spec.promotionInterval / 128 : 1;
-  const int64_t kGroups = (kBlocks + groupBlocks - 1) / groupBlocks;
+  const int64_t kGroups = sm90KSlices(spec);
 
   const double outBytes = spec.out == DType::F32 ? 4.0 : 2.0;
 

@@ -31,16 +31,6 @@ int outChunkCols(const KernelSpec &s) {
   return 16 / ob;
 }
 
-/// K slices a tile can be cut into: one per promotion group (a group is
-/// never split, so each slice's partial sum is promoted before it is
-/// published).
-int64_t kSlices(const KernelSpec &s) {
-  const int64_t p = s.promotionInterval;
-  const int64_t kBlocks = (s.k + 127) / 128;
-  const int64_t groupBlocks = p > 128 ? p / 128 : 1;
-  return (kBlocks + groupBlocks - 1) / groupBlocks;
-}
-
 /// setmaxnreg budgets (PTX ISA 9.7.17.1): 65536 registers per SM, one CTA.
 /// With one math warpgroup the launch bound already grants 255 per thread.
 /// The producer warpgroup can give the consumers registers (setmaxnreg)
@@ -363,7 +353,7 @@ Status checkSm90Spec(const KernelSpec &s) {
     return errorf("expected cta_group 1 on sm_90a, found ", t.ctaGroup);
   if (t.swizzleGroup < 1)
     return errorf("expected swizzle_group >= 1, found ", t.swizzleGroup);
-  const int64_t groups = kSlices(s);
+  const int64_t groups = sm90KSlices(s);
   if (t.splitK < 1 || t.splitK > groups)
     return errorf("expected split_k in [1, ", groups,
                   "] (one slice per promotion group of K = ", s.k, "), found ",
@@ -509,6 +499,13 @@ int sm90ScaleBlocksB(const KernelSpec &s) {
 }
 } // namespace
 
+int64_t sm90KSlices(const KernelSpec &s) {
+  const int64_t p = s.promotionInterval;
+  const int64_t kBlocks = (s.k + 127) / 128;
+  const int64_t groupBlocks = p > 128 ? p / 128 : 1;
+  return (kBlocks + groupBlocks - 1) / groupBlocks;
+}
+
 Sm90TailSchedule sm90TailSchedule(int64_t tiles, int64_t slots, int maxSplit,
                                   int64_t kSlices) {
   Sm90TailSchedule t;
@@ -550,7 +547,7 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
   l.blockN = t.blockN;
   l.splitK = t.splitK;
   l.tailSplit = t.tailSplit;
-  l.kSlices = int(kSlices(s));
+  l.kSlices = int(sm90KSlices(s));
   l.tmaStore = tmaStore(s);
   // With a cluster each CTA loads (and multicasts) half of the shared tile.
   l.tma.push_back({TmaPlan::Operand::A, 1, 128,

@@ -47,6 +47,11 @@ int sm90SharedBytes(const KernelSpec &spec);
 /// Largest pipeline depth that fits shared memory for `spec`'s tile.
 int sm90MaxStages(const KernelSpec &spec);
 
+/// K slices a tile can be cut into (split-K, a split tail): one per
+/// promotion group of K, so that each slice's partial sum is promoted before
+/// it is published.
+int64_t sm90KSlices(const KernelSpec &spec);
+
 /// Most K slices TileConfig::tailSplit may ask for.
 inline constexpr int kSm90MaxTailSplit = 8;
 

@@ -367,12 +367,10 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
   if (li.clusterX > 1 && kn.maxActiveClusters > 0)
     slots = kn.maxActiveClusters;
   const int64_t groups = mGroups * nGroups;
+  // (tail_split 1: nothing split, first == groups.)
   const Sm90TailSchedule tail =
-      li.tailSplit > 1
-          ? sm90TailSchedule(groups, slots, li.tailSplit, li.kSlices)
-          : Sm90TailSchedule{groups, 1};
-  const int64_t units =
-      li.tailSplit > 1 ? tail.units(groups) : groups * li.splitK;
+      sm90TailSchedule(groups, slots, li.tailSplit, li.kSlices);
+  const int64_t units = tail.units(groups) * li.splitK;
   const int64_t grid =
       (li.persistent ? std::min<int64_t>(units, slots) : units) * li.clusterX;
 
