@@ -18,17 +18,22 @@
 //   unit clocks  = (k-blocks + 1.5) * k-block clocks + 2000 per tile
 //                  (+1.5: epilogue, fill; 2000: the per-tile cost measured
 //                  in the seventh session)
-//   memory       = DRAM bytes (B, A, D, split-K partials) / 1800 per clock
+//   memory       = DRAM bytes (B, A, D, split-K partials) / 1750 per clock
 //                  + the last tile's epilogue (see kDramBytesPerClock)
-//   split-K      = + 8000 clocks (fences, arrival counter, the last slice's
-//                  serial reduction) + the partials' traffic
+//   split-K      = + 4000 clocks (fences, arrival counter) + the last
+//                  slice's serial read of every slice's partials at ~60
+//                  bytes per clock + the partials' traffic (see
+//                  kSplitFixedClocks)
 //   total        = 8000 (launch, first loads) + max(waves * unit clocks,
 //                  memory)
 //
 // Overlapped promotion over alternating k-blocks (TileConfig::overlap "k")
-// is chosen for tiles up to 64 columns (faster on every M = 4096 shape and
-// even at M = 128), and at 128 columns only for long units (>= 64
-// k-blocks: K >= 8192 unsplit). Since the non-overlapped loop keeps its
+// is chosen for unsplit tiles up to 64 columns (faster on every M = 4096
+// shape and by 0-1% at M = 128), and at 128 columns only for long units
+// (>= 64 k-blocks: K >= 8192 unsplit). Split-K tiles (small M) do without
+// it: within 1% either way on the three M = 128 split shapes (tenth
+// session) and ~30% less NVRTC time, on the kernels that were the slowest
+// to compile. Since the non-overlapped loop keeps its
 // stage descriptors in uniform registers it wins at 128 columns up to
 // K = 7168 (4096x4096x7168: 1196 vs 1158 TF/s), and "k" still wins at
 // K = 11008 (mlp's 4096x4096x11008: 1181 vs 1147) and K = 16384 (1147 vs
@@ -89,8 +94,8 @@ constexpr int64_t kPairMinKBlocks = 128;
 
 /// Small M is memory-bound: no schedule beats moving B (N x K), A, D and the
 /// split-K partials (which leave L2 while B streams through it) through
-/// DRAM at ~1800 bytes per model clock (what the best M = 128 kernels
-/// reach, ~2.2 TB/s), plus the last tile's epilogue, which overlaps no load
+/// DRAM at ~1750 bytes per model clock (1800 until the tenth session's
+/// split-K refit, below), plus the last tile's epilogue, which overlaps no load
 /// (~0.05 clocks per output byte); each tile also costs ~2000 clocks beyond
 /// its k-blocks (measured, seventh session). Fitted to the M = 128 sweep of
 /// the fifth session (docs/results/h100-2026-11-22e/sweep-m128.json): the
@@ -99,9 +104,27 @@ constexpr int64_t kPairMinKBlocks = 128;
 /// at 24576x1536) for 1600-2000 bytes per clock, 0.02-0.1 clocks per byte
 /// and 1000-3000 clocks per tile; the M = 4096 picks do not move. Measured
 /// on the H100 (eighth session): +5% and +3.5%.
-constexpr double kDramBytesPerClock = 1800.0;
+constexpr double kDramBytesPerClock = 1750.0;
 constexpr double kEpilogueClocksPerByte = 0.05;
 constexpr double kTileClocks = 2000.0;
+
+/// Split-K's own cost: the fences and the arrival counter, then the last
+/// slice reads every slice's FP32 partials back (~60 bytes per clock).
+/// Refitted, with DRAM at 1750 bytes per clock, to the tenth session's
+/// M = 128 sweep (widths 32-128 x split-K 1-14,
+/// docs/results/h100-2026-11-22j/): the old 8000 clocks and 30 bytes per clock
+/// kept narrow tiles at 3-4 slices where 7 (128x576x7168, 32 columns: +5%) and
+/// 48 columns split in three (128x2112x7168, 132 CTAs: +3%) measured faster.
+/// The refit's picks are the sweep's best (within 2%) on all seven shapes, and
+/// beat the old picks where they differ at M = 1 to 512 (measured, same
+/// session: up to +77% at 64x576x7168, +31% at 512x576x7168, +5% at
+/// 256x4096x11008) for 3000-5000 clocks and 45-90 bytes per clock. The DRAM
+/// rate's window is narrow (1740-1800): below it 64x32768x512 takes 96 columns
+/// (-9%), above it 128x7168x16384 takes 128 columns split in two (-7%). The
+/// model's memory floor is a fit, not the HBM rate, and it knows no wave
+/// quantisation of memory-bound tiles.
+constexpr double kSplitFixedClocks = 4000.0;
+constexpr double kSplitReadBytesPerClock = 60.0;
 
 double blockClocks(int blockM, int blockN) {
   if (blockM == 192)
@@ -130,12 +153,12 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
          {32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256}) {
       if (bm == 192 && bn != 128)
         continue;
-      // Narrower than 64 only pays off for narrow N (measured: 64-wide
-      // tiles win every small-M shape with N >= 2048 but one: 48 columns
-      // split three ways run 128x2112x7168 3% faster, while 48 unsplit
-      // runs 128x4096x7168 8% slower, a case the model cannot tell apart;
-      // eighth session).
-      if (bn < 64 && n >= 2048)
+      // Narrower than 64 only pays off for narrow N, or split along K
+      // (measured: 48 columns split three ways run 128x2112x7168 3% faster
+      // than 64, but 48 unsplit runs 128x4096x7168 8% slower with 86 CTAs,
+      // and 32 columns lose at N >= 2048; eighth and tenth sessions). The
+      // model does not see that fewer CTAs stream less, hence the rule.
+      if (bn < 48 && n >= 2048)
         continue;
       KernelSpec probe = spec;
       probe.tile = TileConfig();
@@ -151,6 +174,8 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       for (int64_t split = 1; split <= std::min<int64_t>(kGroups, 16);
            ++split) {
         probe.tile.splitK = int(split);
+        if (split == 1 && bn < 64 && n >= 2048)
+          continue;
         if (split > 1 && !checkSm90Spec(probe).isOk())
           break;
         const int64_t ctas = tiles * split;
@@ -167,11 +192,12 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
         double cost = 8000.0 + std::max(chain, dram + kEpilogueClocksPerByte *
                                                           bm * bn * outBytes);
         if (split > 1)
-          cost += 8000.0 + double(bm) * bn * 4.0 * 2.0 * split / 30.0;
+          cost += kSplitFixedClocks +
+                  double(bm) * bn * 4.0 * 2.0 * split / kSplitReadBytesPerClock;
         if (cost < best.predictedCost * 0.995) {
           best.tile = probe.tile;
           best.tile.overlap = PromotionOverlap::None;
-          if (bn <= 64 || (bn <= 128 && kPerUnit >= 64)) {
+          if (split == 1 && (bn <= 64 || (bn <= 128 && kPerUnit >= 64))) {
             KernelSpec ov = probe;
             ov.tile.overlap = PromotionOverlap::AlternateK;
             if (checkSm90Spec(ov).isOk())
