@@ -304,6 +304,17 @@ __device__ __forceinline__ float ue8m0_to_f32(u32 e) {
 __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
   asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
+/// stmatrix .x4: four 8x8 b16 matrices, one 32-bit register of each per
+/// thread in the mma accumulator layout (row lane/4, columns 2*(lane%4) and
+/// +1); lane 8k + i gives the shared address of row i of matrix k.
+__device__ __forceinline__ void stmatrix_x4(u32 addr, u32 a, u32 b, u32 c,
+                                            u32 d) {
+  asm volatile(
+      "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(
+          addr),
+      "r"(a), "r"(b), "r"(c), "r"(d)
+      : "memory");
+}
 __device__ __forceinline__ void st_shared_v2_f32(u32 addr, float a, float b) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(a), "f"(b)
                : "memory");

@@ -917,6 +917,11 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
                                : L::kChunkPitch == 64 ? 3
                                : L::kChunkPitch == 32 ? 1
                                                       : 0;
+      // bf16 staging by stmatrix (a quarter of the shared stores, and one
+      // address per pair of 8-column groups) where every round and chunk
+      // holds whole pairs of groups.
+      constexpr bool kStmatrix =
+          !C::kOutF32 && C::kEpiCols % 16 == 0 && C::kOutChunkCols % 16 == 0;
 #pragma unroll
       for (int round = 0; round < kRounds; ++round, ++epi_round) {
         // Two staging buffers alternate when there are several rounds: the
@@ -932,22 +937,49 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
             tma_store_wait_read<0>();
         }
         named_barrier(2 + warp_group, 128);
+        if constexpr (kStmatrix) {
+          // bf16 in pairs of 8-column groups: one stmatrix.x4 writes rows
+          // 0-15 of the warp's 16 for two groups (matrix k: row half k & 1,
+          // group g + (k >> 1)). Lane 8k + i addresses row i of matrix k;
+          // within a chunk its 16-byte unit is swizzled by a constant of
+          // the lane, so a pair's address is the lane's row plus
+          // 16 * ((pair's first unit) ^ (that constant)).
+          const int mk = lane >> 3;
+          const int mr = warp * 16 + (mk & 1) * 8 + (lane & 7);
+          const u32 row_off = (u32)mr * L::kChunkPitch;
+          const u32 lane_unit = (u32)(mk >> 1) ^ ((row_off >> 7) & kSwzMask);
 #pragma unroll
-        for (int i = 0; i < kAcc; i += 2) {
-          // Register i's 8-column group decides its round (compile time).
-          if ((8 * (i >> 2)) / C::kEpiCols != round)
-            continue;
-          const int c = 8 * (i >> 2) - round * C::kEpiCols + c0;
-          const int r = r0 + 8 * ((i >> 1) & 1);
-          const int q = c / C::kOutChunkCols;
-          const int cc = c % C::kOutChunkCols;
-          u32 off = r * L::kChunkPitch + cc * L::kOutBytes;
-          off ^= ((off >> 7) & kSwzMask) << 4;
-          const u32 addr = slab + q * kChunkBytes + off;
-          if (C::kOutF32)
-            st_shared_v2_f32(addr, res[i], res[i + 1]);
-          else
-            st_shared_u32(addr, pack_bf16x2(res[i], res[i + 1]));
+          for (int g = 0; g < kAcc / 4; g += 2) {
+            if ((8 * g) / C::kEpiCols != round)
+              continue;
+            const int c = 8 * g - round * C::kEpiCols;
+            const int q = c / C::kOutChunkCols;
+            const u32 unit = (u32)((c % C::kOutChunkCols) / 8);
+            const u32 addr =
+                slab + q * kChunkBytes + row_off + ((unit ^ lane_unit) << 4);
+            stmatrix_x4(addr, pack_bf16x2(res[4 * g], res[4 * g + 1]),
+                        pack_bf16x2(res[4 * g + 2], res[4 * g + 3]),
+                        pack_bf16x2(res[4 * g + 4], res[4 * g + 5]),
+                        pack_bf16x2(res[4 * g + 6], res[4 * g + 7]));
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < kAcc; i += 2) {
+            // Register i's 8-column group decides its round (compile time).
+            if ((8 * (i >> 2)) / C::kEpiCols != round)
+              continue;
+            const int c = 8 * (i >> 2) - round * C::kEpiCols + c0;
+            const int r = r0 + 8 * ((i >> 1) & 1);
+            const int q = c / C::kOutChunkCols;
+            const int cc = c % C::kOutChunkCols;
+            u32 off = r * L::kChunkPitch + cc * L::kOutBytes;
+            off ^= ((off >> 7) & kSwzMask) << 4;
+            const u32 addr = slab + q * kChunkBytes + off;
+            if (C::kOutF32)
+              st_shared_v2_f32(addr, res[i], res[i + 1]);
+            else
+              st_shared_u32(addr, pack_bf16x2(res[i], res[i + 1]));
+          }
         }
         fence_proxy_async_smem();
         named_barrier(2 + warp_group, 128);
