@@ -919,9 +919,12 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
                                                       : 0;
       // bf16 staging by stmatrix (a quarter of the shared stores, and one
       // address per pair of 8-column groups) where every round and chunk
-      // holds whole pairs of groups.
-      constexpr bool kStmatrix =
-          !C::kOutF32 && C::kEpiCols % 16 == 0 && C::kOutChunkCols % 16 == 0;
+      // holds whole pairs of groups, on tiles up to 128 columns: at 192,
+      // with a split tail and accumulate-into-C, its four packed registers
+      // made ptxas spill 8 bytes (the compile matrix).
+      constexpr bool kStmatrix = !C::kOutF32 && C::kBlockN <= 128 &&
+                                 C::kEpiCols % 16 == 0 &&
+                                 C::kOutChunkCols % 16 == 0;
 #pragma unroll
       for (int round = 0; round < kRounds; ++round, ++epi_round) {
         // Two staging buffers alternate when there are several rounds: the
