@@ -29,6 +29,7 @@ tools = ["fp8-opt"]
 for optional in ["fp8-translate", "fp8-numerics", "fp8-run", "fp8-tune", "fp8-bench", "fp8-codegen"]:
     if os.path.exists(os.path.join(config.fp8_tools_dir, optional)):
         tools.append(optional)
+        config.available_features.add(optional)
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # A GPU with its driver: tests that need its absence say UNSUPPORTED: gpu.

@@ -92,6 +92,27 @@ struct Options {
   std::exit(code);
 }
 
+/// A comma-separated list of integers in [lo, hi], multiples of `step`;
+/// anything else exits with a message naming the flag (`what`: the values
+/// expected).
+std::vector<int> intList(const char *flag, const std::string &text, int lo,
+                         int hi, int step, const char *what) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string t;
+  while (std::getline(ss, t, ',')) {
+    const int v = std::atoi(t.c_str());
+    if (v < lo || v > hi || v % step) {
+      std::fprintf(stderr,
+                   "fp8-bench: %s: expected %s in [%d, %d], found '%s'\n", flag,
+                   what, lo, hi, t.c_str());
+      std::exit(2);
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
 Options parseArgs(int argc, char **argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -133,37 +154,13 @@ Options parseArgs(int argc, char **argv) {
       o.sweep = true;
     else if (a == "--sweep-full")
       o.sweep = o.sweepFull = true;
-    else if (a == "--sweep-widths") {
-      o.sweepWidths.clear();
-      std::stringstream ss(next());
-      std::string t;
-      while (std::getline(ss, t, ',')) {
-        const int w = std::atoi(t.c_str());
-        if (w < 8 || w > 256 || w % 8) {
-          std::fprintf(stderr,
-                       "fp8-bench: --sweep-widths: expected multiples of 8 "
-                       "in [8, 256], found '%s'\n",
-                       t.c_str());
-          std::exit(2);
-        }
-        o.sweepWidths.push_back(w);
-      }
-    } else if (a == "--sweep-splits") {
-      o.sweepSplits.clear();
-      std::stringstream ss(next());
-      std::string t;
-      while (std::getline(ss, t, ',')) {
-        const int v = std::atoi(t.c_str());
-        if (v < 1 || v > 64) {
-          std::fprintf(stderr,
-                       "fp8-bench: --sweep-splits: expected slice counts in "
-                       "[1, 64], found '%s'\n",
-                       t.c_str());
-          std::exit(2);
-        }
-        o.sweepSplits.push_back(v);
-      }
-    } else if (a == "--recipe") {
+    else if (a == "--sweep-widths")
+      o.sweepWidths =
+          intList("--sweep-widths", next(), 8, 256, 8, "multiples of 8");
+    else if (a == "--sweep-splits")
+      o.sweepSplits =
+          intList("--sweep-splits", next(), 1, 64, 1, "slice counts");
+    else if (a == "--recipe") {
       const std::string r = next();
       if (r != "deepseek" && r != "per-tensor") {
         std::fprintf(stderr,
