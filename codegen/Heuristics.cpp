@@ -117,8 +117,9 @@ constexpr double kTileClocks = 2000.0;
 /// 48 columns split in three (128x2112x7168, 132 CTAs: +3%) measured faster.
 /// The refit's picks are the sweep's best (within 2%) on all seven shapes, and
 /// beat the old picks where they differ at M = 1 to 512 (measured, same
-/// session: up to +77% at 64x576x7168, +31% at 512x576x7168, +5% at
-/// 256x4096x11008) for 3000-5000 clocks and 45-90 bytes per clock. The DRAM
+/// session: +31% at 512x576x7168, +5% at 256x4096x11008; +77% at
+/// 64x576x7168 with six slices, where the final fit picks seven) for
+/// 3000-5000 clocks and 45-90 bytes per clock. The DRAM
 /// rate's window is narrow (1740-1800): below it 64x32768x512 takes 96 columns
 /// (-9%), above it 128x7168x16384 takes 128 columns split in two (-7%). The
 /// model's memory floor is a fit, not the HBM rate, and it knows no wave

@@ -715,8 +715,8 @@ int main(int argc, char **argv) {
     const char *dir = mkdtemp(tmpl);
     if (dir) {
       // NVRTC's one-time start-up (its builtins, ptxas) falls on the first
-      // compile of a process, whatever the kernel (40-60 ms on the CPU
-      // machine, about twice that on the GPU host). When the benchmark's
+      // compile of a process, whatever the kernel (30-60 ms on the CPU
+      // machine, 45 ms on the GPU host, tenth session). When the benchmark's
       // kernels came from the disk cache, nothing has paid it yet: a
       // one-line kernel pays it here, timed on its own, so that the figures
       // below are the kernels' own compile times.
