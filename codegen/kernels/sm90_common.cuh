@@ -301,6 +301,23 @@ __device__ __forceinline__ float ue8m0_to_f32(u32 e) {
   return __uint_as_float(e << 23);
 }
 
+template <bool kE8>
+__device__ __forceinline__ float load_scale(const void *base, i64 idx) {
+  if (kE8)
+    return ue8m0_to_f32(__ldg((const unsigned char *)base + idx));
+  return __ldg((const float *)base + idx);
+}
+
+/// Index of the scale of element (outer, k) for a block shape (ro, rk); a
+/// block extent of 0 means the whole dimension.
+template <int kRo, int kRk>
+__device__ __forceinline__ i64 scale_index(int outer, int k, i64 ld_outer,
+                                           i64 ld_k) {
+  const i64 o = kRo == 0 ? 0 : outer / kRo;
+  const i64 kk = kRk == 0 ? 0 : k / kRk;
+  return o * ld_outer + kk * ld_k;
+}
+
 __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
   asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }

@@ -1,0 +1,191 @@
+//===- sm90_epilogue.cuh - The epilogue of the sm_90a GEMM ----*- CUDA -*-===//
+//
+// What sm90_gemm.cuh does with a finished tile (or the reduced split-K
+// tile): the scales that do not vary along K, accumulate-into-C, the
+// conversion to the output type, and the store: staged through a swizzled
+// shared-memory slab per warpgroup and written by TMA (which clips rows >= M
+// and columns >= N), or with predicated stores when D's row pitch is not
+// 16-byte aligned.
+//
+// Needs the generated Cfg (kN, kAcc, kSaMode, kSbMode, kOutF32, kAccumulate,
+// kTmaStore, kEpiCols, kOutChunkCols, kBlockN, kMathWG, ...) and the kernel's
+// shared-memory Layout (kSmemD, kChunkPitch, kEpiRounds, kEpiBuffers,
+// kOutBytes) as template arguments.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "fp8/sm90_common.cuh"
+
+namespace fp8k {
+
+/// Applies the epilogue to this thread's `res` (C::kAcc floats of its
+/// warpgroup's 64 x BLOCK_N slab, mma accumulator layout) of the tile at
+/// (m0, n0) and stores it. `epi_round` counts the staging rounds of the
+/// kernel so far (the parity of the staging buffer).
+template <class C, class L, class P>
+__device__ __forceinline__ void
+store_tile(const P &p, const TmaDesc &tmap_d, float *res, int m0, int n0,
+           u32 base, int warp_group, int tid_in_wg, int &epi_round) {
+  constexpr int kAcc = C::kAcc;
+  const int warp = tid_in_wg / 32;
+  const int lane = tid_in_wg % 32;
+  // Accumulator fragment coordinates (see gemm_body).
+  const int r0 = warp * 16 + lane / 4;
+  const int c0 = 2 * (lane & 3);
+  const int row_base = m0 + warp_group * 64 + r0;
+  float ea[2] = {1.0f, 1.0f};
+  if (C::kSaMode != kScaleK) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row_base + 8 * h;
+      if (C::kSaMode == kScaleTensor)
+        ea[h] = load_scale<C::kSaE8>(p.sa, 0);
+      else if (row < p.m)
+        ea[h] = load_scale<C::kSaE8>(
+            p.sa, scale_index<C::kSaOuterBlock, 0>(row, 0, p.sa_ld_outer, 0));
+    }
+  }
+  float eb_tensor = 1.0f;
+  if (C::kSbMode == kScaleTensor)
+    eb_tensor = load_scale<C::kSbE8>(p.sb, 0);
+
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) {
+    const int col = n0 + 8 * (i >> 2) + c0 + (i & 1);
+    float v = res[i] * ea[(i >> 1) & 1];
+    if (C::kSbMode == kScaleTensor)
+      v *= eb_tensor;
+    else if (C::kSbMode == kScaleOuter)
+      v *= col < C::kN
+               ? load_scale<C::kSbE8>(p.sb, scale_index<C::kSbOuterBlock, 0>(
+                                                col, 0, p.sb_ld_outer, 0))
+               : 0.0f;
+    if (C::kAccumulate) {
+      const int row = row_base + 8 * ((i >> 1) & 1);
+      if (row < p.m && col < C::kN) {
+        if (C::kOutF32)
+          v += ((const float *)p.c)[(i64)row * p.ldc + col];
+        else
+          v += bf16_to_f32(
+              ((const unsigned short *)p.c)[(i64)row * p.ldc + col]);
+      }
+    }
+    res[i] = v;
+  }
+
+  if (C::kTmaStore) {
+    // Each warpgroup stages its 64 x BLOCK_N slab kEpiCols columns at a
+    // time, as 128/64/32-byte wide swizzled column chunks, and stores them
+    // with TMA (which clips the rows >= M and the columns >= N).
+    constexpr int kRounds = L::kEpiRounds;
+    constexpr int kChunks = C::kEpiCols / C::kOutChunkCols;
+    constexpr int kChunkBytes = 64 * L::kChunkPitch;
+    constexpr int kSlabBytes = kChunks * kChunkBytes;
+    constexpr u32 kSwzMask = L::kChunkPitch == 128  ? 7
+                             : L::kChunkPitch == 64 ? 3
+                             : L::kChunkPitch == 32 ? 1
+                                                    : 0;
+    // bf16 staging by stmatrix (a quarter of the shared stores, and one
+    // address per pair of 8-column groups) where every round and chunk
+    // holds whole pairs of groups, on tiles up to 128 columns: at 192,
+    // with a split tail and accumulate-into-C, its four packed registers
+    // made ptxas spill 8 bytes (the compile matrix).
+    constexpr bool kStmatrix = !C::kOutF32 && C::kBlockN <= 128 &&
+                               C::kEpiCols % 16 == 0 &&
+                               C::kOutChunkCols % 16 == 0;
+#pragma unroll
+    for (int round = 0; round < kRounds; ++round, ++epi_round) {
+      // Two staging buffers alternate when there are several rounds: the
+      // store issued two rounds ago (same buffer) must have finished
+      // reading it; one more may still be in flight.
+      const int buf = L::kEpiBuffers > 1 ? (epi_round & 1) : 0;
+      const u32 slab =
+          base + L::kSmemD + (buf * C::kMathWG + warp_group) * kSlabBytes;
+      if (tid_in_wg == 0) {
+        if (L::kEpiBuffers > 1)
+          tma_store_wait_read<1>();
+        else
+          tma_store_wait_read<0>();
+      }
+      named_barrier(2 + warp_group, 128);
+      if constexpr (kStmatrix) {
+        // bf16 in pairs of 8-column groups: one stmatrix.x4 writes rows
+        // 0-15 of the warp's 16 for two groups (matrix k: row half k & 1,
+        // group g + (k >> 1)). Lane 8k + i addresses row i of matrix k;
+        // within a chunk its 16-byte unit is swizzled by a constant of
+        // the lane, so a pair's address is the lane's row plus
+        // 16 * ((pair's first unit) ^ (that constant)).
+        const int mk = lane >> 3;
+        const int mr = warp * 16 + (mk & 1) * 8 + (lane & 7);
+        const u32 row_off = (u32)mr * L::kChunkPitch;
+        const u32 lane_unit = (u32)(mk >> 1) ^ ((row_off >> 7) & kSwzMask);
+#pragma unroll
+        for (int g = 0; g < kAcc / 4; g += 2) {
+          if ((8 * g) / C::kEpiCols != round)
+            continue;
+          const int c = 8 * g - round * C::kEpiCols;
+          const int q = c / C::kOutChunkCols;
+          const u32 unit = (u32)((c % C::kOutChunkCols) / 8);
+          const u32 addr =
+              slab + q * kChunkBytes + row_off + ((unit ^ lane_unit) << 4);
+          stmatrix_x4(addr, pack_bf16x2(res[4 * g], res[4 * g + 1]),
+                      pack_bf16x2(res[4 * g + 2], res[4 * g + 3]),
+                      pack_bf16x2(res[4 * g + 4], res[4 * g + 5]),
+                      pack_bf16x2(res[4 * g + 6], res[4 * g + 7]));
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < kAcc; i += 2) {
+          // Register i's 8-column group decides its round (compile time).
+          if ((8 * (i >> 2)) / C::kEpiCols != round)
+            continue;
+          const int c = 8 * (i >> 2) - round * C::kEpiCols + c0;
+          const int r = r0 + 8 * ((i >> 1) & 1);
+          const int q = c / C::kOutChunkCols;
+          const int cc = c % C::kOutChunkCols;
+          u32 off = r * L::kChunkPitch + cc * L::kOutBytes;
+          off ^= ((off >> 7) & kSwzMask) << 4;
+          const u32 addr = slab + q * kChunkBytes + off;
+          if (C::kOutF32)
+            st_shared_v2_f32(addr, res[i], res[i + 1]);
+          else
+            st_shared_u32(addr, pack_bf16x2(res[i], res[i + 1]));
+        }
+      }
+      fence_proxy_async_smem();
+      named_barrier(2 + warp_group, 128);
+      if (tid_in_wg == 0) {
+#pragma unroll
+        for (int q = 0; q < kChunks; ++q)
+          tma_store_2d(&tmap_d, slab + q * kChunkBytes,
+                       n0 + round * C::kEpiCols + q * C::kOutChunkCols,
+                       m0 + warp_group * 64);
+        tma_store_commit();
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kAcc; i += 2) {
+      const int col = n0 + 8 * (i >> 2) + c0;
+      const int row = row_base + 8 * ((i >> 1) & 1);
+      if (row >= p.m || col >= C::kN)
+        continue;
+      const bool pair = col + 1 < C::kN;
+      if (C::kOutF32) {
+        float *d = (float *)p.d + (i64)row * p.ldd + col;
+        d[0] = res[i];
+        if (pair)
+          d[1] = res[i + 1];
+      } else {
+        unsigned short *d = (unsigned short *)p.d + (i64)row * p.ldd + col;
+        const u32 v = pack_bf16x2(res[i], res[i + 1]);
+        d[0] = (unsigned short)(v & 0xFFFF);
+        if (pair)
+          d[1] = (unsigned short)(v >> 16);
+      }
+    }
+  }
+}
+
+} // namespace fp8k
