@@ -755,48 +755,41 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       const int uwg = __shfl_sync(0xffffffffu, warp_group, 0);
       const u64 da0 = make_desc_sw128(ubase + L::kSmemA + uwg * 64 * 128);
       const u64 db0 = make_desc_sw128(ubase + L::kSmemB);
-      // (kb0, kb1 shadow the unit's: the bounds of this loop.)
-      auto kloop = [&](const int kb0, const int kb1) {
-        for (int kb = kb0; kb < kb1; ++kb, ++it) {
-          const int s = next_s;
-          const u32 ph = next_ph;
-          if (++next_s == C::kStages) {
-            next_s = 0;
-            next_ph ^= 1;
-          }
-          tr.block(kb - kb0);
-          tr.stamp(0);
-          mbar_wait(bar_full + s * 8, ph);
-          tr.stamp(1);
-          const u64 da = da0 + (u64)(s * (L::kTileABytes / 16));
-          const u64 db = db0 + (u64)(s * (L::kTileBBytes / 16));
-          const bool group_end = C::kPromoSteps > 4 &&
-                                 ((kb - kb0 + 1) % (C::kPromoSteps / 4)) == 0;
-          mma_all_chunks<C>(
-              acc, tc, da, db, fresh, ks, sb_smem + s * L::kSbPerStage, c0,
-              boff, kb == kb1 - 1, group_end,
-              [&] {
-                tr.stamp(2);
-                take_scales(kb, s, ks, kb1);
-              },
-              [&] {
-                tr.stamp(3);
-                if (kEarlyRelease)
-                  release(s);
-              });
-          if (!kEarlyRelease)
-            release(s);
-          tr.stamp(4);
+      // One loop for whole tiles and the slices of a split tail. (A second
+      // copy with compile-time bounds for whole tiles cost a third of these
+      // kernels' NVRTC time; without it 4096x4096x7168 ran 1.1% slower and
+      // 4096x7168x16384 0.3% faster, H100, eleventh session.)
+      for (int kb = kb0; kb < kb1; ++kb, ++it) {
+        const int s = next_s;
+        const u32 ph = next_ph;
+        if (++next_s == C::kStages) {
+          next_s = 0;
+          next_ph ^= 1;
         }
-      };
-      // With a split tail, whole tiles get a loop of their own with
-      // compile-time bounds: one loop for both ran 1-2% slower on whole
-      // tiles (H100, seventh session). (Not with promotion groups longer
-      // than a k-block: the second copy spills at 128 columns.)
-      if (C::kTailSplit > 1 && C::kPromoSteps <= 4 && nsplit == 1)
-        kloop(0, (C::kK + 127) / 128);
-      else
-        kloop(kb0, kb1);
+        tr.block(kb - kb0);
+        tr.stamp(0);
+        mbar_wait(bar_full + s * 8, ph);
+        tr.stamp(1);
+        const u64 da = da0 + (u64)(s * (L::kTileABytes / 16));
+        const u64 db = db0 + (u64)(s * (L::kTileBBytes / 16));
+        const bool group_end =
+            C::kPromoSteps > 4 && ((kb - kb0 + 1) % (C::kPromoSteps / 4)) == 0;
+        mma_all_chunks<C>(
+            acc, tc, da, db, fresh, ks, sb_smem + s * L::kSbPerStage, c0, boff,
+            kb == kb1 - 1, group_end,
+            [&] {
+              tr.stamp(2);
+              take_scales(kb, s, ks, kb1);
+            },
+            [&] {
+              tr.stamp(3);
+              if (kEarlyRelease)
+                release(s);
+            });
+        if (!kEarlyRelease)
+          release(s);
+        tr.stamp(4);
+      }
     }
     float *res = C::kPromoSteps > 0 ? acc : tc;
 
