@@ -525,8 +525,32 @@ Sm90TailSchedule sm90TailSchedule(int64_t tiles, int64_t slots, int maxSplit,
   return t;
 }
 
-Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
+int sm90ScaleTmaOperands(const KernelSpec &s) {
+  return (scaleTmaA(s) ? kSm90ScaleTmaA : 0) |
+         (sm90ScaleBlocksB(s) > 0 ? kSm90ScaleTmaB : 0);
+}
+
+std::string sm90KernelName(const KernelSpec &s, int scaleTma) {
+  const int loaded = sm90ScaleTmaOperands(s) & ~scaleTma;
+  std::string name = s.kernelName();
+  if (loaded)
+    name += std::string("_ld") + (loaded & kSm90ScaleTmaA ? "a" : "") +
+            (loaded & kSm90ScaleTmaB ? "b" : "");
+  return name;
+}
+
+Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
+                                       std::optional<int> scaleTmaArg) {
   FP8_RETURN_IF_ERROR(checkSm90Spec(s));
+  const int canTma = sm90ScaleTmaOperands(s);
+  const int scaleTma = scaleTmaArg.value_or(canTma);
+  if ((scaleTma & ~canTma) != 0)
+    return errorf("expected the operands whose K scales come by TMA to be "
+                  "a subset of ",
+                  canTma,
+                  " (bit 0 A, bit 1 B: f32 scales varying along K), "
+                  "found ",
+                  scaleTma);
   const Sm90ScalePlan pa = *planSm90Scales(s, true);
   const Sm90ScalePlan pb = *planSm90Scales(s, false);
   const TileConfig &t = s.tile;
@@ -534,7 +558,7 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
   const int smem = sm90SharedBytes(s);
 
   GeneratedKernel g;
-  g.name = s.kernelName();
+  g.name = sm90KernelName(s, scaleTma);
   g.arch = Arch::SM90a;
   LaunchInfo &l = g.launch;
   l.threads = threads;
@@ -558,14 +582,13 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
   const int chunkBytes = chunkCols * outBytes(s);
   l.tma.push_back({TmaPlan::Operand::D, outBytes(s), chunkCols, 64,
                    chunkBytes >= 32 ? chunkBytes : 0});
-  // K-varying f32 scales can travel with each pipeline stage by TMA; the
-  // runtime encodes these two when the scale tensors' layout allows it (A:
+  // K-varying f32 scales can travel with each pipeline stage by TMA (A:
   // [K blocks][M] with M contiguous, B: K blocks contiguous; 16-byte
-  // pitches) and the consumers load them otherwise.
+  // pitches): this variant's descriptors; the consumers load the others.
   const int scaleBlocksB = sm90ScaleBlocksB(s);
-  if (scaleTmaA(s))
+  if (scaleTma & kSm90ScaleTmaA)
     l.tma.push_back({TmaPlan::Operand::ScaleA, 4, t.blockM, 1, 0});
-  if (scaleBlocksB > 0)
+  if (scaleTma & kSm90ScaleTmaB)
     l.tma.push_back({TmaPlan::Operand::ScaleB, 4, 4, scaleBlocksB, 0});
 
   std::ostringstream os;
@@ -613,6 +636,9 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s) {
      << "  static constexpr int kSbKBlock = " << pb.kBlock << ";\n"
      << "  static constexpr bool kSbE8 = " << (pb.ue8m0 ? "true" : "false")
      << ";\n"
+     << "  // K scales by TMA with each stage: bit 0 A, bit 1 B (else "
+        "loaded).\n"
+     << "  static constexpr int kScaleTma = " << scaleTma << ";\n"
      << "  static constexpr bool kOutF32 = "
      << (s.out == DType::F32 ? "true" : "false") << ";\n"
      << "  static constexpr bool kAccumulate = "

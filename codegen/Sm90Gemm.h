@@ -13,6 +13,9 @@
 #include "codegen/KernelSpec.h"
 #include "codegen/Status.h"
 
+#include <optional>
+#include <string>
+
 namespace fp8 {
 
 /// Largest dynamic shared memory a Hopper CTA may use (227 KiB).
@@ -71,8 +74,31 @@ struct Sm90TailSchedule {
 Sm90TailSchedule sm90TailSchedule(int64_t tiles, int64_t slots, int maxSplit,
                                   int64_t kSlices);
 
-/// Emits the kernel for `spec` (checked with checkSm90Spec first).
-Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &spec);
+/// How the K-varying scales reach the consumers: by TMA with each pipeline
+/// stage (one bit per operand), or loaded by the consumers themselves one
+/// k-block ahead. Only f32 scales that vary along K can come by TMA (A per
+/// row, B per block), and only when the scale tensors' layout allows it,
+/// which the runtime learns per call; it then loads the kernel variant that
+/// matches. A kernel is built for one way (a run-time choice between both
+/// made NVRTC ~20% slower, eleventh session).
+inline constexpr int kSm90ScaleTmaA = 1;
+inline constexpr int kSm90ScaleTmaB = 2;
+
+/// The operands of `spec` whose K scales can come by TMA (kSm90ScaleTma*
+/// bits): the default kernel takes all of them that way.
+int sm90ScaleTmaOperands(const KernelSpec &spec);
+
+/// The name of `spec`'s kernel that takes by TMA the K scales of the
+/// operands in `scaleTma` (a subset of sm90ScaleTmaOperands(spec)): the
+/// spec's kernelName() for the default, with "_ld" and the operands whose
+/// scales the consumers load ("a", "b") otherwise.
+std::string sm90KernelName(const KernelSpec &spec, int scaleTma);
+
+/// Emits the kernel for `spec` (checked with checkSm90Spec first), taking
+/// the K scales of the operands in `scaleTma` by TMA (default: all that
+/// can, sm90ScaleTmaOperands).
+Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &spec,
+                                       std::optional<int> scaleTma = {});
 
 } // namespace fp8
 

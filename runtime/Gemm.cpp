@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -21,7 +22,7 @@ namespace {
 /// sides assert the same size.
 struct Sm90Params {
   int m;
-  int scaleTma; ///< kScaleTmaA (1) | kScaleTmaB (2): descriptors 3 and 4 set
+  int scaleTma; ///< the variant's Cfg::kScaleTma: descriptors 3 and 4 set
   const void *sa;
   int64_t saLdOuter, saLdK;
   const void *sb;
@@ -293,69 +294,95 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
   }
 
   const KernelSpec s = *spec;
-  auto kernel = loadKernel(s.kernelName(), [&] { return emitGemm(s); });
-  if (!kernel)
-    return kernel.status();
-  const LoadedKernel &kn = **kernel;
-  const LaunchInfo &li = kn.launch;
+  // The K scales that come by TMA with each pipeline stage: those the kernel
+  // can take that way whose tensors' layout allows it ([K blocks][outer]
+  // with the outer index contiguous (A), or [outer][K blocks] with K blocks
+  // contiguous (B); 16-byte aligned base and pitches). The consumers of the
+  // kernel variant loaded for the rest read them from global memory.
+  static const int scaleTmaAllowed = env::scaleTmaMask();
+  struct ScaleBox {
+    const void *base;
+    int64_t inner, outer, pitch; // elements; inner contiguous
+  };
+  auto scaleBox = [&](bool isA) -> std::optional<ScaleBox> {
+    const ScaleGeometry &g = isA ? sa : sb;
+    ScaleBox b{isA ? t.scaleA : t.scaleB, isA ? g.rows : g.cols,
+               isA ? g.cols : g.rows, isA ? g.ldK : g.ldOuter};
+    const int64_t step = isA ? g.ldOuter : g.ldK; // must be 1
+    if (b.outer == 1)
+      b.pitch = (b.inner + 3) / 4 * 4; // unused: any 16-byte multiple
+    if (!(scaleTmaAllowed & (isA ? kSm90ScaleTmaA : kSm90ScaleTmaB)) ||
+        (step != 1 && b.inner > 1) || b.pitch % 4 != 0 ||
+        reinterpret_cast<uintptr_t>(b.base) % 16 != 0)
+      return std::nullopt;
+    return b;
+  };
+  const int canTma = sm90ScaleTmaOperands(s);
+  int scaleTma = 0;
+  for (int bit : {kSm90ScaleTmaA, kSm90ScaleTmaB})
+    if ((canTma & bit) && scaleBox(bit == kSm90ScaleTmaA))
+      scaleTma |= bit;
 
   // TMA descriptors, in kernel-parameter order: A, B, D, and the K scales
-  // of A and B when the kernel can take them by TMA and their layout
-  // allows it (else the kernel's consumers load them; the slot stays zero).
+  // of A and B that come by TMA (unused slots stay zero). A scale
+  // descriptor the driver refuses sends that operand's scales to the
+  // consumers: the variant that loads them.
   CUtensorMap maps[5];
-  std::memset(maps, 0, sizeof(maps));
-  int scaleTma = 0;
-  static const int scaleTmaAllowed = env::scaleTmaMask();
-  for (const TmaPlan &p : li.tma) {
-    Expected<CUtensorMap> map = Status::error("unset");
-    int slot = 0;
-    switch (p.operand) {
-    case TmaPlan::Operand::A:
-      map = encodeTensorMap2D(d, t.a, 1, m, k, lda, p.boxOuter, p.boxInner,
-                              p.swizzleBytes, "A");
-      break;
-    case TmaPlan::Operand::B:
-      slot = 1;
-      map = encodeTensorMap2D(d, t.b, 1, n, k, ldb, p.boxOuter, p.boxInner,
-                              p.swizzleBytes, "B");
-      break;
-    case TmaPlan::Operand::D:
-      if (!li.tmaStore)
-        continue;
-      slot = 2;
-      map = encodeTensorMap2D(d, t.d, p.elemBytes, m, n, ldd * ob, p.boxOuter,
-                              p.boxInner, p.swizzleBytes, "D");
-      break;
-    case TmaPlan::Operand::ScaleA:
-    case TmaPlan::Operand::ScaleB: {
-      // [K blocks][outer] with the outer index contiguous (A) or [outer][K
-      // blocks] with K blocks contiguous (B), 16-byte aligned pitches.
-      const bool isA = p.operand == TmaPlan::Operand::ScaleA;
-      const ScaleGeometry &g = isA ? sa : sb;
-      const void *base = isA ? t.scaleA : t.scaleB;
-      const int64_t inner = isA ? g.rows : g.cols;  // contiguous extent
-      const int64_t outer = isA ? g.cols : g.rows;  // the other one
-      const int64_t step = isA ? g.ldOuter : g.ldK; // must be 1
-      int64_t pitch = isA ? g.ldK : g.ldOuter;      // elements
-      if (outer == 1)
-        pitch = (inner + 3) / 4 * 4; // unused: any 16-byte multiple
-      if (!(scaleTmaAllowed & (isA ? 1 : 2)) || (step != 1 && inner > 1) ||
-          pitch % 4 != 0 || reinterpret_cast<uintptr_t>(base) % 16 != 0)
-        continue;
-      slot = isA ? 3 : 4;
-      map = encodeTensorMap2D(d, base, 4, uint64_t(outer), uint64_t(inner),
-                              uint64_t(pitch) * 4, p.boxOuter, p.boxInner, 0,
-                              isA ? "the scales of A" : "the scales of B");
+  const LoadedKernel *loaded = nullptr;
+  for (;;) {
+    auto kernel = loadKernel(sm90KernelName(s, scaleTma),
+                             [&] { return emitSm90Gemm(s, scaleTma); });
+    if (!kernel)
+      return kernel.status();
+    loaded = *kernel;
+    std::memset(maps, 0, sizeof(maps));
+    int refused = 0;
+    for (const TmaPlan &p : loaded->launch.tma) {
+      Expected<CUtensorMap> map = Status::error("unset");
+      int slot = 0;
+      switch (p.operand) {
+      case TmaPlan::Operand::A:
+        map = encodeTensorMap2D(d, t.a, 1, m, k, lda, p.boxOuter, p.boxInner,
+                                p.swizzleBytes, "A");
+        break;
+      case TmaPlan::Operand::B:
+        slot = 1;
+        map = encodeTensorMap2D(d, t.b, 1, n, k, ldb, p.boxOuter, p.boxInner,
+                                p.swizzleBytes, "B");
+        break;
+      case TmaPlan::Operand::D:
+        if (!loaded->launch.tmaStore)
+          continue;
+        slot = 2;
+        map = encodeTensorMap2D(d, t.d, p.elemBytes, m, n, ldd * ob, p.boxOuter,
+                                p.boxInner, p.swizzleBytes, "D");
+        break;
+      case TmaPlan::Operand::ScaleA:
+      case TmaPlan::Operand::ScaleB: {
+        const bool isA = p.operand == TmaPlan::Operand::ScaleA;
+        const ScaleBox b = *scaleBox(isA);
+        slot = isA ? 3 : 4;
+        map = encodeTensorMap2D(d, b.base, 4, uint64_t(b.outer),
+                                uint64_t(b.inner), uint64_t(b.pitch) * 4,
+                                p.boxOuter, p.boxInner, 0,
+                                isA ? "the scales of A" : "the scales of B");
+        if (!map)
+          refused |= isA ? kSm90ScaleTmaA : kSm90ScaleTmaB;
+        break;
+      }
+      }
+      if (refused)
+        break;
       if (!map)
-        continue; // the consumers load them
-      scaleTma |= isA ? 1 : 2;
+        return map.status();
+      maps[slot] = *map;
+    }
+    if (!refused)
       break;
-    }
-    }
-    if (!map)
-      return map.status();
-    maps[slot] = *map;
+    scaleTma &= ~refused;
   }
+  const LoadedKernel &kn = *loaded;
+  const LaunchInfo &li = kn.launch;
 
   // Mirrors Schedule<Cfg> in sm90_gemm.cuh: units are cluster tile groups
   // times K slices (split-K), or whole tile groups and then the slices of

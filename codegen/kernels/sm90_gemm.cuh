@@ -34,7 +34,7 @@ namespace fp8k {
 /// Launch arguments that are not baked into the kernel.
 struct GemmParams {
   int m;          ///< rows of A and D
-  int scale_tma;  ///< kScaleTmaA | kScaleTmaB: K scales loaded by TMA
+  int scale_tma;  ///< the host's Cfg::kScaleTma (checked with FP8_KERNEL_DEBUG)
   const void *sa; ///< scales of A ([ceil(M/r), ceil(K/c)] as stored)
   i64 sa_ld_outer, sa_ld_k;
   const void *sb; ///< scales of B ([ceil(N/r), ceil(K/c)] as stored)
@@ -101,7 +101,7 @@ template <class C> struct Layout {
   static constexpr bool kScaleLoader =
       C::kSbMode == kScaleK && C::kSbOuterBlock == 1;
   static constexpr int kSbPerStage = kScaleLoader ? C::kBlockN : 0;
-  /// Stage slots for K scales loaded by TMA (GemmParams::scale_tma): A's
+  /// Stage slots for K scales loaded by TMA (Cfg::kScaleTma): A's
   /// BLOCK_M row scales, and a 128-byte slot for B's kNb block scales (a
   /// 4-float box per block). TMA destinations are 128-byte aligned.
   static constexpr int kSaTma = KScaleShape<C>::kA ? C::kBlockM : 0;
@@ -118,7 +118,7 @@ template <class C> struct Layout {
 /// The K-varying scales of one k-block that one consumer thread applies:
 /// the A scales of its two accumulator rows and the B block scales of the
 /// tile (at most kNb blocks along N). They come with the pipeline stage by
-/// TMA when their layout allows (GemmParams::scale_tma); otherwise the
+/// TMA when their layout allows (Cfg::kScaleTma); otherwise the
 /// consumers load them from global memory one k-block ahead of their use.
 /// Per-column B scales are the exception (a column's scale per register
 /// pair): the producer's loader warp stages those in shared memory.
@@ -344,6 +344,15 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   const int tid_in_wg = threadIdx.x % 128;
 
   constexpr int kCS = Schedule<C>::kCS;
+#ifdef FP8_KERNEL_DEBUG
+  // The host encodes the scale descriptors of the kernel variant it loaded.
+  if (p.scale_tma != C::kScaleTma) {
+    if (threadIdx.x == 0)
+      printf("fp8 kernel: launched with scale_tma %d, built for %d\n",
+             p.scale_tma, C::kScaleTma);
+    asm volatile("trap;");
+  }
+#endif
   if (threadIdx.x == 0) {
     for (int s = 0; s < C::kStages; ++s) {
       mbar_init(bar_full + s * 8, 1 + (L::kScaleLoader ? 32 : 0));
@@ -356,9 +365,9 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   if (threadIdx.x == C::kMathWG * 128) {
     tma_prefetch_desc(&tmap_a);
     tma_prefetch_desc(&tmap_b);
-    if (p.scale_tma & kScaleTmaA)
+    if (C::kScaleTma & kScaleTmaA)
       tma_prefetch_desc(&tmap_sa);
-    if (p.scale_tma & kScaleTmaB)
+    if (C::kScaleTma & kScaleTmaB)
       tma_prefetch_desc(&tmap_sb);
     if (C::kTmaStore)
       tma_prefetch_desc(&tmap_d);
@@ -393,10 +402,11 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       using KS = KScaleShape<C>;
       constexpr int kSaKBlock = C::kSaKBlock > 0 ? C::kSaKBlock : 1 << 30;
       constexpr int kSbKBlock = C::kSbKBlock > 0 ? C::kSbKBlock : 1 << 30;
-      const int scale_tma =
-          p.scale_tma & ((KS::kA ? kScaleTmaA : 0) | (KS::kB ? kScaleTmaB : 0));
-      const u32 scale_bytes = ((scale_tma & kScaleTmaA) ? C::kBlockM * 4 : 0) +
-                              ((scale_tma & kScaleTmaB) ? KS::kNb * 16 : 0);
+      constexpr int scale_tma = C::kScaleTma & ((KS::kA ? kScaleTmaA : 0) |
+                                                (KS::kB ? kScaleTmaB : 0));
+      constexpr u32 scale_bytes =
+          ((scale_tma & kScaleTmaA) ? C::kBlockM * 4 : 0) +
+          ((scale_tma & kScaleTmaB) ? KS::kNb * 16 : 0);
       int it = 0;
       KTrace tr;
       tr.init(true, my_units);
@@ -522,12 +532,12 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   int epi_round = 0; // epilogue rounds so far (staging buffer parity)
 
   // K-varying scales: `ks` holds the k-block being promoted. Scales that
-  // come with the stage by TMA (p.scale_tma) are read from its slots; the
+  // come with the stage by TMA (Cfg::kScaleTma) are read from its slots; the
   // others are loaded by these threads one k-block ahead into `ks_next`.
   using KS = KScales<C>;
   constexpr bool kDirect = KS::kA || KS::kB;
   constexpr int kAllTma = (KS::kA ? kScaleTmaA : 0) | (KS::kB ? kScaleTmaB : 0);
-  const int tma = p.scale_tma & kAllTma;
+  constexpr int tma = C::kScaleTma & kAllTma;
   const float *sa_tma = (const float *)(smem + L::kSmemScaleTma);
   const float *sb_tma = sa_tma + C::kStages * L::kSaTma;
   const int row_in_tile = warp_group * 64 + r0;
@@ -757,8 +767,10 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       const u64 db0 = make_desc_sw128(ubase + L::kSmemB);
       // One loop for whole tiles and the slices of a split tail. (A second
       // copy with compile-time bounds for whole tiles cost a third of these
-      // kernels' NVRTC time; without it 4096x4096x7168 ran 1.1% slower and
-      // 4096x7168x16384 0.3% faster, H100, eleventh session.)
+      // kernels' NVRTC time; without it, and with the scales' path fixed at
+      // compile time (+0.5-1.5% on the other shapes), 4096x4096x7168 ran
+      // 1.1% slower and 4096x7168x16384 0.3% faster, H100, eleventh
+      // session.)
       for (int kb = kb0; kb < kb1; ++kb, ++it) {
         const int s = next_s;
         const u32 ph = next_ph;

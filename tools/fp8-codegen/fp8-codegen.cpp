@@ -28,6 +28,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 using namespace fp8;
@@ -79,6 +80,11 @@ const char *kUsage =
     "  --sms N           SMs for the heuristic (default 132 on sm_90a, 148\n"
     "                    on sm_100a)\n"
     "  --spec FILE       a KernelSpec JSON file instead of the options above\n"
+    "  --scale-tma W     sm_90a: whose K-varying scales come by TMA with\n"
+    "                    each pipeline stage: ab, a, b or none (default:\n"
+    "                    all that can, f32 scales varying along K); the\n"
+    "                    kernel's consumers load the others. The runtime\n"
+    "                    picks this per call from the scale tensors' layout\n"
     "  --emit E          cuda (default): the generated translation unit;\n"
     "                    ptx: NVRTC's PTX; cubin: the binary (needs -o);\n"
     "                    info: spec, launch metadata and NVRTC statistics;\n"
@@ -104,6 +110,7 @@ std::vector<OptionSpec> optionSpecs() {
       {"tile", "JSON", "", ""},
       {"sms", "N", "", ""},
       {"spec", "FILE", "", ""},
+      {"scale-tma", "W", "", ""},
       {"emit", "E", "", "cuda"},
       {"output", "FILE", "", ""},
   };
@@ -406,7 +413,19 @@ int main(int argc, char **argv) {
   if (emit == "spec")
     return writeOutput(output, toJSON(*spec, 2) + "\n", false);
 
-  auto kernel = emitGemm(*spec);
+  std::optional<int> scaleTma;
+  if (args.has("scale-tma")) {
+    const std::string w = args.get("scale-tma");
+    if (w != "ab" && w != "a" && w != "b" && w != "none")
+      return fail("expected ab, a, b or none for --scale-tma, found '" + w +
+                      "'",
+                  kExitUsage);
+    if (spec->arch != Arch::SM90a)
+      return fail("--scale-tma applies to sm_90a kernels only", kExitUsage);
+    scaleTma = (w.find('a') != std::string::npos ? kSm90ScaleTmaA : 0) |
+               (w.find('b') != std::string::npos ? kSm90ScaleTmaB : 0);
+  }
+  auto kernel = scaleTma ? emitSm90Gemm(*spec, *scaleTma) : emitGemm(*spec);
   if (!kernel)
     return fail(kernel.message(), kExitUsage);
   if (emit == "cuda")
