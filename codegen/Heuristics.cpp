@@ -45,7 +45,8 @@
 // M = 4096 shape (+3% to +15% over the fifth session's picks). 2-CTA clusters
 // (TMA multicast) measured between 2% slower and 4% faster than 1x1 tiles at
 // 128 rows, too close to call; 192x128 tiles pair in 1x2 clusters from 128
-// k-blocks on (see kPairMinKBlocks). Split tails and the rasterisation are
+// k-blocks on, or when their last partial wave splits (see kPairMinKBlocks,
+// kTailSplit). Split tails and the rasterisation are
 // chosen after the tile (seventh session). Ties go to the larger tile.
 //
 //===----------------------------------------------------------------------===//
@@ -87,7 +88,12 @@ constexpr double kBlockClocks192x128 = 1160.0;
 /// (slices of 11) and -4% on 4096x7168x2048 (slices of 6); the kernel with
 /// the reduction in it runs 1-3% slower on whole tiles, so it is only chosen
 /// when the tail does split. 1x2 clusters of 192x128 tiles: +3% (+6% with
-/// the split tail) at K = 16384, -1% to -5% at K <= 11008.
+/// the split tail) at K = 16384, -1% to -5% at K <= 11008. Eleventh
+/// session, with one k-loop: pairs with a split tail beat the unpaired split
+/// tail on all seven shapes measured (+0.9% at 4096x4096x6144, +2.0% at
+/// 4096x4096x7168, +1.7% at 4096x4096x11008, +3.1% at 8192x4096x7168, +6.5%
+/// at 4096x7168x7168), while unsplit shapes were mixed (-3.5% to +2.9%):
+/// tiles pair from 128 k-blocks on or when their last wave splits.
 constexpr int kTailSplit = 4;
 constexpr int64_t kTailMinKBlocks = 16;
 constexpr int64_t kPairMinKBlocks = 128;
@@ -230,8 +236,17 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
                                   nTiles <= best.tile.swizzleGroup);
   best.tile.raster = down ? Raster::AlongM : Raster::AlongN;
 
-  // Long 192x128 tiles pair in 1x2 clusters (A multicast).
-  if (bm == 192 && kBlocks >= kPairMinKBlocks && nTiles >= 8) {
+  // Long 192x128 tiles pair in 1x2 clusters (A multicast), and so do tiles
+  // whose last partial wave splits (below) unpaired.
+  auto tailSplits = [&](int cs) {
+    const int64_t groups = ((m + bm - 1) / bm) * ((nTiles + cs - 1) / cs);
+    const Sm90TailSchedule tail =
+        sm90TailSchedule(groups, smCount / cs, kTailSplit, kGroups);
+    return tail.split > 1 &&
+           (kBlocks + tail.split - 1) / tail.split >= kTailMinKBlocks;
+  };
+  if (bm == 192 && (kBlocks >= kPairMinKBlocks || tailSplits(1)) &&
+      nTiles >= 8) {
     KernelSpec probe = spec;
     probe.tile = best.tile;
     probe.tile.clusterN = 2;
@@ -251,9 +266,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
     KernelSpec probe = spec;
     probe.tile = best.tile;
     probe.tile.tailSplit = kTailSplit;
-    if (tail.split > 1 &&
-        (kBlocks + tail.split - 1) / tail.split >= kTailMinKBlocks &&
-        checkSm90Spec(probe).isOk()) {
+    if (tailSplits(cs) && checkSm90Spec(probe).isOk()) {
       best.tile = probe.tile;
       std::ostringstream os;
       os << "; the last wave's " << (groups - tail.first) << " tile"
