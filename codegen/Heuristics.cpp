@@ -90,9 +90,10 @@ constexpr double kBlockClocks192x128 = 1160.0;
 /// when the tail does split. 1x2 clusters of 192x128 tiles: +3% (+6% with
 /// the split tail) at K = 16384, -1% to -5% at K <= 11008. Eleventh
 /// session, with one k-loop: pairs with a split tail beat the unpaired split
-/// tail on all seven shapes measured (+0.9% at 4096x4096x6144, +2.0% at
-/// 4096x4096x7168, +1.7% at 4096x4096x11008, +3.1% at 8192x4096x7168, +6.5%
-/// at 4096x7168x7168), while unsplit shapes were mixed (-3.5% to +2.9%):
+/// tail on all six shapes measured (+0.9% at 4096x4096x6144, +2.0% at
+/// 4096x4096x7168, +2.6% at 4096x4096x8192, +1.7% at 4096x4096x11008, +3.1%
+/// at 8192x4096x7168, +6.5% at 4096x7168x7168), while unsplit shapes were
+/// mixed (-3.5% to +2.9%):
 /// tiles pair from 128 k-blocks on or when their last wave splits.
 constexpr int kTailSplit = 4;
 constexpr int64_t kTailMinKBlocks = 16;
@@ -238,14 +239,22 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
 
   // Long 192x128 tiles pair in 1x2 clusters (A multicast), and so do tiles
   // whose last partial wave splits (below) unpaired.
-  auto tailSplits = [&](int cs) {
-    const int64_t groups = ((m + bm - 1) / bm) * ((nTiles + cs - 1) / cs);
-    const Sm90TailSchedule tail =
-        sm90TailSchedule(groups, smCount / cs, kTailSplit, kGroups);
-    return tail.split > 1 &&
-           (kBlocks + tail.split - 1) / tail.split >= kTailMinKBlocks;
+  // (The tail splits when its tiles, cluster groups of cs, can be cut into
+  // slices of at least kTailMinKBlocks.)
+  struct Tail {
+    int64_t groups;
+    Sm90TailSchedule schedule;
+    bool splits;
   };
-  if (bm == 192 && (kBlocks >= kPairMinKBlocks || tailSplits(1)) &&
+  auto tailOf = [&](int cs) {
+    Tail t;
+    t.groups = ((m + bm - 1) / bm) * ((nTiles + cs - 1) / cs);
+    t.schedule = sm90TailSchedule(t.groups, smCount / cs, kTailSplit, kGroups);
+    const int split = t.schedule.split;
+    t.splits = split > 1 && (kBlocks + split - 1) / split >= kTailMinKBlocks;
+    return t;
+  };
+  if (bm == 192 && (kBlocks >= kPairMinKBlocks || tailOf(1).splits) &&
       nTiles >= 8) {
     KernelSpec probe = spec;
     probe.tile = best.tile;
@@ -260,18 +269,16 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
   // cut into slices of at least 16 k-blocks.
   if (best.tile.splitK == 1) {
     const int cs = best.tile.clusterN;
-    const int64_t groups = ((m + bm - 1) / bm) * ((nTiles + cs - 1) / cs);
-    const Sm90TailSchedule tail =
-        sm90TailSchedule(groups, smCount / cs, kTailSplit, kGroups);
+    const Tail tail = tailOf(cs);
     KernelSpec probe = spec;
     probe.tile = best.tile;
     probe.tile.tailSplit = kTailSplit;
-    if (tailSplits(cs) && checkSm90Spec(probe).isOk()) {
+    if (tail.splits && checkSm90Spec(probe).isOk()) {
       best.tile = probe.tile;
       std::ostringstream os;
-      os << "; the last wave's " << (groups - tail.first) << " tile"
-         << (cs > 1 ? " pairs" : "s") << " split " << tail.split
-         << " ways along K";
+      os << "; the last wave's " << (tail.groups - tail.schedule.first)
+         << " tile" << (cs > 1 ? " pairs" : "s") << " split "
+         << tail.schedule.split << " ways along K";
       best.reason += os.str();
     }
   }
