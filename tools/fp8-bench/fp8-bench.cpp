@@ -788,8 +788,8 @@ int main(int argc, char **argv) {
       // too.
       constexpr int kColdRuns = 3;
       // Each sample is split into NVRTC's own time and the rest (the cache
-      // entry written, fsynced and renamed): on a VM the fsyncs can cost
-      // more than the compile.
+      // entry written, fsynced and renamed: ~1-2 ms on the GPU host,
+      // eleventh session).
       struct Cold {
         std::string kernel;
         std::vector<double> ms, nvrtcMs;
