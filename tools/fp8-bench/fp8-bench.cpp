@@ -11,6 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tools/fp8-bench/Bench.h"
+#include "tools/fp8-bench/JitFigures.h"
+
 #include "codegen/Sm90Gemm.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/DeviceBuffer.h"
@@ -36,6 +39,7 @@
 #include <vector>
 
 using namespace fp8;
+using namespace fp8::bench;
 using json = nlohmann::json;
 
 namespace {
@@ -199,17 +203,6 @@ Options parseArgs(int argc, char **argv) {
   return o;
 }
 
-void die(const Status &s, const char *what) {
-  std::fprintf(stderr, "fp8-bench: %s: %s\n", what, s.message().c_str());
-  std::exit(1);
-}
-
-template <typename T> T check(Expected<T> e, const char *what) {
-  if (!e)
-    die(e.status(), what);
-  return std::move(*e);
-}
-
 /// Median of `v` (0 when empty).
 int64_t medianOf(std::vector<int64_t> v) {
   if (v.empty())
@@ -313,10 +306,6 @@ double similarity(const std::vector<uint16_t> &a,
   }
   return xx > 0 ? 1.0 - 2.0 * xy / xx : 0.0;
 }
-
-struct Shape {
-  int64_t m, n, k;
-};
 
 struct Row {
   Shape s;
@@ -703,182 +692,11 @@ int main(int argc, char **argv) {
         {"ratio_vs_bf16", geomean(rf)}};
   }
 
-  // JIT figures on the first shape's kernel.
+  // JIT figures on the first shape's kernel, and every kernel's cold
+  // compile.
   json jit = json::object();
-  if (opt.jit && !shapes.empty()) {
-    const Shape &sh = shapes.front();
-    auto spec = check(
-        gemmKernelSpec(recipe, sh.m, sh.n, sh.k, dev->smCount, std::nullopt),
-        "kernel spec");
-    auto gen = check(emitSm90Gemm(spec), "emit");
-    char tmpl[] = "/tmp/fp8-bench-cache-XXXXXX";
-    const char *dir = mkdtemp(tmpl);
-    if (dir) {
-      // NVRTC's one-time start-up (its builtins, ptxas) falls on the first
-      // compile of a process, whatever the kernel (30-60 ms on the CPU
-      // machine, 45 ms on the GPU host, tenth session). When the benchmark's
-      // kernels came from the disk cache, nothing has paid it yet: a
-      // one-line kernel pays it here, timed on its own, so that the figures
-      // below are the kernels' own compile times.
-      GeneratedKernel warm;
-      warm.name = "fp8_nvrtc_startup";
-      warm.source = "extern \"C\" __global__ void fp8_nvrtc_startup() {}\n";
-      const auto w0 = std::chrono::steady_clock::now();
-      (void)check(compileWithNvrtc(warm), "NVRTC start-up");
-      const double startupMs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - w0)
-              .count() *
-          1e3;
-      KernelCache cold(dir);
-      auto c1 = check(cold.get(gen), "cold compile");
-      cold.clearMemory();
-      auto c2 = check(cold.get(gen), "disk load");
-      auto c3 = check(cold.get(gen), "memory hit");
-      // Host cost of one fp8::gemm call for a loaded kernel.
-      GemmTensors t; // reuse a small problem's buffers
-      DeviceBuffer dA = check(DeviceBuffer::alloc(size_t(sh.m * sh.k)), "A");
-      DeviceBuffer dB = check(DeviceBuffer::alloc(size_t(sh.n * sh.k)), "B");
-      const int64_t kb = (sh.k + 127) / 128;
-      DeviceBuffer sa = check(DeviceBuffer::alloc(size_t(sh.m * kb * 4)), "sa");
-      DeviceBuffer sb =
-          check(DeviceBuffer::alloc(size_t((sh.n + 127) / 128 * kb * 4)), "sb");
-      DeviceBuffer dD =
-          check(DeviceBuffer::alloc(size_t(sh.m * sh.n * 2)), "D");
-      t.a = dA.get();
-      t.b = dB.get();
-      t.scaleA = sa.get();
-      t.scaleB = sb.get();
-      t.d = dD.get();
-      dA.fill(0x38);
-      dB.fill(0x38);
-      sa.fill(0);
-      sb.fill(0);
-      double perCall[2];
-      for (int checked = 0; checked < 2; ++checked) {
-        GemmOptions go;
-        go.checkExtents = checked == 1;
-        gemm(recipe, sh.m, sh.n, sh.k, t, stream, go);
-        d.cuStreamSynchronize(stream);
-        const int calls = 200;
-        auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < calls; ++i)
-          gemm(recipe, sh.m, sh.n, sh.k, t, stream, go);
-        perCall[checked] =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-                .count() /
-            calls * 1e6;
-        d.cuStreamSynchronize(stream);
-      }
-      if (c1.kernel->registers < 0)
-        std::printf("(ptxas statistics missing from the NVRTC log: '%s')\n",
-                    c1.kernel->log.substr(0, 300).c_str());
-      std::printf("\nJIT (%s): cold compile %.1f ms, disk-cache load %.2f ms, "
-                  "memory hit %.3f ms; fp8::gemm host cost %.1f us per call "
-                  "(%.1f us with extent checks); %d registers, %d bytes "
-                  "spilled\n",
-                  gen.name.c_str(), c1.seconds * 1e3, c2.seconds * 1e3,
-                  c3.seconds * 1e3, perCall[0], perCall[1],
-                  c1.kernel->registers, c1.kernel->spillBytes);
-      // Every distinct kernel of this run, compiled cold (a fresh cache
-      // each; the first shape's is the one above): the bar is per kernel,
-      // and the first shape's is not the largest one. Each kernel is
-      // compiled kColdRuns times and its median taken: single compiles on
-      // the GPU host spread widely from run to run (0.41-0.64 s for one
-      // kernel, eighth session); the slowest single compile is reported
-      // too.
-      constexpr int kColdRuns = 3;
-      // Each sample is split into NVRTC's own time and the rest (the cache
-      // entry written, fsynced and renamed: ~1-2 ms on the GPU host,
-      // eleventh session).
-      struct Cold {
-        std::string kernel;
-        std::vector<double> ms, nvrtcMs;
-        double median = 0, nvrtcMedian = 0;
-      };
-      std::vector<Cold> colds;
-      std::vector<GeneratedKernel> kernels = {gen};
-      for (const Shape &other : shapes) {
-        auto os = gemmKernelSpec(recipe, other.m, other.n, other.k,
-                                 dev->smCount, std::nullopt);
-        if (!os)
-          continue;
-        auto og = check(emitSm90Gemm(*os), "emit");
-        bool seen = false;
-        for (const auto &k : kernels)
-          seen = seen || k.name == og.name;
-        if (!seen)
-          kernels.push_back(og);
-      }
-      int fresh = 0;
-      double maxSingle = 0;
-      for (const auto &kg : kernels) {
-        Cold c{kg.name, {}, {}, 0, 0};
-        if (kg.name == gen.name) {
-          c.ms.push_back(c1.seconds * 1e3);
-          c.nvrtcMs.push_back(c1.kernel->compileSeconds * 1e3);
-        }
-        while (int(c.ms.size()) < kColdRuns) {
-          KernelCache freshCache(std::string(dir) + "/" +
-                                 std::to_string(fresh++));
-          auto h = check(freshCache.get(kg), "cold compile");
-          c.ms.push_back(h.seconds * 1e3);
-          c.nvrtcMs.push_back(h.kernel->compileSeconds * 1e3);
-        }
-        auto median = [](std::vector<double> v) {
-          std::sort(v.begin(), v.end());
-          return v[v.size() / 2];
-        };
-        c.median = median(c.ms);
-        c.nvrtcMedian = median(c.nvrtcMs);
-        maxSingle =
-            std::max(maxSingle, *std::max_element(c.ms.begin(), c.ms.end()));
-        colds.push_back(c);
-      }
-      std::sort(colds.begin(), colds.end(), [](const Cold &a, const Cold &b) {
-        return a.median < b.median;
-      });
-      const double coldMedian = colds[colds.size() / 2].median;
-      const Cold &coldMax = colds.back();
-      std::printf("JIT NVRTC start-up (a one-line kernel compiled before "
-                  "the others; all of it if no compile came first): %.1f "
-                  "ms\n",
-                  startupMs);
-      double nvrtcMax = 0;
-      for (const auto &c : colds)
-        nvrtcMax = std::max(nvrtcMax, c.nvrtcMedian);
-      std::printf("JIT cold compile of each of the %zu kernels (median of "
-                  "%d compiles each): median %.1f ms, max %.1f ms (%s); "
-                  "slowest single compile %.1f ms; NVRTC alone: max %.1f "
-                  "ms (the rest writes the cache entry)\n",
-                  colds.size(), kColdRuns, coldMedian, coldMax.median,
-                  coldMax.kernel.c_str(), maxSingle, nvrtcMax);
-      json coldList = json::array();
-      for (const auto &c : colds)
-        coldList.push_back({{"kernel", c.kernel},
-                            {"cold_compile_ms", c.median},
-                            {"samples_ms", c.ms},
-                            {"nvrtc_ms", c.nvrtcMedian},
-                            {"nvrtc_samples_ms", c.nvrtcMs}});
-      jit = {{"kernel", gen.name},
-             {"cold_compile_ms", c1.seconds * 1e3},
-             {"nvrtc_startup_ms", startupMs},
-             {"cold_compile_runs", kColdRuns},
-             {"cold_compile_median_ms", coldMedian},
-             {"cold_compile_max_ms", coldMax.median},
-             {"cold_compile_max_kernel", coldMax.kernel},
-             {"cold_compile_max_single_ms", maxSingle},
-             {"cold_compile_nvrtc_max_ms", nvrtcMax},
-             {"cold_compiles", coldList},
-             {"disk_load_ms", c2.seconds * 1e3},
-             {"memory_hit_ms", c3.seconds * 1e3},
-             {"dispatch_us", perCall[0]},
-             {"dispatch_checked_us", perCall[1]},
-             {"registers", c1.kernel->registers},
-             {"spill_bytes", c1.kernel->spillBytes}};
-      std::string cmd = std::string("rm -rf '") + dir + "'";
-      (void)std::system(cmd.c_str());
-    }
-  }
+  if (opt.jit && !shapes.empty())
+    jit = jitFigures(recipe, shapes, dev->smCount, d, stream);
 
   if (!opt.jsonOut.empty()) {
     json out = {{"device", dev->name},
