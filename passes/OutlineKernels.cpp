@@ -48,8 +48,8 @@ struct OutlineKernelsPass
     ModuleOp module = getOperation();
     std::optional<::fp8::Arch> target = getTarget(module);
     if (!target) {
-      module.emitError("expected the module's 'fp8.target' (run "
-                       "--fp8-verify-target{arch=...} first)");
+      emitError(module.getLoc(), "expected the module's 'fp8.target' (run "
+                                 "--fp8-verify-target{arch=...} first)");
       return signalPassFailure();
     }
     arch = *target;
@@ -60,7 +60,7 @@ struct OutlineKernelsPass
 
   LogicalResult outline(func::FuncOp fn) {
     if (!fn.getBody().hasOneBlock())
-      return fn.emitError("expected a single-block function, found ")
+      return emitError(fn.getLoc(), "expected a single-block function, found ")
              << fn.getBody().getBlocks().size() << " blocks";
     Block &body = fn.getBody().front();
     // Which elementwise op each quantize absorbs.

@@ -98,8 +98,9 @@ public:
         continue; // the function's default is for its matmuls
       }
       if (!any && !fn_.getBody().hasOneBlock())
-        return fn_.emitError("expected a single-block function body to "
-                             "quantize its matmuls, found ")
+        return emitError(fn_.getLoc(),
+                         "expected a single-block function body to "
+                         "quantize its matmuls, found ")
                << fn_.getBody().getBlocks().size() << " blocks";
       any = true;
       if (failed(lower(op, recipe)))

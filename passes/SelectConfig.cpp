@@ -32,7 +32,8 @@ struct SelectConfigPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (smCount < 1 || mHint < 0) {
-      module.emitError("expected sm-count >= 1 and m-hint >= 0, found ")
+      emitError(module.getLoc(),
+                "expected sm-count >= 1 and m-hint >= 0, found ")
           << "sm-count = " << int(smCount) << ", m-hint = " << int64_t(mHint);
       return signalPassFailure();
     }
@@ -40,15 +41,15 @@ struct SelectConfigPass
     if (!tuningDb.empty()) {
       ::fp8::Expected<::fp8::TuningDb> loaded = ::fp8::TuningDb::load(tuningDb);
       if (!loaded) {
-        module.emitError() << loaded.message();
+        emitError(module.getLoc()) << loaded.message();
         return signalPassFailure();
       }
       db = std::move(*loaded);
     }
     std::optional<::fp8::Arch> arch = getTarget(module);
     if (!arch) {
-      module.emitError("expected the module's 'fp8.target' (run "
-                       "--fp8-verify-target{arch=...} first)");
+      emitError(module.getLoc(), "expected the module's 'fp8.target' (run "
+                                 "--fp8-verify-target{arch=...} first)");
       return signalPassFailure();
     }
     WalkResult r = module.walk([&](Operation *op) {

@@ -122,9 +122,10 @@ struct VerifyTargetPass
     ModuleOp module = getOperation();
     std::optional<::fp8::Arch> target = ::fp8::parseArch(arch);
     if (!target) {
-      InFlightDiagnostic d = module.emitError("expected arch sm_90a or "
-                                              "sm_100a, found '")
-                             << arch << "'";
+      InFlightDiagnostic d =
+          emitError(module.getLoc(), "expected arch sm_90a or "
+                                     "sm_100a, found '")
+          << arch << "'";
       if (arch == "sm_90" || arch == "sm_100")
         d << " (the arch-specific features FP8 needs, wgmma and tcgen05, "
              "exist only for the 'a' targets: "

@@ -67,7 +67,8 @@ LogicalResult mlir::fp8::translateToCuda(ModuleOp module,
   if (r.wasInterrupted())
     return failure();
   if (count == 0)
-    return module.emitError("no fp8.kernel in the module (compile it with "
-                            "fp8-opt --fp8-compile{arch=...} first)");
+    return emitError(module.getLoc(),
+                     "no fp8.kernel in the module (compile it with "
+                     "fp8-opt --fp8-compile{arch=...} first)");
   return success();
 }

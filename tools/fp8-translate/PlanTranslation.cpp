@@ -62,7 +62,7 @@ public:
     plan_.function = fn_.getSymName().str();
     plan_.arch = arch_;
     if (!fn_.getBody().hasOneBlock())
-      return fn_.emitError("expected a single-block function");
+      return emitError(fn_.getLoc(), "expected a single-block function");
     Block &body = fn_.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
 
@@ -95,7 +95,8 @@ public:
     for (int c : classOrder_)
       plan_.dims.push_back(className(c));
     if (::fp8::Status s = ::fp8::validatePlan(plan_); !s)
-      return fn_.emitError("the plan is inconsistent: ") << s.message();
+      return emitError(fn_.getLoc(), "the plan is inconsistent: ")
+             << s.message();
     return plan_;
   }
 
@@ -194,7 +195,8 @@ private:
       return success();
     }
     if (auto q = dyn_cast<QuantizeOp>(op)) {
-      const SymShape &in = shapes_.at(q.getInput());
+      // Copies: set() may grow the map and move its entries.
+      const SymShape in = shapes_.at(q.getInput());
       set(q.getOutput(), in);
       FailureOr<SymShape> s = scaleShape(op, in, toRecipe(q.getGranularity()));
       if (failed(s))
@@ -229,7 +231,7 @@ private:
         a = g.getA();
         b = g.getB();
       }
-      const SymShape &sa = shapes_.at(a), &sb = shapes_.at(b);
+      const SymShape sa = shapes_.at(a), sb = shapes_.at(b);
       const size_t lead = sa.size() == 3 ? 1 : 0;
       const bool aK = args.a.layout == ::fp8::Layout::KMajor;
       const bool bK = args.b.layout == ::fp8::Layout::KMajor;
@@ -652,15 +654,17 @@ private:
 FailureOr<::fp8::Plan> mlir::fp8::buildPlan(ModuleOp module) {
   std::optional<::fp8::Arch> arch = getTarget(module);
   if (!arch)
-    return module.emitError("expected the module's 'fp8.target' (compile it "
-                            "with fp8-opt --fp8-compile{arch=...} first)");
+    return emitError(module.getLoc(),
+                     "expected the module's 'fp8.target' (compile it "
+                     "with fp8-opt --fp8-compile{arch=...} first)");
   SmallVector<func::FuncOp> fns;
   for (auto fn : module.getOps<func::FuncOp>())
     if (!fn.isExternal())
       fns.push_back(fn);
   if (fns.size() != 1)
-    return module.emitError("expected one function with a body (the graph), "
-                            "found ")
+    return emitError(module.getLoc(),
+                     "expected one function with a body (the graph), "
+                     "found ")
            << fns.size();
   return PlanBuilder(fns[0], *arch).build();
 }
