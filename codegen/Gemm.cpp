@@ -16,6 +16,16 @@ Status checkGemmSpec(const KernelSpec &spec) {
   return errorf("unknown arch");
 }
 
+Status checkTargetRecipe(const KernelSpec &spec) {
+  switch (spec.arch) {
+  case Arch::SM90a:
+    return checkSm90Recipe(spec);
+  case Arch::SM100a:
+    return checkSm100Recipe(spec);
+  }
+  return errorf("unknown arch");
+}
+
 Expected<GeneratedKernel> emitGemm(const KernelSpec &spec) {
   switch (spec.arch) {
   case Arch::SM90a:

@@ -18,6 +18,13 @@ namespace fp8 {
 /// Checks that `spec` is a kernel its arch's generator can emit.
 Status checkGemmSpec(const KernelSpec &spec);
 
+/// Checks that `spec.arch`'s generator implements `spec`'s recipe (formats,
+/// granularities and scale formats, promotion interval, result type; the
+/// operands K-major), whatever its shape and tile: what
+/// --fp8-verify-target accepts. A recipe it accepts runs as stated with any
+/// tile the heuristic picks; the refusal names what the target supports.
+Status checkTargetRecipe(const KernelSpec &spec);
+
 /// Emits the kernel for `spec` (checked first).
 Expected<GeneratedKernel> emitGemm(const KernelSpec &spec);
 

@@ -145,11 +145,7 @@ uint32_t sm100InstrDesc(const KernelSpec &s) {
   return d;
 }
 
-Status checkSm100Spec(const KernelSpec &s) {
-  if (s.arch != Arch::SM100a)
-    return errorf("expected arch sm_100a for the Blackwell generator, found ",
-                  toString(s.arch));
-  FP8_RETURN_IF_ERROR(checkDenseGemmShape(s));
+Status checkSm100Recipe(const KernelSpec &s) {
   if (s.a.layout != Layout::KMajor || s.b.layout != Layout::KMajor)
     return errorf("expected K-major A and B on sm_100a (the generator reads "
                   "both operands and their scales K-major), found A ",
@@ -170,6 +166,15 @@ Status checkSm100Spec(const KernelSpec &s) {
                   ": every K = 32 tcgen05.mma step adds its (block-scaled) "
                   "products to the FP32 accumulator in tensor memory, which "
                   "is promotion every 32 elements");
+  return Status::ok();
+}
+
+Status checkSm100Spec(const KernelSpec &s) {
+  if (s.arch != Arch::SM100a)
+    return errorf("expected arch sm_100a for the Blackwell generator, found ",
+                  toString(s.arch));
+  FP8_RETURN_IF_ERROR(checkDenseGemmShape(s));
+  FP8_RETURN_IF_ERROR(checkSm100Recipe(s));
 
   const TileConfig &t = s.tile;
   if (t.blockK != 128)

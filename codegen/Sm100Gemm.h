@@ -75,6 +75,11 @@ struct Sm100Plan {
 /// expected and what was found.
 Status checkSm100Spec(const KernelSpec &spec);
 
+/// The recipe part of checkSm100Spec (formats, granularities, scale
+/// formats, promotion interval, result type, K-major layouts): what the
+/// sm_100a generator implements, whatever the shape and tile.
+Status checkSm100Recipe(const KernelSpec &spec);
+
 /// The plan of a spec that passes checkSm100Spec.
 Expected<Sm100Plan> planSm100Gemm(const KernelSpec &spec);
 

@@ -84,11 +84,12 @@ int maxUnchunkedBlockN(const KernelSpec &s) {
 }
 
 /// Widest promoted tile: chunking reaches 256 (wgmma's N limit) when the
-/// interval is at most one k-block and there is no split-K; the chunked
-/// kernel holds 128 + 64 accumulator floats per thread.
+/// interval divides a k-block (32, 64, 128: every chunk is promoted at the
+/// end of each k-block) and there is no split-K; the chunked kernel holds
+/// 128 + 64 accumulator floats per thread.
 int maxPromotedBlockN(const KernelSpec &s) {
   const bool chunkable = s.promotionInterval > 0 &&
-                         s.promotionInterval <= 128 && s.tile.splitK == 1 &&
+                         128 % s.promotionInterval == 0 && s.tile.splitK == 1 &&
                          wideRegisters(s);
   // Several promotions per k-block spill above 192 chunked columns.
   if (chunkable)
@@ -208,16 +209,13 @@ Expected<Sm90ScalePlan> planSm90Scales(const KernelSpec &spec, bool isA) {
   return plan;
 }
 
-Status checkSm90Spec(const KernelSpec &s) {
-  if (s.arch != Arch::SM90a)
-    return errorf("expected arch sm_90a for the Hopper generator, found ",
-                  toString(s.arch));
-  FP8_RETURN_IF_ERROR(checkDenseGemmShape(s));
+Status checkSm90Recipe(const KernelSpec &s) {
   if (!isFP8(s.a.format) || !isFP8(s.b.format))
     return errorf("expected FP8 operands (e4m3fn or e5m2), found A ",
                   toString(s.a.format), " and B ", toString(s.b.format));
   if (s.out != DType::BF16 && s.out != DType::F32)
-    return errorf("expected a bf16 or f32 result, found ", toString(s.out));
+    return errorf("expected a bf16 or f32 result on sm_90a, found ",
+                  toString(s.out));
   if (s.a.layout != Layout::KMajor || s.b.layout != Layout::KMajor)
     return errorf("expected K-major A and B on sm_90a (FP8 wgmma reads both "
                   "operands K-major from shared memory), found A ",
@@ -232,7 +230,7 @@ Status checkSm90Spec(const KernelSpec &s) {
   const int64_t p = s.promotionInterval;
   if (p < 0 || p % 32 != 0)
     return errorf("expected the promotion interval (", p,
-                  ") to be 0 or a positive multiple of 32");
+                  ") to be 0 or a positive multiple of 32 on sm_90a");
   for (const Sm90ScalePlan *plan : {&*pa, &*pb}) {
     if (plan->mode != Sm90ScalePlan::Mode::K)
       continue;
@@ -250,6 +248,18 @@ Status checkSm90Spec(const KernelSpec &s) {
       pb->mode == Sm90ScalePlan::Mode::K && pa->kBlock != pb->kBlock)
     return errorf("expected equal K blocks for A's and B's scales, found ",
                   pa->kBlock, " and ", pb->kBlock);
+  return Status::ok();
+}
+
+Status checkSm90Spec(const KernelSpec &s) {
+  if (s.arch != Arch::SM90a)
+    return errorf("expected arch sm_90a for the Hopper generator, found ",
+                  toString(s.arch));
+  FP8_RETURN_IF_ERROR(checkDenseGemmShape(s));
+  FP8_RETURN_IF_ERROR(checkSm90Recipe(s));
+  auto pa = planSm90Scales(s, true);
+  auto pb = planSm90Scales(s, false);
+  const int64_t p = s.promotionInterval;
 
   const TileConfig &t = s.tile;
   if (t.blockK != 128)
@@ -499,10 +509,16 @@ int sm90ScaleBlocksB(const KernelSpec &s) {
 }
 } // namespace
 
+int sm90GroupBlocks(const KernelSpec &s) {
+  const int64_t steps = s.promotionInterval / 32;
+  if (steps <= 0)
+    return 1;
+  return int(std::lcm<int64_t>(steps, 4) / 4);
+}
+
 int64_t sm90KSlices(const KernelSpec &s) {
-  const int64_t p = s.promotionInterval;
   const int64_t kBlocks = (s.k + 127) / 128;
-  const int64_t groupBlocks = p > 128 ? p / 128 : 1;
+  const int64_t groupBlocks = sm90GroupBlocks(s);
   return (kBlocks + groupBlocks - 1) / groupBlocks;
 }
 
@@ -619,6 +635,8 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
 
      << "  static constexpr int kPromoSteps = " << s.promotionInterval / 32
      << "; // promotion interval " << s.promotionInterval << " / k32\n"
+     << "  static constexpr int kGroupBlocks = " << sm90GroupBlocks(s)
+     << "; // k-blocks per slice unit (whole promotion groups)\n"
      << "  static constexpr int kSplitK = " << t.splitK << ";\n"
      << "  static constexpr int kTailSplit = " << t.tailSplit << ";\n"
      << "  static constexpr int kClusterM = " << t.clusterM << ";\n"

@@ -44,16 +44,27 @@ Expected<Sm90ScalePlan> planSm90Scales(const KernelSpec &spec, bool isA);
 /// what was expected and what was found.
 Status checkSm90Spec(const KernelSpec &spec);
 
+/// The recipe part of checkSm90Spec (formats, granularities, scale formats,
+/// promotion interval, result type, K-major layouts): what the sm_90a
+/// generator implements, whatever the shape and tile.
+Status checkSm90Recipe(const KernelSpec &spec);
+
 /// Shared memory the kernel for `spec` needs (bytes, incl. alignment slack).
 int sm90SharedBytes(const KernelSpec &spec);
 
 /// Largest pipeline depth that fits shared memory for `spec`'s tile.
 int sm90MaxStages(const KernelSpec &spec);
 
-/// K slices a tile can be cut into (split-K, a split tail): one per
-/// promotion group of K, so that each slice's partial sum is promoted before
-/// it is published.
+/// K slices a tile can be cut into (split-K, a split tail): one per unit of
+/// sm90GroupBlocks k-blocks, so that each slice holds whole promotion groups
+/// and its partial sum is promoted before it is published.
 int64_t sm90KSlices(const KernelSpec &spec);
+
+/// K-blocks (128 elements each) per unit that split-K and split-tail slices
+/// are cut in: the fewest whole k-blocks that hold whole promotion groups,
+/// lcm(interval / 32, 4) / 4 (1 without promotion). Interval 96 takes 3
+/// (four groups of 96), 256 takes 2, 32-128 take 1.
+int sm90GroupBlocks(const KernelSpec &spec);
 
 /// Most K slices TileConfig::tailSplit may ask for.
 inline constexpr int kSm90MaxTailSplit = 8;

@@ -303,6 +303,13 @@ private:
                << name << " of type " << v.getType();
     }
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    // Only suggest an `out` the recipe can state: FP8 GEMMs write bf16 or
+    // f32 (an f16 result has no recipe that produces it).
+    Type resultElt = resultType.getElementType();
+    if (!resultElt.isBF16() && !resultElt.isF32())
+      return op->emitError("expected the result element type to be bf16 or "
+                           "f32 (what scaled FP8 GEMMs write), found ")
+             << resultElt << ": make the matmul's result bf16 or f32";
     if (resultType.getElementType() != recipe.getOut())
       return op->emitError("expected the result element type (")
              << resultType.getElementType() << ") to be the recipe's out ("

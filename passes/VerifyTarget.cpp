@@ -8,8 +8,8 @@
 #include "passes/KernelAttrs.h"
 #include "passes/Passes.h"
 
+#include "codegen/Gemm.h"
 #include "codegen/RecipeRules.h"
-#include "codegen/Sm90Gemm.h"
 #include "dialect/FP8Ops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -99,18 +99,19 @@ template <typename Op> LogicalResult verifyGemm(Op op, ::fp8::Arch arch) {
   if (args.b.layout == ::fp8::Layout::MNMajor)
     makeKMajor(op, false, *ops.b, *ops.bScale);
 
-  if (arch == ::fp8::Arch::SM90a) {
-    // The sm_90a generator's scale rules, on the K-major operands.
-    ::fp8::KernelSpec probe;
-    probe.a.granularity = toRecipe(op.getAGranularity());
-    probe.b.granularity = toRecipe(op.getBGranularity());
-    for (bool isA : {true, false}) {
-      ::fp8::Expected<::fp8::Sm90ScalePlan> plan =
-          ::fp8::planSm90Scales(probe, isA);
-      if (!plan)
-        return op.emitOpError() << plan.message();
-    }
-  }
+  // The target's recipe rules, on the K-major operands: what is accepted
+  // here runs as stated (test/codegen/RecipeSpaceTest.cpp).
+  ::fp8::KernelSpec probe;
+  probe.arch = arch;
+  probe.a = args.a;
+  probe.b = args.b;
+  probe.a.layout = probe.b.layout = ::fp8::Layout::KMajor;
+  probe.a.granularity = toRecipe(op.getAGranularity());
+  probe.b.granularity = toRecipe(op.getBGranularity());
+  probe.promotionInterval = args.promotionInterval.value_or(0);
+  probe.out = args.out;
+  if (::fp8::Status s = ::fp8::checkTargetRecipe(probe); !s)
+    return op.emitOpError() << s.message();
   return success();
 }
 

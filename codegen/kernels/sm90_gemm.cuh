@@ -241,7 +241,13 @@ promote(float (&acc)[C::kAcc], const float (&tc)[C::kAccChunk],
 }
 
 /// One k-block of MMAs for N chunk kChunk (k32 steps ks = 0..3), promoting
-/// every kPromoSteps steps. Returns with the chunk's wgmmas complete.
+/// every kPromoSteps steps counted from the slice's first step (`step0` is
+/// this block's first step, 4 * (kb - kb0); slices start at whole groups,
+/// so this is the promotion grouping of K from 0). Intervals that divide a
+/// k-block promote at fixed steps, multiples of it at the end of a group of
+/// blocks (`group_end`); any other (96, 160, 192, ...) at the run-time step
+/// where a group ends. Every interval promotes at the slice's last step.
+/// Returns with the chunk's wgmmas complete.
 /// `issued` runs once per k-block (chunk 0), right after the first commit:
 /// work placed there overlaps the tensor cores instead of delaying them.
 /// `drained` runs once per k-block, as soon as its last wgmma has completed
@@ -250,8 +256,12 @@ template <class C, int kChunk, class F, class G>
 __device__ __forceinline__ void
 mma_chunk(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
           bool &fresh, const KScales<C> &scales, const float *sb, int c0,
-          int boff, bool last_block, bool group_end, F &&issued, G &&drained) {
+          int boff, int step0, bool last_block, bool group_end, F &&issued,
+          G &&drained) {
   constexpr bool kLastChunk = kChunk == C::kNChunks - 1;
+  constexpr int kP = C::kPromoSteps;
+  constexpr bool kWithinBlock = kP > 0 && kP <= 4 && 4 % kP == 0;
+  constexpr bool kWholeBlocks = kP > 4 && kP % 4 == 0;
   // The chunk's B rows start kChunk * kMmaN rows into the tile
   // (128 bytes per row, 16-byte descriptor units).
   const u64 dbc = db + (u64)(kChunk * C::kMmaN * 128 / 16);
@@ -266,12 +276,14 @@ mma_chunk(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
     mma_k32(tc, da + 2 * ks, dbc + 2 * ks, fresh ? 0u : 1u);
     fresh = false;
     bool promote_now = false;
-    if (C::kPromoSteps > 0 && C::kPromoSteps <= 4)
-      promote_now = ((ks + 1) % C::kPromoSteps) == 0;
-    else if (C::kPromoSteps > 4)
+    if (kWithinBlock)
+      promote_now = ((ks + 1) % kP) == 0;
+    else if (kWholeBlocks)
       // Also at the unit's last block: a shorter final group (K not a
       // multiple of the interval) is promoted before its stage is freed.
       promote_now = ks == 3 && (group_end || last_block);
+    else if (kP > 0)
+      promote_now = (step0 + ks + 1) % kP == 0 || (ks == 3 && last_block);
     if (promote_now) {
       wgmma_commit();
       if (!notified) {
@@ -303,13 +315,14 @@ template <class C, int kChunk = 0, class F, class G>
 __device__ __forceinline__ void
 mma_all_chunks(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
                bool &fresh, const KScales<C> &ks, const float *sb, int c0,
-               int boff, bool last_block, bool group_end, F &&issued,
-               G &&drained) {
+               int boff, int step0, bool last_block, bool group_end,
+               F &&issued, G &&drained) {
   if constexpr (kChunk < C::kNChunks) {
-    mma_chunk<C, kChunk>(acc, tc, da, db, fresh, ks, sb, c0, boff, last_block,
-                         group_end, issued, drained);
+    mma_chunk<C, kChunk>(acc, tc, da, db, fresh, ks, sb, c0, boff, step0,
+                         last_block, group_end, issued, drained);
     mma_all_chunks<C, kChunk + 1>(acc, tc, da, db, fresh, ks, sb, c0, boff,
-                                  last_block, group_end, issued, drained);
+                                  step0, last_block, group_end, issued,
+                                  drained);
   }
 }
 
@@ -517,9 +530,10 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   // A chunked tile reuses one chunk-wide tensor-core accumulator for each N
   // chunk in turn, promoting it into the full-width FP32 accumulator; this
   // is what lets a 128x256 tile fit in registers with promotion.
-  static_assert(C::kNChunks == 1 ||
-                    (C::kPromoSteps >= 1 && C::kPromoSteps <= 4),
-                "N chunks need a promotion at least every k-block");
+  static_assert(C::kNChunks == 1 || (C::kPromoSteps >= 1 &&
+                                     C::kPromoSteps <= 4 &&
+                                     4 % C::kPromoSteps == 0),
+                "N chunks need a promotion at the end of every k-block");
   static_assert(C::kOverlap == 0 || C::kPromoSteps == 4,
                 "overlapped promotion promotes every k-block");
   static_assert(C::kOverlap != 2 || C::kNChunks == 2,
@@ -784,11 +798,10 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         tr.stamp(1);
         const u64 da = da0 + (u64)(s * (L::kTileABytes / 16));
         const u64 db = db0 + (u64)(s * (L::kTileBBytes / 16));
-        const bool group_end =
-            C::kPromoSteps > 4 && ((kb - kb0 + 1) % (C::kPromoSteps / 4)) == 0;
+        const bool group_end = ((kb - kb0 + 1) % C::kGroupBlocks) == 0;
         mma_all_chunks<C>(
             acc, tc, da, db, fresh, ks, sb_smem + s * L::kSbPerStage, c0, boff,
-            kb == kb1 - 1, group_end,
+            4 * (kb - kb0), kb == kb1 - 1, group_end,
             [&] {
               tr.stamp(2);
               take_scales(kb, s, ks, kb1);

@@ -96,7 +96,7 @@ template <class C>
 __device__ __forceinline__ void split_range(int s, int n, int &begin,
                                             int &end) {
   constexpr int kBlocks = (C::kK + 127) / 128;
-  constexpr int kGroupBlocks = C::kPromoSteps > 4 ? C::kPromoSteps / 4 : 1;
+  constexpr int kGroupBlocks = C::kGroupBlocks;
   constexpr int kGroups = (kBlocks + kGroupBlocks - 1) / kGroupBlocks;
   static_assert(kGroups < (1 << 27), "slice bounds overflow 32 bits");
   if (n == 1) {

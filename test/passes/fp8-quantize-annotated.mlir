@@ -267,3 +267,18 @@ func.func @multi_block(%x: tensor<8x16xbf16>, %w: tensor<8x16xbf16>, %c: tensor<
          ins(%x, %w : tensor<8x16xbf16>, tensor<8x16xbf16>) outs(%c : tensor<8x8xbf16>) -> tensor<8x8xbf16>
   return %y : tensor<8x8xbf16>
 }
+
+// -----
+
+// An f16 result has no recipe: the message does not suggest `out = f16`,
+// which the recipe refuses.
+func.func @f16_result(%x: tensor<64x128xf16>, %w: tensor<128x128xf16> {fp8.weight}) -> tensor<64x128xf16>
+    attributes {fp8.recipe = #fp8.recipe<a = <f8E4M3FN, <per_tensor>>, b = <f8E4M3FN, <per_tensor>>, promotion_interval = 128>} {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<64x128xf16>
+  %z = linalg.fill ins(%zero : f16) outs(%e : tensor<64x128xf16>) -> tensor<64x128xf16>
+  // expected-error @+1 {{expected the result element type to be bf16 or f32 (what scaled FP8 GEMMs write), found 'f16': make the matmul's result bf16 or f32}}
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+         ins(%x, %w : tensor<64x128xf16>, tensor<128x128xf16>) outs(%z : tensor<64x128xf16>) -> tensor<64x128xf16>
+  return %y : tensor<64x128xf16>
+}

@@ -1,7 +1,5 @@
 // RUN: fp8-opt %s -split-input-file -verify-diagnostics --fp8-verify-target=arch=sm_90a | FileCheck %s
-// On sm_100a the sm_90a-only errors below are not raised (their
-// expected-errors are missing, hence `not`); the rest prints as usual.
-// RUN: not fp8-opt %s -split-input-file -verify-diagnostics --fp8-verify-target=arch=sm_100a | FileCheck %s --check-prefix=SM100
+// sm_100a's rules: fp8-verify-target-sm100a.mlir.
 // RUN: not fp8-opt %s --fp8-verify-target=arch=sm_90 2>&1 | FileCheck %s --check-prefix=BADARCH
 // RUN: not fp8-opt %s --fp8-verify-target=arch=h100 2>&1 | FileCheck %s --check-prefix=BADARCH2
 
@@ -13,8 +11,6 @@
 // CHECK-LABEL: func.func @nt
 // CHECK-NOT: fp8.transpose
 // CHECK: fp8.scaled_matmul
-// SM100: module attributes {fp8.target = "sm_100a"}
-// SM100-LABEL: func.func @nt
 func.func @nt(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
               %b: tensor<512x256xf8E4M3FN>, %bs: tensor<4x2xf32>) -> tensor<?x512xbf16> {
   %d = fp8.scaled_matmul %a scale %as granularity <1x128>, %b scale %bs granularity <128x128>
@@ -32,8 +28,6 @@ func.func @nt(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
 // CHECK: %[[T:.+]], %[[TS:.+]] = fp8.transpose %[[B]] scale %[[BS]] granularity <per_column> : tensor<256x512xf8E4M3FN>, tensor<1x512xf32> -> tensor<512x256xf8E4M3FN>, tensor<512x1xf32>
 // CHECK: fp8.scaled_matmul %{{.+}} scale %{{.+}} granularity <per_row>, %[[T]] scale %[[TS]] granularity <per_row> promotion_interval 128 :
 // CHECK-NOT: mn_major
-// SM100-LABEL: func.func @nn
-// SM100: fp8.transpose
 func.func @nn(%a: tensor<?x256xf8E5M2>, %as: tensor<?x1xf32>,
               %b: tensor<256x512xf8E4M3FN>, %bs: tensor<1x512xf32>) -> tensor<?x512xbf16> {
   %d = fp8.scaled_matmul %a scale %as granularity <per_row>, %b scale %bs granularity <per_column> layout mn_major
@@ -59,8 +53,6 @@ func.func @tn(%a: tensor<256x64xf8E4M3FN>, %as: tensor<2x64xf32>,
 
 // -----
 
-// SM100-LABEL: func.func @mx
-// SM100: fp8.scaled_matmul {{.*}} granularity <1x32:ue8m0>
 func.func @mx(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x8xf8E8M0FNU>,
               %b: tensor<256x256xf8E4M3FN>, %bs: tensor<256x8xf8E8M0FNU>) -> tensor<128x256xbf16> {
   // expected-error @+1 {{'fp8.scaled_matmul' op uses MX scaling (1x32 blocks with ue8m0 scales along K), which needs sm_100a: Hopper's FP8 wgmma has no block-scaled form (use 1x128 blocks on sm_90a)}}
@@ -98,5 +90,19 @@ func.func @b_outer_block(%a: tensor<64x256xf8E4M3FN>, %as: tensor<64x2xf32>,
   %d = fp8.scaled_matmul %a scale %as granularity <1x128>, %b scale %bs granularity <4x128>
          promotion_interval 128
       : tensor<64x256xf8E4M3FN>, tensor<64x2xf32>, tensor<64x256xf8E4M3FN>, tensor<16x2xf32> -> tensor<64x64xbf16>
+  return %d : tensor<64x64xbf16>
+}
+
+// -----
+
+// Interval 96 with K-constant scales runs as stated (promotion at run-time
+// steps); with 1x128 scales it cannot divide their K block.
+// CHECK-LABEL: func.func @interval_96
+// CHECK: promotion_interval 96
+func.func @interval_96(%a: tensor<64x256xf8E4M3FN>, %as: tensor<64x1xf32>,
+                       %b: tensor<64x256xf8E4M3FN>, %bs: tensor<64x1xf32>) -> tensor<64x64xbf16> {
+  %d = fp8.scaled_matmul %a scale %as granularity <per_row>, %b scale %bs granularity <per_row>
+         promotion_interval 96
+      : tensor<64x256xf8E4M3FN>, tensor<64x1xf32>, tensor<64x256xf8E4M3FN>, tensor<64x1xf32> -> tensor<64x64xbf16>
   return %d : tensor<64x64xbf16>
 }

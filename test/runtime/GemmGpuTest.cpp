@@ -114,6 +114,54 @@ TEST(GemmGpu, EveryPromotionInterval) {
                 129, 256, 1024});
 }
 
+// Intervals that neither divide a k-block nor are a multiple of it promote
+// at run-time steps (96: steps 3, 6, 9, ...; 160: every fifth step) and cut
+// slices in units of whole groups (sm90GroupBlocks); 384 is whole blocks.
+// Ragged shapes, K not a multiple of the interval, split-K, a split tail,
+// per-row scales, both outputs.
+TEST(GemmGpu, IrregularPromotionIntervals) {
+  const Granularity pt = Granularity::perTensor(), row = Granularity::perRow();
+  TileConfig t128;
+  t128.blockM = 128;
+  t128.mathWarpgroups = 2;
+  t128.blockN = 128;
+  t128.stages = 4;
+  for (int64_t p : {96, 160, 192, 384}) {
+    expectCase({recipe(pt, pt, p), 129, 256, 1024});
+    expectCase({recipe(pt, pt, p, DType::F32), 7, 200, 1040});
+    expectCase({recipe(pt, pt, p), 1, 136, 4000});
+    expectCase({recipe(row, row, p), 257, 384, 1536});
+    TileConfig sk = t128;
+    sk.splitK = 3;
+    expectCase({recipe(pt, pt, p, DType::F32), 130, 264, 2944, sk});
+    TileConfig tail = t128;
+    tail.tailSplit = 2;
+    tail.persistent = true;
+    expectCase({recipe(pt, pt, p), 1000, 1152, 3072, tail});
+  }
+}
+
+// The grouping itself, observed: with non-negative inputs the tensor cores'
+// truncating accumulation loses more the longer a group runs, so a kernel
+// whose interval ran as another (160 or 192 as 128, 96 dropping a step) is
+// nearer that interval's emulation than its own.
+TEST(GemmGpu, PromotionGroupingMatchesItsInterval) {
+  const Granularity pt = Granularity::perTensor();
+  for (auto [p, rival] : {std::pair<int64_t, int64_t>{96, 128},
+                          {160, 128},
+                          {192, 128},
+                          {384, 128},
+                          {128, 256},
+                          {256, 128}}) {
+    GpuCase c{recipe(pt, pt, p, DType::F32), 256, 256, 8192};
+    c.nonNegative = true;
+    c.rivalInterval = rival;
+    GpuCaseResult r = expectCase(c);
+    EXPECT_LT(r.relErrVsEmulated, 0.5 * r.relErrVsRival)
+        << describe(c) << ": " << r.summary;
+  }
+}
+
 TEST(GemmGpu, EveryGranularityPair) {
   expectCase({recipe(Granularity::perRow(), Granularity::perRow(), 128), 257,
               384, 512});

@@ -75,6 +75,12 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   numerics::RandomSpec rb{numerics::Distribution::Normal, 0.5f, seed + 1};
   std::vector<float> a = numerics::randomTensor(c.m * c.k, ra);
   std::vector<float> b = numerics::randomTensor(c.n * c.k, rb);
+  if (c.nonNegative) {
+    for (float &v : a)
+      v = std::fabs(v);
+    for (float &v : b)
+      v = std::fabs(v);
+  }
   QuantRecipe qra{r.a.format, r.a.granularity};
   QuantRecipe qrb{r.b.format, r.b.granularity};
   auto qa = numerics::quantize(a.data(), c.m, c.k, qra);
@@ -172,11 +178,25 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
     return ref.status().withContext("reference GEMM");
   numerics::ErrorMetrics e =
       numerics::compare(out.data(), ref->data(), int64_t(out.size()));
-  double maxRef = 0, maxErr = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    maxRef = std::max(maxRef, double(std::fabs((*ref)[i])));
-    if (std::isfinite(out[i]))
-      maxErr = std::max(maxErr, double(std::fabs(out[i] - (*ref)[i])));
+  auto relErr = [&](const std::vector<float> &want) {
+    double maxRef = 0, maxErr = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      maxRef = std::max(maxRef, double(std::fabs(want[i])));
+      if (std::isfinite(out[i]))
+        maxErr = std::max(maxErr, double(std::fabs(out[i] - want[i])));
+    }
+    return maxRef > 0 ? maxErr / maxRef : maxErr;
+  };
+  double rivalErr = 0;
+  if (c.rivalInterval >= 0) {
+    numerics::ReferenceGemmOptions rr = ro;
+    rr.promotionInterval = c.rivalInterval;
+    auto rival =
+        numerics::referenceGemm(*qa, Layout::KMajor, *qb, Layout::KMajor,
+                                r.accumulate ? hostC.data() : nullptr, rr);
+    if (!rival)
+      return rival.status().withContext("reference GEMM at the rival interval");
+    rivalErr = relErr(*rival);
   }
 
   // (2) The unquantized product, on the first and last rows (at most 64).
@@ -207,7 +227,8 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   res.scaleATma = rep.scaleATma;
   res.scaleBTma = rep.scaleBTma;
   res.rowsChecked = c.m;
-  res.relErrVsEmulated = maxRef > 0 ? maxErr / maxRef : maxErr;
+  res.relErrVsEmulated = relErr(*ref);
+  res.relErrVsRival = rivalErr;
   res.similarity =
       numerics::similarity(sampleOut.data(), exact->data(), rows * c.n);
   const double tol = r.out == DType::BF16 ? 8e-3 : 2e-3;
@@ -220,8 +241,12 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
      << (rep.scaleATma ? ", A scales by TMA" : "")
      << (rep.scaleBTma ? ", B scales by TMA" : "") << "): "
      << "max |d - emulated| / max |emulated| = " << res.relErrVsEmulated
-     << " (tol " << tol << "), similarity to the unquantized product "
-     << res.similarity << " (tol " << simTol << ", " << rows << " rows)";
+     << " (tol " << tol << ")";
+  if (c.rivalInterval >= 0)
+    os << ", against the emulation at interval " << c.rivalInterval << " "
+       << res.relErrVsRival;
+  os << ", similarity to the unquantized product " << res.similarity << " (tol "
+     << simTol << ", " << rows << " rows)";
   if (e.nonFinite)
     os << ", " << e.nonFinite << " non-finite outputs";
   res.summary = os.str();

@@ -23,6 +23,14 @@ struct GpuCase {
   /// (0: packed), padding zeroed, as the plan executor's mirror of B's
   /// scales does (runtime/PlanScaleMirror.h).
   int64_t scaleBPitch = 0;
+  /// Non-negative inputs (|x|): every partial sum grows, so the tensor
+  /// cores' truncating accumulation loses the most, and how K is grouped
+  /// into promotions shows in the result.
+  bool nonNegative = false;
+  /// Also compare with the oracle's emulation at this promotion interval
+  /// (GpuCaseResult::relErrVsRival): a kernel that runs its interval as
+  /// another one is closer to that one's emulation.
+  int64_t rivalInterval = -1;
 };
 
 /// What the check found.
@@ -30,6 +38,7 @@ struct GpuCaseResult {
   bool passed = false;
   std::string kernel;
   double relErrVsEmulated = 0; ///< max |d - ref| / max |ref| (checked rows)
+  double relErrVsRival = 0;    ///< the same against GpuCase::rivalInterval
   double similarity = 0;       ///< vs the oracle (DeepGEMM metric)
   int64_t rowsChecked = 0;
   bool scaleATma = false, scaleBTma = false; ///< GemmReport's

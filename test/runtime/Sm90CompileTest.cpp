@@ -42,6 +42,11 @@ const Variant kVariants[] = {
      Granularity::block(128, 128, ScaleFormat::UE8M0), 128},
     {"e5m2_acc", Granularity::block(1, 128), Granularity::block(128, 128), 128,
      DType::BF16, true, DType::E5M2, DType::E4M3FN},
+    // Intervals that neither divide nor are a multiple of a k-block: the
+    // promotion steps are chosen at run time.
+    {"per_row_p96", Granularity::perRow(), Granularity::perRow(), 96},
+    {"per_tensor_p160_f32", Granularity::perTensor(), Granularity::perTensor(),
+     160, DType::F32},
 };
 
 /// The variant's recipe for an N x K GEMM with BLOCK_M rows per tile.
