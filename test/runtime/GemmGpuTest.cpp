@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/RecipeSpace.h"
 #include "codegen/Sm90Gemm.h"
 #include "runtime/DeviceBuffer.h"
 #include "runtime/Gemm.h"
@@ -159,6 +160,20 @@ TEST(GemmGpu, PromotionGroupingMatchesItsInterval) {
     GpuCaseResult r = expectCase(c);
     EXPECT_LT(r.relErrVsEmulated, 0.5 * r.relErrVsRival)
         << describe(c) << ": " << r.summary;
+  }
+}
+
+// One point of every recipe class sm_90a accepts (codegen/RecipeSpace.h:
+// scale paths x promotion schedules x result types, the format pairs
+// rotating), ragged: M = 129, N = 264 (not a multiple of any tile).
+TEST(GemmGpu, EveryAcceptedRecipeClass) {
+  for (const RecipePoint &p : recipeSample(Arch::SM90a)) {
+    GemmRecipe r;
+    r.a = p.a;
+    r.b = p.b;
+    r.promotionInterval = p.promotionInterval.value_or(0);
+    r.out = p.out;
+    expectCase({r, 129, 264, 1536});
   }
 }
 
