@@ -236,9 +236,7 @@ def main():
     args = p.parse_args()
     g = dense(args) if args.kind == "dense" else moe(args)
     name = args.name or f"{args.kind}_{args.layers}"
-    sys.stdout.write(f"// scripts/gen-model.py --kind {args.kind} --layers "
-                     f"{args.layers} --hidden {args.hidden} --intermediate "
-                     f"{args.intermediate} --recipe {args.recipe}\n")
+    sys.stdout.write("// scripts/gen-model.py " + " ".join(sys.argv[1:]) + "\n")
     sys.stdout.write(g.text(name, RECIPES[args.recipe]))
 
 
