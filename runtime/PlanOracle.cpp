@@ -281,7 +281,8 @@ void store(const nm::QuantizedTensor &q, HostTensor &codes, HostTensor &scales,
 }
 } // namespace
 
-Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs) {
+Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
+                    const nm::AccumulatorModel &accumulator) {
   std::vector<const HostTensor *> in;
   for (const std::string &n : s.inputs)
     in.push_back(&bufs.at(n));
@@ -339,6 +340,7 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs) {
     const int64_t m = ga.rows, n = gb.rows, kk = ga.cols;
     nm::ReferenceGemmOptions opts;
     opts.promotionInterval = k.promotionInterval;
+    opts.accumulator = accumulator;
     std::vector<float> c;
     if (k.accumulate)
       c = in[4]->toFloat();
@@ -359,6 +361,18 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs) {
   }
   }
   (void)plan;
+  return Status::ok();
+}
+
+Status runPlanOnCpu(const Plan &plan, HostBuffers &buffers, int iterations,
+                    const nm::AccumulatorModel &accumulator) {
+  for (const PlanStep &s : plan.steps)
+    if (s.phase == Phase::Prepare)
+      FP8_RETURN_IF_ERROR(runStepOnCpu(plan, s, buffers, accumulator));
+  for (int it = 0; it < iterations; ++it)
+    for (const PlanStep &s : plan.steps)
+      if (s.phase == Phase::Run)
+        FP8_RETURN_IF_ERROR(runStepOnCpu(plan, s, buffers, accumulator));
   return Status::ok();
 }
 

@@ -11,8 +11,9 @@
 //     inputs to a step it reproduces the step's quantize, transpose and
 //     elementwise results bit for bit; GEMMs up to the order of sums;
 //   - the reference runs the unquantized graph (matmuls in FP64 from the
-//     high-precision inputs, rounded to each value's element type), what
-//     --verify's similarity bound (< 1e-3) is measured against.
+//     high-precision inputs, rounded to each value's element type): what
+//     the recipe's quantization error is measured against
+//     (runtime/PlanVerify.h).
 // Plain C++ (no CUDA): unit tests run it in CI.
 //
 //===----------------------------------------------------------------------===//
@@ -20,6 +21,7 @@
 #define FP8_RUNTIME_PLANORACLE_H
 
 #include "runtime/Plan.h"
+#include "runtime/numerics/Accumulator.h"
 #include "runtime/numerics/DelayedScaling.h"
 #include "runtime/numerics/Metrics.h"
 
@@ -80,8 +82,18 @@ numerics::AmaxHistory historyFromState(const HostTensor &state,
 void stateFromHistory(const numerics::AmaxHistory &history, HostTensor &state);
 
 /// Runs one step of the plan on the CPU, reading and writing `buffers`.
+/// GEMMs build each promotion interval's partial sum with `accumulator`:
+/// FP32 by default (the oracle --verify compares with),
+/// numerics::kHopperFP8Accumulator for the H100's tensor cores (a GPU's
+/// result modelled on the CPU).
 Status runStepOnCpu(const Plan &plan, const PlanStep &step,
-                    HostBuffers &buffers);
+                    HostBuffers &buffers,
+                    const numerics::AccumulatorModel &accumulator = {});
+
+/// Runs the plan on the CPU: the prepare steps, then `iterations` times the
+/// run steps, on `buffers` (inputs filled), GEMMs with `accumulator`.
+Status runPlanOnCpu(const Plan &plan, HostBuffers &buffers, int iterations,
+                    const numerics::AccumulatorModel &accumulator = {});
 
 /// Runs the unquantized reference graph: every reference value, computed
 /// from the wide inputs, weights and constants in `buffers`.

@@ -1,6 +1,6 @@
-//===- Verify.cpp - fp8-run --verify: steps and outputs against the oracle ===//
+//===- PlanVerify.cpp - The verdict on a run of a plan --------------------===//
 
-#include "tools/fp8-run/Verify.h"
+#include "runtime/PlanVerify.h"
 
 #include "runtime/numerics/Metrics.h"
 
@@ -8,15 +8,31 @@
 
 namespace fp8 {
 
-Status runPlanOnCpu(const Plan &plan, HostBuffers &buffers, int iterations) {
-  for (const PlanStep &s : plan.steps)
-    if (s.phase == Phase::Prepare)
-      FP8_RETURN_IF_ERROR(runStepOnCpu(plan, s, buffers));
-  for (int it = 0; it < iterations; ++it)
-    for (const PlanStep &s : plan.steps)
-      if (s.phase == Phase::Run)
-        FP8_RETURN_IF_ERROR(runStepOnCpu(plan, s, buffers));
-  return Status::ok();
+namespace {
+SimilarityCheck similarityCheck(const HostTensor &got, const HostTensor &want,
+                                double bound) {
+  SimilarityCheck c;
+  c.metrics = compareValues(got, want).metrics;
+  c.bound = bound;
+  // NaN similarities fail too.
+  c.passed = c.metrics.nonFinite == 0 && c.metrics.similarity <= bound;
+  return c;
+}
+
+/// "step a", "steps a, b" followed by `one` or `many`.
+std::string listed(const char *noun, const std::vector<std::string> &names,
+                   const char *one, const char *many) {
+  std::string s = noun;
+  if (names.size() > 1)
+    s += "s";
+  for (size_t i = 0; i < names.size(); ++i)
+    s += (i ? ", " : " ") + names[i];
+  return s + " " + (names.size() > 1 ? many : one);
+}
+} // namespace
+
+std::string_view toString(BoundSource s) {
+  return s == BoundSource::Stated ? "stated" : "derived";
 }
 
 Expected<std::vector<StepCheck>> checkSteps(const Plan &plan,
@@ -86,35 +102,75 @@ Expected<std::vector<StepCheck>> checkSteps(const Plan &plan,
 Expected<std::vector<OutputCheck>>
 checkOutputs(const Plan &plan, const ResolvedPlan &shapes,
              const HostBuffers &inputs, const HostBuffers &results,
-             int iterations, bool withOracle, double bound) {
+             const OutputCheckOptions &options) {
   auto ref = runReference(plan, shapes, inputs);
   if (!ref)
     return ref.status();
   HostBuffers oracle;
-  if (withOracle) {
+  if (options.withOracle) {
     oracle = inputs;
-    FP8_RETURN_IF_ERROR(
-        runPlanOnCpu(plan, oracle, iterations).withContext("the CPU oracle"));
+    FP8_RETURN_IF_ERROR(runPlanOnCpu(plan, oracle, options.iterations)
+                            .withContext("the CPU oracle"));
   }
+  const std::vector<OutputErrorBound> expected = deriveErrorBounds(plan);
   std::vector<OutputCheck> out;
-  for (const std::string &name : plan.outputs) {
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const std::string &name = plan.outputs[i];
     OutputCheck c;
     c.name = name;
-    const HostTensor &got = results.at(name);
-    c.shape = got.shape;
+    c.expected = expected[i];
+    auto got = results.find(name);
+    if (got == results.end())
+      return errorf("expected a result for output '", name, "', found none");
+    c.shape = got->second.shape;
     auto it = ref->find(name);
     if (it == ref->end())
       return errorf("the plan has no reference value for output '", name, "'");
-    c.vsReference = compareValues(got, it->second).metrics;
-    c.passed = c.vsReference.nonFinite == 0 && c.vsReference.similarity < bound;
-    if (withOracle) {
+    c.referenceBound =
+        options.statedBound ? BoundSource::Stated : BoundSource::Derived;
+    c.vsReference =
+        similarityCheck(got->second, it->second,
+                        options.statedBound.value_or(c.expected.bound));
+    if (options.withOracle) {
       c.haveOracle = true;
-      c.vsOracle = compareValues(got, oracle.at(name)).metrics;
+      c.vsOracle =
+          similarityCheck(got->second, oracle.at(name), c.expected.bound);
       c.oracleVsReference = compareValues(oracle.at(name), it->second).metrics;
     }
     out.push_back(c);
   }
   return out;
+}
+
+std::string VerifyVerdict::failures() const {
+  std::string s;
+  auto add = [&](std::string part) { s += (s.empty() ? "" : "; ") + part; };
+  if (!stepsOffOracle.empty())
+    add(listed("step", stepsOffOracle, "differs from the oracle",
+               "differ from the oracle"));
+  if (!outputsOffOracle.empty())
+    add(listed("output", outputsOffOracle, "departs from the oracle",
+               "depart from the oracle"));
+  if (!outputsOverBound.empty())
+    add(listed("output", outputsOverBound,
+               "exceeds its quantization-error bound",
+               "exceed their quantization-error bounds"));
+  return s;
+}
+
+VerifyVerdict verdict(const std::vector<StepCheck> &steps,
+                      const std::vector<OutputCheck> &outputs) {
+  VerifyVerdict v;
+  for (const StepCheck &c : steps)
+    if (!c.passed)
+      v.stepsOffOracle.push_back(c.step);
+  for (const OutputCheck &c : outputs) {
+    if (c.haveOracle && !c.vsOracle.passed)
+      v.outputsOffOracle.push_back(c.name);
+    if (!c.vsReference.passed)
+      v.outputsOverBound.push_back(c.name);
+  }
+  return v;
 }
 
 } // namespace fp8
