@@ -1,0 +1,120 @@
+//===- PlanVerifyGpuTest.cpp - The verdict on a plan's GPU run ------------===//
+//
+// Runs on the GPU machine (ctest label "gpu", via scripts/gpu-check.sh).
+// The per-tensor E4M3 GEMM plan of test/runtime/PerTensorPlan.h (M=64,
+// N=128, K=4096, promotion every 128, positive inputs) runs on the GPU
+// through the plan executor and is checked by runtime/PlanVerify.h with
+// the plan as compiled: the run of that plan passes every check; the run
+// of the plan with the GEMM's promotion interval set to 0 (a wrong kernel
+// constant: the tensor cores' truncating accumulator then sums all of K)
+// must fail at the GEMM step, its quantize steps passing.
+// PlanVerifyTest.cpp is the same test on the CPU, the GPU modelled.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/PlanExecutor.h"
+#include "runtime/PlanVerify.h"
+
+#include "test/runtime/PerTensorPlan.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+using namespace fp8;
+using namespace fp8::testplans;
+
+namespace {
+
+constexpr int64_t kM = 64, kN = 128, kK = 4096;
+
+/// Every buffer of `plan` after its prepare steps and one run on the GPU.
+Expected<HostBuffers> runOnGpu(const Plan &plan, const ResolvedPlan &shapes,
+                               const HostBuffers &inputs) {
+  auto gpu = GpuPlan::create(plan, shapes);
+  if (!gpu)
+    return gpu.status();
+  FP8_RETURN_IF_ERROR((*gpu)->upload(inputs));
+  FP8_RETURN_IF_ERROR((*gpu)->run(Phase::Prepare, true));
+  FP8_RETURN_IF_ERROR((*gpu)->run(Phase::Run, true));
+  HostBuffers out;
+  for (const PlanBuffer &b : plan.buffers)
+    FP8_RETURN_IF_ERROR((*gpu)->download(b.name, out[b.name]));
+  return out;
+}
+
+/// The run of `device` checked against `plan`, one line printed per check.
+struct Checked {
+  std::vector<StepCheck> steps;
+  std::vector<OutputCheck> outputs;
+  VerifyVerdict verdict;
+};
+
+Checked runAndCheck(const Plan &plan, const Plan &device, const char *what) {
+  Checked c;
+  auto shapes = resolvePlan(plan, {{"M", kM}});
+  EXPECT_TRUE(shapes.isOk()) << shapes.message();
+  if (!shapes)
+    return c;
+  HostBuffers inputs = allocateHostBuffers(plan, *shapes);
+  Status s = fillPositiveInputs(plan, inputs);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  auto gpu = runOnGpu(device, *shapes, inputs);
+  EXPECT_TRUE(gpu.isOk()) << gpu.message();
+  if (!gpu)
+    return c;
+  auto steps = checkSteps(plan, *gpu, {});
+  EXPECT_TRUE(steps.isOk()) << steps.message();
+  OutputCheckOptions o;
+  o.withOracle = true;
+  auto outs = checkOutputs(plan, *shapes, inputs, *gpu, o);
+  EXPECT_TRUE(outs.isOk()) << outs.message();
+  if (!steps || !outs)
+    return c;
+  c.steps = *steps;
+  c.outputs = *outs;
+  c.verdict = verdict(c.steps, c.outputs);
+  for (const StepCheck &sc : c.steps)
+    std::printf("[verify] %s: step %s %s: %s (max |d - oracle| / max |oracle| "
+                "%.3g, bound %.0e) %s\n",
+                what, sc.step.c_str(), sc.kind.c_str(),
+                sc.passed ? "ok" : "FAILED", sc.relError, sc.bound,
+                sc.detail.c_str());
+  for (const OutputCheck &oc : c.outputs)
+    std::printf("[verify] %s: output %s: similarity %.3g to the oracle "
+                "(bound %.3g), %.3g to the unquantized graph (bound %.3g)\n",
+                what, oc.name.c_str(), oc.vsOracle.metrics.similarity,
+                oc.vsOracle.bound, oc.vsReference.metrics.similarity,
+                oc.vsReference.bound);
+  std::printf(
+      "[verify] %s: %s %s\n", what,
+      c.verdict.passed() ? "PASSED" : "FAILED:", c.verdict.failures().c_str());
+  return c;
+}
+
+} // namespace
+
+TEST(PlanVerifyGpu, TheCompiledPlanPasses) {
+  const Plan plan = perTensorPlan("verify_gpu", kN, kK);
+  const Checked c = runAndCheck(plan, plan, "compiled plan");
+  ASSERT_EQ(c.steps.size(), 3u);
+  for (const StepCheck &s : c.steps)
+    EXPECT_TRUE(s.passed) << s.step << ": " << s.detail;
+  ASSERT_EQ(c.outputs.size(), 1u);
+  EXPECT_TRUE(c.outputs[0].vsOracle.passed);
+  EXPECT_TRUE(c.outputs[0].vsReference.passed);
+  EXPECT_TRUE(c.verdict.passed()) << c.verdict.failures();
+}
+
+TEST(PlanVerifyGpu, AWrongPromotionIntervalFailsAtTheGemm) {
+  const Plan plan = perTensorPlan("verify_gpu", kN, kK);
+  const Checked c =
+      runAndCheck(plan, withPromotionInterval(plan, 0), "promotion 0");
+  ASSERT_EQ(c.steps.size(), 3u);
+  EXPECT_TRUE(c.steps[0].passed) << c.steps[0].detail; // quantize_x
+  EXPECT_TRUE(c.steps[1].passed) << c.steps[1].detail; // quantize_w
+  EXPECT_EQ(c.steps[2].step, "gemm");
+  EXPECT_FALSE(c.steps[2].passed) << c.steps[2].relError;
+  EXPECT_EQ(c.verdict.stepsOffOracle, std::vector<std::string>{"gemm"});
+  EXPECT_FALSE(c.verdict.passed());
+}
