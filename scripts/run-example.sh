@@ -75,8 +75,8 @@ echo "== 4. fp8-run --compile-only: NVRTC, through the kernel cache (no GPU)"
 
 echo
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-  echo "== 5. fp8-run --verify on the GPU (M=512): every step against the CPU"
-  echo "   oracle, the output against the unquantized graph"
+  echo "== 5. fp8-run --verify on the GPU (M=512): every step and the output"
+  echo "   against the CPU oracle, the recipe's error against the unquantized graph"
   "$bin/fp8-run" "$work/mlp.sm_90a.plan.json" --dim M=512 --random --verify \
     --outputs "$work/outputs"
 else
