@@ -15,12 +15,14 @@ dynamic. Two kinds of layer:
            n   = c_i * h
            h2  = h + down_e(silu(n Wg_e^T) * (n Wu_e^T))  (--no-residual: no h)
 
-c_i, 1/sqrt(i + 2) rounded to a power of two, stands in for the RMSNorm in
-front of a real FFN (the residual stream's RMS grows like sqrt(i + 1) with
-fp8-run's random inputs): without it the SwiGLU branch squares its input's
-scale and a stack of layers overflows. It is an elementwise op that the
-pipeline fuses into the quantize; a power of two keeps it exact in bf16 and
-the distinct kernels few (one per value, not per layer).
+c_i, 1/sqrt(i + 2) rounded down to a power of two, stands in for the
+RMSNorm in front of a real FFN (the residual stream's RMS grows like
+sqrt(i + 1) with fp8-run's random inputs): without it the SwiGLU branch
+squares its input's scale and a stack of layers overflows (rounded to the
+nearer power of two instead, 32 layers overflowed from layer 21 on). It is
+an elementwise op that the pipeline fuses into the quantize; a power of two
+keeps it exact in bf16 and the distinct kernels few (one per value, not per
+layer).
 
 Examples:
   scripts/gen-model.py --layers 32 > llama32.mlir
@@ -176,7 +178,7 @@ class Graph:
 
 def norm(layer):
     """The RMSNorm stand-in's factor for layer `layer` (see the top)."""
-    return 2.0 ** -round(0.5 * math.log2(layer + 2))
+    return 2.0 ** -math.ceil(0.5 * math.log2(layer + 2))
 
 
 def dense(args):

@@ -10,6 +10,8 @@
 #     stated here: 1e-3, 3e-3 for the E5M2 example, see examples/README.md);
 #   --bench at M=4096: every step (CUDA events, median of 20) and the same
 #     GEMMs through cuBLASLt.
+# and the generated models' plans (test/models/Inputs) under --verify at
+# M=512 with the bounds derived from each plan.
 #
 #   scripts/gpu-check-extra.sh BUILD_DIR OUTDIR SUMMARY_FILE
 #
@@ -65,8 +67,26 @@ for entry in "${examples[@]}"; do
   fi
 done
 
+# Generated models (test/models/Inputs, see test/models/plans.test): deeper
+# plans, verified at M=512 rows (per expert for the batched FFN) with the
+# bounds derived from each plan.
+models=("llama-layer" "moe-ffn" "dense-8")
+for ex in "${models[@]}"; do
+  plan="$root/test/models/Inputs/$ex.sm_90a.plan.json"
+  t0=$(date +%s)
+  timeout 900 "$run" "$plan" --dim M=512 --random --verify --no-outputs \
+      --json "$out/pipeline-$ex-verify.json" \
+      >"$out/pipeline-$ex-verify.log" 2>&1
+  rc=$?
+  if [ $rc != 0 ]; then
+    status=1
+    log "- $ex verify: FAILED (exit $rc, $(( $(date +%s) - t0 )) s; pipeline-$ex-verify.log):"
+    grep -E 'FAILED|fp8-run:' "$out/pipeline-$ex-verify.log" | head -8 | tee -a "$summary"
+  fi
+done
+
 # The tables, from the JSON fp8-run wrote.
-if ! python3 - "$out" "${examples[@]}" >>"$summary" <<'EOF'
+if ! python3 - "$out" "${examples[@]}" "${models[@]}" >>"$summary" <<'EOF'
 import json, os, sys
 
 out, examples = sys.argv[1], [e.split(":")[0] for e in sys.argv[2:]]
