@@ -79,10 +79,17 @@ def FP8VerifyTarget : Pass<"fp8-verify-target", "ModuleOp"> {
 
     * MX (1x32 blocks with UE8M0 scales along K) needs `sm_100a`: Hopper's
       FP8 `wgmma` has no block-scaled form;
-    * on `sm_90a`, scales that vary along K change at most once per
-      128-wide k-block, and B's scale blocks along N are 1, whole or a
-      multiple of 8 (the generator's rules, codegen/Sm90Gemm.h);
-    * K is a multiple of 16: TMA moves rows of 16-byte multiples.
+    * K is a multiple of 16: TMA moves rows of 16-byte multiples;
+    * the target's generator implements the recipe (`checkTargetRecipe`,
+      codegen/Gemm.h: formats, scale blocks and formats, promotion
+      interval, result type, on the K-major operands). On `sm_90a` scales
+      that vary along K change at most once per 128-wide k-block, B's scale
+      blocks along N are 1, whole or a multiple of 8, and any promotion
+      interval that is a multiple of 32 runs (dividing the scales' K block
+      when they vary along K); on `sm_100a` scales that vary along K are
+      powers of two and the interval is 32 or none. A recipe accepted here
+      runs as stated (test/codegen/RecipeSpaceTest.cpp walks the whole
+      space); the diagnostic of one refused says what the target expects.
 
     FP8 `wgmma` (and the toolkit's `tcgen05` kernels) read both operands
     K-major from shared memory, so an operand stored MN-major gets an
