@@ -304,8 +304,10 @@ Expected<QuantizedTensor> quantize(const float *x, int64_t rows, int64_t cols,
     ChunkStats &cs = part[size_t(r0 / grain)];
     for (int64_t r = r0; r < r1; ++r) {
       const float *row = x + r * cols;
-      uint8_t *out = &q.codes[size_t(r * cols)];
-      const float *rowScales = &q.scales[size_t((r / b.br) * b.sc)];
+      // data() + offset, not &v[offset]: with cols == 0 the codes are empty
+      // and indexing them is undefined.
+      uint8_t *out = q.codes.data() + r * cols;
+      const float *rowScales = q.scales.data() + (r / b.br) * b.sc;
       for (int64_t c = 0; c < cols; ++c) {
         float s = rowScales[c / b.bc];
         float xv = row[c];
