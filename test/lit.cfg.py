@@ -18,7 +18,11 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%fp8_src_root", config.fp8_src_root))
 config.environment["FP8_CACHE_DIR"] = os.path.join(config.test_exec_root, "jit-cache")
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "CUDA_HOME"])
+# The sanitizer options (scripts/test-sanitizers.sh) reach the tools a test
+# runs: lit passes them by default, named here so that it stays so.
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "CUDA_HOME",
+                                     "ASAN_OPTIONS", "UBSAN_OPTIONS",
+                                     "ASAN_SYMBOLIZER_PATH", "UBSAN_SYMBOLIZER_PATH"])
 llvm_config.use_default_substitutions()
 
 # `not`, `count` and friends where a RUN line starts with them.
