@@ -315,8 +315,8 @@ template <class C, int kChunk = 0, class F, class G>
 __device__ __forceinline__ void
 mma_all_chunks(float (&acc)[C::kAcc], float (&tc)[C::kAccChunk], u64 da, u64 db,
                bool &fresh, const KScales<C> &ks, const float *sb, int c0,
-               int boff, int step0, bool last_block, bool group_end,
-               F &&issued, G &&drained) {
+               int boff, int step0, bool last_block, bool group_end, F &&issued,
+               G &&drained) {
   if constexpr (kChunk < C::kNChunks) {
     mma_chunk<C, kChunk>(acc, tc, da, db, fresh, ks, sb, c0, boff, step0,
                          last_block, group_end, issued, drained);
@@ -530,9 +530,9 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   // A chunked tile reuses one chunk-wide tensor-core accumulator for each N
   // chunk in turn, promoting it into the full-width FP32 accumulator; this
   // is what lets a 128x256 tile fit in registers with promotion.
-  static_assert(C::kNChunks == 1 || (C::kPromoSteps >= 1 &&
-                                     C::kPromoSteps <= 4 &&
-                                     4 % C::kPromoSteps == 0),
+  static_assert(C::kNChunks == 1 ||
+                    (C::kPromoSteps >= 1 && C::kPromoSteps <= 4 &&
+                     4 % C::kPromoSteps == 0),
                 "N chunks need a promotion at the end of every k-block");
   static_assert(C::kOverlap == 0 || C::kPromoSteps == 4,
                 "overlapped promotion promotes every k-block");

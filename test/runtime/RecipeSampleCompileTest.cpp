@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 using namespace fp8;
 
 namespace {
@@ -28,6 +30,11 @@ std::vector<Sampled> samples() {
     for (const RecipePoint &p : recipeSample(arch))
       out.push_back({arch, p});
   return out;
+}
+
+/// gtest's name for a parameter in its listings and failures.
+[[maybe_unused]] void PrintTo(const Sampled &s, std::ostream *os) {
+  *os << toString(s.arch) << " " << describe(s.point);
 }
 
 class RecipeSampleCompile : public ::testing::TestWithParam<Sampled> {};
