@@ -106,48 +106,41 @@ class Graph:
                           f"outs({e} : {t}) -> {t}")
         return y
 
-    def scale(self, x, c, cols):
+    def generic(self, stem, ins, cols, args, body):
+        """An elementwise linalg.generic over `ins` (all [.., M, cols])."""
         e, _ = self.empty(cols)
-        y = self.fresh("scaled")
+        y = self.fresh(stem)
         t = self.act(cols)
-        ids = "[#bid, #bid]" if self.batch else "[#id, #id]"
-        iters = '["parallel", "parallel", "parallel"]' if self.batch else \
-            '["parallel", "parallel"]'
+        idm = "#bid" if self.batch else "#id"
+        ids = "[" + ", ".join([idm] * (len(ins) + 1)) + "]"
+        iters = ", ".join(['"parallel"'] * (3 if self.batch else 2))
         self.lines += [
-            f"{y} = linalg.generic {{indexing_maps = {ids}, iterator_types = {iters}}}",
-            f"    ins({x} : {t}) outs({e} : {t}) {{",
-            "^bb0(%v: bf16, %o: bf16):",
-            f"  %c = arith.constant {c:.6e} : bf16",
-            "  %r = arith.mulf %v, %c : bf16",
-            "  linalg.yield %r : bf16",
-            f"}} -> {t}",
-        ]
+            f"{y} = linalg.generic {{indexing_maps = {ids}, iterator_types = [{iters}]}}",
+            f"    ins({', '.join(ins)} : {', '.join([t] * len(ins))}) outs({e} : {t}) {{",
+            "^bb0(" + ", ".join(f"%{a}: bf16" for a in args) + ", %o: bf16):",
+        ] + ["  " + line for line in body] + [f"}} -> {t}"]
         return y
 
+    def scale(self, x, c, cols):
+        return self.generic("scaled", [x], cols, ["v"], [
+            f"%c = arith.constant {c:.6e} : bf16",
+            "%r = arith.mulf %v, %c : bf16",
+            "linalg.yield %r : bf16",
+        ])
+
     def swiglu(self, g, u, cols):
-        e, _ = self.empty(cols)
-        y = self.fresh("swiglu")
-        t = self.act(cols)
-        ids = "[#bid, #bid, #bid]" if self.batch else "[#id, #id, #id]"
-        iters = '["parallel", "parallel", "parallel"]' if self.batch else \
-            '["parallel", "parallel"]'
-        self.lines += [
-            f"{y} = linalg.generic {{indexing_maps = {ids}, iterator_types = {iters}}}",
-            f"    ins({g}, {u} : {t}, {t}) outs({e} : {t}) {{",
-            "^bb0(%g: bf16, %u: bf16, %o: bf16):",
-            "  %gf = arith.extf %g : bf16 to f32",
-            "  %uf = arith.extf %u : bf16 to f32",
-            "  %one = arith.constant 1.0 : f32",
-            "  %ng = arith.negf %gf : f32",
-            "  %ex = math.exp %ng : f32",
-            "  %den = arith.addf %ex, %one : f32",
-            "  %silu = arith.divf %gf, %den : f32",
-            "  %prod = arith.mulf %silu, %uf : f32",
-            "  %r = arith.truncf %prod : f32 to bf16",
-            "  linalg.yield %r : bf16",
-            f"}} -> {t}",
-        ]
-        return y
+        return self.generic("swiglu", [g, u], cols, ["g", "u"], [
+            "%gf = arith.extf %g : bf16 to f32",
+            "%uf = arith.extf %u : bf16 to f32",
+            "%one = arith.constant 1.0 : f32",
+            "%ng = arith.negf %gf : f32",
+            "%ex = math.exp %ng : f32",
+            "%den = arith.addf %ex, %one : f32",
+            "%silu = arith.divf %gf, %den : f32",
+            "%prod = arith.mulf %silu, %uf : f32",
+            "%r = arith.truncf %prod : f32 to bf16",
+            "linalg.yield %r : bf16",
+        ])
 
     def text(self, name, recipe):
         out = []
