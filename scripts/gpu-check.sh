@@ -88,9 +88,9 @@ elif command -v compute-sanitizer >/dev/null 2>&1; then
   # cuPointerGetAttribute on purpose; only device memory errors count here.
   if compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
        "$build/bin/fp8-gpu-tests" \
-       --gtest_filter='GemmGpu.DeepSeekRecipeSquare:GemmGpu.AccumulateIntoC:GemmGpu.RefusesBadArgumentsBeforeLaunch' \
+       --gtest_filter='GemmGpu.DeepSeekRecipeSquare:GemmGpu.AccumulateIntoC:GemmGpu.RefusesBadArgumentsBeforeLaunch:GemmGpu.IrregularPromotionIntervals:GemmGpu.PromotionGroupingMatchesItsInterval:GemmGpu.EveryAcceptedRecipeClass:PlanVerifyGpu.*' \
        >"$out/memcheck.log" 2>&1; then
-    log "- compute-sanitizer memcheck (small shapes, incl. ragged and bad arguments): clean ($(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1))"
+    log "- compute-sanitizer memcheck (small shapes, incl. ragged and bad arguments, every recipe class, the irregular promotion intervals, the plan verdict): clean ($(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1))"
   else
     log "- compute-sanitizer memcheck: FAILED ($(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1))"
     status=1
