@@ -22,7 +22,9 @@ std::string cacheDir() {
     return xdg + "/fp8-toolkit";
   if (std::string home = get("HOME"); !home.empty())
     return home + "/.cache/fp8-toolkit";
-  return "/tmp/fp8-toolkit-cache";
+  // No shared default (a directory in /tmp could be another user's): without
+  // a home the cache stays in memory.
+  return "";
 }
 
 bool jitDebug() {

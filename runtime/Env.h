@@ -3,8 +3,9 @@
 //
 // Every knob is documented in the README:
 //   FP8_CACHE_DIR    kernel cache directory (default
-//   $XDG_CACHE_HOME/fp8-toolkit
-//                    or ~/.cache/fp8-toolkit); "off" disables the disk cache
+//                    $XDG_CACHE_HOME/fp8-toolkit or ~/.cache/fp8-toolkit;
+//                    without either, memory only); "off" disables the disk
+//                    cache
 //   FP8_JIT_DEBUG    1: print what the JIT does (compile/load, timings, ptxas
 //                    statistics) to stderr and compile with -lineinfo
 //   FP8_DUMP_SOURCE  a directory: write every generated source there
@@ -25,7 +26,8 @@
 
 namespace fp8::env {
 
-/// The disk cache directory ("" when disabled).
+/// The disk cache directory ("" when disabled, or when neither
+/// XDG_CACHE_HOME nor HOME is set: there is no shared default).
 std::string cacheDir();
 /// True when FP8_JIT_DEBUG is set to a non-zero value.
 bool jitDebug();

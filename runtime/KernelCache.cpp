@@ -18,8 +18,10 @@
 namespace fp8 {
 
 namespace {
-constexpr char kMagic[8] = {'F', 'P', '8', 'C', 'U', 'B', 'N', '1'};
+constexpr char kMagic[8] = {'F', 'P', '8', 'C', 'U', 'B', 'N', '2'};
 constexpr size_t kHeader = 8 + 8 + 32; // magic, payload size, SHA-256
+/// No cubin of ours comes near this; a larger file is not read.
+constexpr uint64_t kMaxEntryBytes = uint64_t(64) << 20;
 
 double since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
@@ -36,7 +38,7 @@ Status makeDirs(const std::string &path) {
     if (part.empty())
       continue;
     cur += part + "/";
-    if (mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
+    if (mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST)
       return errorf("cannot create the kernel cache directory '", cur,
                     "': ", std::strerror(errno),
                     " (set FP8_CACHE_DIR to a writable directory, or to "
@@ -45,17 +47,53 @@ Status makeDirs(const std::string &path) {
   return Status::ok();
 }
 
-/// payload = "name=<n>\nregisters=<r>\nspill=<s>\nstack=<t>\n\n" + cubin
-std::string serialize(const CompiledKernel &k) {
+/// Fails unless `dir` is a directory owned by this user that neither its
+/// group nor others can write: only such a directory can hold entries
+/// nobody else placed. `follow`: the user's own FP8_CACHE_DIR may be a
+/// symbolic link; the shards we create may not.
+Status checkTrusted(const std::string &dir, bool follow) {
+  struct stat st;
+  if ((follow ? ::stat(dir.c_str(), &st) : ::lstat(dir.c_str(), &st)) != 0)
+    return errorf("cannot inspect '", dir, "': ", std::strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    return errorf("'", dir, "' is not a directory");
+  if (st.st_uid != ::geteuid())
+    return errorf("'", dir, "' is owned by uid ", st.st_uid,
+                  ", not by this user (uid ", ::geteuid(), ")");
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return errorf("'", dir, "' is writable by its group or by others (mode ",
+                  std::to_string((st.st_mode >> 6) & 7) +
+                      std::to_string((st.st_mode >> 3) & 7) +
+                      std::to_string(st.st_mode & 7),
+                  ")");
+  return Status::ok();
+}
+
+/// A non-negative decimal int, all of `s`.
+bool parseCount(const std::string &s, int &out) {
+  if (s.empty() || s.size() > 9)
+    return false;
+  for (char c : s)
+    if (c < '0' || c > '9')
+      return false;
+  out = std::stoi(s);
+  return true;
+}
+
+/// payload = "key=<k>\nname=<n>\nregisters=<r>\nspill=<s>\nstack=<t>\n\n"
+///           + cubin: the checksum covers the key and the kernel's name, which
+/// a load compares with what it looks for.
+std::string serialize(const std::string &key, const CompiledKernel &k) {
   std::ostringstream os;
-  os << "name=" << k.name << "\nregisters=" << k.registers
+  os << "key=" << key << "\nname=" << k.name << "\nregisters=" << k.registers
      << "\nspill=" << k.spillBytes << "\nstack=" << k.stackBytes << "\n\n";
   std::string s = os.str();
   s.append(k.cubin.data(), k.cubin.size());
   return s;
 }
 
-bool deserialize(const std::string &payload, CompiledKernel &k) {
+bool deserialize(const std::string &payload, std::string &entryKey,
+                 CompiledKernel &k) {
   size_t end = payload.find("\n\n");
   if (end == std::string::npos)
     return false;
@@ -66,21 +104,92 @@ bool deserialize(const std::string &payload, CompiledKernel &k) {
     if (eq == std::string::npos)
       return false;
     std::string key = line.substr(0, eq), val = line.substr(eq + 1);
-    if (key == "name")
+    bool ok = true;
+    if (key == "key")
+      entryKey = val;
+    else if (key == "name")
       k.name = val;
     else if (key == "registers")
-      k.registers = std::atoi(val.c_str());
+      ok = parseCount(val, k.registers);
     else if (key == "spill")
-      k.spillBytes = std::atoi(val.c_str());
+      ok = parseCount(val, k.spillBytes);
     else if (key == "stack")
-      k.stackBytes = std::atoi(val.c_str());
+      ok = parseCount(val, k.stackBytes);
+    else
+      ok = false;
+    if (!ok)
+      return false;
   }
   k.cubin.assign(payload.begin() + end + 2, payload.end());
-  return !k.cubin.empty() && !k.name.empty();
+  return !k.cubin.empty() && !k.name.empty() && !entryKey.empty();
+}
+
+/// The whole of a regular file of at most kMaxEntryBytes bytes, owned by
+/// this user, opened without following a link or blocking on a FIFO.
+Expected<std::string> readRegularFile(const std::string &path, bool &missing) {
+  missing = false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    missing = errno == ENOENT;
+    if (errno == ELOOP)
+      return errorf("a symbolic link");
+    return errorf(std::strerror(errno));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return errorf(std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return errorf("not a regular file");
+  }
+  if (st.st_uid != ::geteuid()) {
+    ::close(fd);
+    return errorf("owned by uid ", st.st_uid, ", not by this user (uid ",
+                  ::geteuid(), ")");
+  }
+  if (uint64_t(st.st_size) > kMaxEntryBytes) {
+    ::close(fd);
+    return errorf(st.st_size, " bytes, more than an entry may hold (",
+                  kMaxEntryBytes, ")");
+  }
+  std::string data(size_t(st.st_size), '\0');
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::read(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    off += size_t(n);
+  }
+  ::close(fd);
+  data.resize(off);
+  return data;
 }
 } // namespace
 
 KernelCache::KernelCache(std::string dir) : dir_(std::move(dir)) {}
+
+bool KernelCache::diskUsable() {
+  if (dir_.empty() || diskChecked_)
+    return !dir_.empty() && diskTrusted_;
+  diskChecked_ = true;
+  Status s = makeDirs(dir_);
+  if (s.isOk())
+    s = checkTrusted(dir_, /*follow=*/true);
+  diskTrusted_ = s.isOk();
+  if (!diskTrusted_)
+    std::fprintf(stderr,
+                 "[fp8-jit] warning: the kernel cache directory is not used "
+                 "(%s); kernels are compiled in memory. Point FP8_CACHE_DIR "
+                 "at a directory of your own (mode 0700), or set it to "
+                 "'off'\n",
+                 s.message().c_str());
+  return diskTrusted_;
+}
 
 KernelCache &KernelCache::global() {
   static KernelCache cache(env::cacheDir());
@@ -89,7 +198,7 @@ KernelCache &KernelCache::global() {
 
 std::string KernelCache::keyOf(const GeneratedKernel &k) {
   Sha256 h;
-  h.updateField("fp8-jit-cache-v1");
+  h.updateField("fp8-jit-cache-v2");
   h.updateField(k.name);
   h.updateField(k.source);
   for (const auto &[name, text] : kernelHeaders()) {
@@ -116,14 +225,21 @@ void KernelCache::clearMemory() {
 
 Expected<std::shared_ptr<const CompiledKernel>>
 KernelCache::readEntry(const std::string &path, const std::string &key,
-                       bool &corrupt) {
+                       const std::string &name, bool &corrupt) {
   corrupt = false;
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  const std::string shard = path.substr(0, path.rfind('/'));
+  struct stat st;
+  if (::lstat(shard.c_str(), &st) != 0)
     return errorf("no entry");
-  std::string data((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
   corrupt = true;
+  FP8_RETURN_IF_ERROR(checkTrusted(shard, /*follow=*/false));
+  bool missing = false;
+  Expected<std::string> file = readRegularFile(path, missing);
+  if (!file) {
+    corrupt = !missing;
+    return file.status();
+  }
+  const std::string &data = *file;
   if (data.size() < kHeader || std::memcmp(data.data(), kMagic, 8) != 0)
     return errorf("bad header");
   uint64_t size = 0;
@@ -139,9 +255,13 @@ KernelCache::readEntry(const std::string &path, const std::string &key,
   if (std::memcmp(digest.data(), data.data() + 16, 32) != 0)
     return errorf("checksum mismatch");
   auto k = std::make_shared<CompiledKernel>();
-  if (!deserialize(payload, *k))
+  std::string entryKey;
+  if (!deserialize(payload, entryKey, *k))
     return errorf("malformed payload");
-  (void)key;
+  if (entryKey != key)
+    return errorf("an entry of key ", entryKey, ", not ", key);
+  if (k->name != name)
+    return errorf("an entry of kernel '", k->name, "', not '", name, "'");
   corrupt = false;
   return std::shared_ptr<const CompiledKernel>(k);
 }
@@ -150,7 +270,9 @@ Status KernelCache::writeEntry(const std::string &path, const std::string &key,
                                const CompiledKernel &k) {
   const std::string dir = path.substr(0, path.rfind('/'));
   FP8_RETURN_IF_ERROR(makeDirs(dir));
-  std::string payload = serialize(k);
+  FP8_RETURN_IF_ERROR(checkTrusted(dir, /*follow=*/false)
+                          .withContext("the kernel cache shard"));
+  std::string payload = serialize(key, k);
   Sha256 h;
   h.update(payload);
   auto digest = h.digest();
@@ -164,7 +286,8 @@ Status KernelCache::writeEntry(const std::string &path, const std::string &key,
   std::random_device rd;
   std::string tmp = dir + "/." + key + "." + std::to_string(getpid()) + "." +
                     std::to_string(rd()) + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return errorf("cannot write the kernel cache entry '", tmp,
                   "': ", std::strerror(errno));
@@ -211,9 +334,11 @@ Expected<CubinHandle> KernelCache::get(const GeneratedKernel &kernel) {
     handle.seconds = since(start);
     return handle;
   }
+  if (!handle.path.empty() && !diskUsable())
+    handle.path.clear();
   if (!handle.path.empty()) {
     bool corrupt = false;
-    auto entry = readEntry(handle.path, handle.key, corrupt);
+    auto entry = readEntry(handle.path, handle.key, kernel.name, corrupt);
     if (entry) {
       handle.kernel = *entry;
       handle.origin = CubinOrigin::Disk;
@@ -227,8 +352,8 @@ Expected<CubinHandle> KernelCache::get(const GeneratedKernel &kernel) {
     }
     if (corrupt)
       std::fprintf(stderr,
-                   "[fp8-jit] warning: corrupt cache entry %s (%s); "
-                   "rebuilding it\n",
+                   "[fp8-jit] warning: refused cache entry %s (%s); "
+                   "compiling the kernel instead\n",
                    handle.path.c_str(), entry.message().c_str());
   }
   if (auto dir = env::dumpSourceDir(); !dir.empty()) {

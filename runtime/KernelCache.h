@@ -5,9 +5,16 @@
 // compiled with NVRTC. The key is the SHA-256 of the source, every device
 // header, the NVRTC options, the NVRTC version and the arch. A disk entry is
 // written to a temporary file in the same directory, fsynced and renamed, so
-// concurrent processes on a cold cache never see a partial kernel; every
-// entry carries a checksum of its payload, and a corrupt entry is detected,
-// reported under FP8_JIT_DEBUG, and rebuilt.
+// concurrent processes on a cold cache never see a partial kernel.
+//
+// Trust: the cache loads only what this user compiled. Its directory and
+// each shard are created 0700 and must be directories owned by this user
+// that neither group nor others can write (else the disk cache is not used,
+// with a warning, and kernels are compiled in memory); an entry must be a
+// regular file of this user (opened without following links or blocking on
+// a FIFO, at most 64 MiB) whose checksum covers its key and kernel name,
+// both compared with what is looked up. Any other entry is refused with a
+// warning and the kernel compiled (and written) again.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_KERNELCACHE_H
@@ -55,12 +62,17 @@ public:
   const std::string &dir() const { return dir_; }
 
 private:
+  /// Whether the disk cache may be used: its directory exists (created
+  /// 0700) and is trusted; checked once, with a warning when it is not.
+  bool diskUsable();
   Expected<std::shared_ptr<const CompiledKernel>>
-  readEntry(const std::string &path, const std::string &key, bool &corrupt);
+  readEntry(const std::string &path, const std::string &key,
+            const std::string &name, bool &corrupt);
   Status writeEntry(const std::string &path, const std::string &key,
                     const CompiledKernel &k);
 
   std::string dir_;
+  bool diskChecked_ = false, diskTrusted_ = false;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> mem_;
 };

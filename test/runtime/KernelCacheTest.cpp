@@ -173,3 +173,128 @@ TEST(KernelCache, CompileErrorCarriesNameLogAndPath) {
   EXPECT_NE(h.message().find("error"), std::string::npos) << h.message();
   EXPECT_NE(h.message().find("cache entry"), std::string::npos) << h.message();
 }
+
+namespace {
+/// Compiles `k` into a cache in `dir` and returns its entry's path.
+std::string compiledEntry(const std::string &dir, const GeneratedKernel &k) {
+  KernelCache cache(dir);
+  auto h = cache.get(k);
+  EXPECT_TRUE(h.isOk()) << h.message();
+  return h ? h->path : "";
+}
+
+/// Copies a file, creating the destination's directory.
+void copyFile(const std::string &from, const std::string &to) {
+  ::mkdir(to.substr(0, to.rfind('/')).c_str(), 0700);
+  std::ofstream(to, std::ios::binary | std::ios::trunc) << readFile(from);
+}
+
+/// Another user's uid for chown (the tests that need it run as root, as CI
+/// does).
+constexpr uid_t kOtherUid = 4242;
+} // namespace
+
+// A valid entry of another kernel copied over an entry: its checksum is
+// right, but the key and the kernel name it records are not the ones looked
+// up, so it is refused and the kernel compiled.
+TEST(KernelCache, AValidEntryOfAnotherKernelIsRefused) {
+  std::string dir = freshDir("swap");
+  GeneratedKernel a = smallKernel(64), b = smallKernel(128);
+  const std::string pathA = compiledEntry(dir, a);
+  const std::string pathB = KernelCache(dir).pathOf(KernelCache::keyOf(b));
+  copyFile(pathA, pathB);
+  KernelCache cache(dir);
+  auto h = cache.get(b);
+  ASSERT_TRUE(h.isOk()) << h.message();
+  EXPECT_EQ(h->origin, CubinOrigin::Compiled);
+  EXPECT_EQ(h->kernel->name, b.name);
+  // The refused entry was replaced by b's own.
+  KernelCache again(dir);
+  auto h2 = again.get(b);
+  ASSERT_TRUE(h2.isOk()) << h2.message();
+  EXPECT_EQ(h2->origin, CubinOrigin::Disk);
+  EXPECT_EQ(h2->kernel->name, b.name);
+}
+
+// The planted-cubin attack: another user prepares the cache directory with
+// a well-formed entry (right key, name and checksum: all can be computed)
+// holding bytes of their choosing. A directory owned by someone else, or
+// one that others may write to, is not used at all; an entry file of
+// another user in our own directory is refused.
+TEST(KernelCache, APlantedEntryIsNeverLoaded) {
+  GeneratedKernel k = smallKernel(64);
+  // The "attacker's" entry: a genuine one, so that only trust can refuse it.
+  const std::string source = freshDir("plant-src");
+  const std::string planted = compiledEntry(source, k);
+
+  // A cache directory that others can write to.
+  {
+    std::string dir = freshDir("plant-mode");
+    copyFile(planted, KernelCache(dir).pathOf(KernelCache::keyOf(k)));
+    ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+    KernelCache cache(dir);
+    auto h = cache.get(k);
+    ASSERT_TRUE(h.isOk()) << h.message();
+    EXPECT_EQ(h->origin, CubinOrigin::Compiled);
+    EXPECT_EQ(h->path, "") << "the disk cache should be off";
+  }
+  // A shard that others can write to.
+  {
+    std::string dir = freshDir("plant-shard");
+    const std::string path = KernelCache(dir).pathOf(KernelCache::keyOf(k));
+    copyFile(planted, path);
+    ASSERT_EQ(::chmod(path.substr(0, path.rfind('/')).c_str(), 0777), 0);
+    KernelCache cache(dir);
+    auto h = cache.get(k);
+    ASSERT_TRUE(h.isOk()) << h.message();
+    EXPECT_EQ(h->origin, CubinOrigin::Compiled);
+  }
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "the ownership cases need root (chown to another uid); "
+                    "CI runs as root";
+  // A cache directory owned by another user.
+  {
+    std::string dir = freshDir("plant-owner");
+    copyFile(planted, KernelCache(dir).pathOf(KernelCache::keyOf(k)));
+    ASSERT_EQ(::chown(dir.c_str(), kOtherUid, kOtherUid), 0);
+    KernelCache cache(dir);
+    auto h = cache.get(k);
+    ASSERT_TRUE(h.isOk()) << h.message();
+    EXPECT_EQ(h->origin, CubinOrigin::Compiled);
+    EXPECT_EQ(h->path, "");
+  }
+  // An entry file of another user inside our own directory.
+  {
+    std::string dir = freshDir("plant-file");
+    const std::string path = KernelCache(dir).pathOf(KernelCache::keyOf(k));
+    copyFile(planted, path);
+    ASSERT_EQ(::chown(path.c_str(), kOtherUid, kOtherUid), 0);
+    KernelCache cache(dir);
+    auto h = cache.get(k);
+    ASSERT_TRUE(h.isOk()) << h.message();
+    EXPECT_EQ(h->origin, CubinOrigin::Compiled);
+  }
+}
+
+// Entries that are not regular files neither abort (a directory) nor hang
+// (a FIFO) nor are followed (a link): each is refused and the kernel
+// compiled.
+TEST(KernelCache, SpecialFilesAreRefused) {
+  GeneratedKernel k = smallKernel(64);
+  const std::string good = compiledEntry(freshDir("special-src"), k);
+  for (const char *kind : {"directory", "fifo", "symlink"}) {
+    std::string dir = freshDir("special");
+    const std::string path = KernelCache(dir).pathOf(KernelCache::keyOf(k));
+    ::mkdir(path.substr(0, path.rfind('/')).c_str(), 0700);
+    if (std::string(kind) == "directory")
+      ASSERT_EQ(::mkdir(path.c_str(), 0700), 0);
+    else if (std::string(kind) == "fifo")
+      ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+    else
+      ASSERT_EQ(::symlink(good.c_str(), path.c_str()), 0);
+    KernelCache cache(dir);
+    auto h = cache.get(k);
+    ASSERT_TRUE(h.isOk()) << kind << ": " << h.message();
+    EXPECT_EQ(h->origin, CubinOrigin::Compiled) << kind;
+  }
+}
