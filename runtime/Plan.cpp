@@ -589,6 +589,17 @@ Status expectCount(const PlanStep &s, const char *what, size_t found, size_t lo,
 }
 } // namespace
 
+/// [A-Za-z_][A-Za-z0-9_]{0,127}
+static bool isPlainName(const std::string &n) {
+  if (n.empty() || n.size() > 128 || (n[0] >= '0' && n[0] <= '9'))
+    return false;
+  for (char c : n)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '_'))
+      return false;
+  return true;
+}
+
 Status validatePlan(const Plan &plan) {
   std::set<std::string> dims(plan.dims.begin(), plan.dims.end());
   if (dims.size() != plan.dims.size())
@@ -604,7 +615,13 @@ Status validatePlan(const Plan &plan) {
     return Status::ok();
   };
   for (const PlanBuffer &b : plan.buffers) {
-    if (b.name.empty() || !names.insert(b.name).second)
+    // Names become file names (fp8-run --outputs, --inputs, --save-inputs):
+    // plain identifiers only, so that none can reach outside a directory.
+    if (!isPlainName(b.name))
+      return errorf("expected a buffer name of letters, digits and '_' "
+                    "(not starting with a digit, at most 128), found '",
+                    b.name, "'");
+    if (!names.insert(b.name).second)
       return errorf("expected unique, non-empty buffer names, found '", b.name,
                     "' twice");
     FP8_RETURN_IF_ERROR(checkShape(b.shape, "buffer '" + b.name + "'"));

@@ -77,6 +77,14 @@ TEST(Plan, RefusesOtherFormatsAndBrokenJSON) {
 TEST(Plan, ValidationNamesTheProblem) {
   EXPECT_EQ(problem([](Plan &p) { p.buffers[1].name = "x"; }),
             "expected unique, non-empty buffer names, found 'x' twice");
+  // Buffer names become file names: none may reach outside a directory.
+  for (const char *bad :
+       {"../../escaped_codes", "a/b", "", ".hidden", "1x", "x y"})
+    EXPECT_EQ(problem([&](Plan &p) { p.buffers[1].name = bad; }),
+              std::string("expected a buffer name of letters, digits and '_' "
+                          "(not starting with a digit, at most 128), found '") +
+                  bad + "'")
+        << bad;
   EXPECT_EQ(problem([](Plan &p) { p.dims.clear(); }),
             "shape [M, 256] of buffer 'x' uses dimension 'M', which 'dims' "
             "does not declare");
