@@ -1,6 +1,7 @@
 //===- Sm100Gemm.cpp - Blackwell block-scaled FP8 GEMM code generator -----===//
 
 #include "codegen/Sm100Gemm.h"
+#include "codegen/Env.h"
 #include "codegen/RecipeRules.h"
 #include "codegen/Sm100ScaleLayout.h"
 
@@ -96,12 +97,6 @@ int epiBuffers(const KernelSpec &s) {
   if (!tmaStore(s))
     return 1;
   return maxStagesWith(s, 2) >= std::min(maxStagesWith(s, 1), 4) ? 2 : 1;
-}
-
-/// FP8_KERNEL_DEBUG=1: kernels that trap with a message instead of hanging.
-bool kernelDebug() {
-  const char *v = std::getenv("FP8_KERNEL_DEBUG");
-  return v && *v && std::string(v) != "0";
 }
 
 /// The instruction-descriptor code of an FP8 format (E4M3 = 0, E5M2 = 1).
@@ -388,6 +383,7 @@ std::string emitInstructions(const KernelSpec &s, const Sm100Plan &plan) {
 } // namespace
 
 Expected<GeneratedKernel> emitSm100Gemm(const KernelSpec &s) {
+  FP8_RETURN_IF_ERROR(env::checkEnvironment());
   auto planOr = planSm100Gemm(s);
   if (!planOr)
     return planOr.status();
@@ -427,7 +423,7 @@ Expected<GeneratedKernel> emitSm100Gemm(const KernelSpec &s) {
      << "// Blackwell sm_100a: compile-verified only, never run on a GPU "
         "(docs/blackwell.md).\n"
      << "// KernelSpec: " << toJSON(s) << "\n"
-     << (kernelDebug() ? "#define FP8_KERNEL_DEBUG 1\n" : "")
+     << (env::kernelDebug() ? "#define FP8_KERNEL_DEBUG 1\n" : "")
      << "#include \"fp8/sm100_common.cuh\"\n\n"
      << "namespace fp8k {\n\n"
      << "struct Cfg {\n"

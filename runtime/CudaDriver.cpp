@@ -1,7 +1,7 @@
 //===- CudaDriver.cpp - The CUDA driver API, loaded at first use ----------===//
 
 #include "runtime/CudaDriver.h"
-#include "runtime/Env.h"
+#include "codegen/Env.h"
 #include "runtime/Nvrtc.h"
 
 #include <cudaTypedefs.h>
@@ -99,6 +99,7 @@ Status cuCheck(CUresult r, const char *what) {
 
 namespace {
 Expected<const CudaDevice *> openDevice() {
+  FP8_RETURN_IF_ERROR(env::checkEnvironment());
   auto drv = CudaDriver::get();
   if (!drv)
     return drv.status();

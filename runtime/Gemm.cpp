@@ -4,7 +4,7 @@
 #include "codegen/Gemm.h"
 #include "codegen/Sm90Gemm.h"
 #include "runtime/CudaDriver.h"
-#include "runtime/Env.h"
+#include "codegen/Env.h"
 #include "runtime/LoadedKernels.h"
 #include "runtime/TensorMap.h"
 

@@ -1,7 +1,7 @@
 //===- KernelCache.cpp - Memory + disk cache of compiled kernels ----------===//
 
 #include "runtime/KernelCache.h"
-#include "runtime/Env.h"
+#include "codegen/Env.h"
 #include "runtime/Sha256.h"
 
 #include <cerrno>
@@ -323,6 +323,7 @@ Status KernelCache::writeEntry(const std::string &path, const std::string &key,
 }
 
 Expected<CubinHandle> KernelCache::get(const GeneratedKernel &kernel) {
+  FP8_RETURN_IF_ERROR(env::checkEnvironment());
   auto start = std::chrono::steady_clock::now();
   CubinHandle handle;
   handle.key = keyOf(kernel);

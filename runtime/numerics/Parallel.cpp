@@ -2,6 +2,8 @@
 
 #include "runtime/numerics/Parallel.h"
 
+#include "codegen/Env.h"
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -18,12 +20,8 @@ namespace {
 thread_local bool tInsideParallelFor = false;
 
 int threadsFromEnvironment() {
-  if (const char *env = std::getenv("FP8_THREADS")) {
-    char *end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    if (end != env && *end == '\0' && v > 0)
-      return int(std::min<long>(v, 1024));
-  }
+  if (int n = env::oracleThreads())
+    return n;
   unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : int(hw);
 }
