@@ -22,7 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/CudaDriver.h"
-#include "runtime/Env.h"
+#include "codegen/Env.h"
 #include "runtime/Plan.h"
 #include "runtime/PlanExecutor.h"
 #include "runtime/PlanOracle.h"
