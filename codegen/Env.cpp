@@ -2,6 +2,8 @@
 
 #include "codegen/Env.h"
 
+#include "codegen/ParseNumber.h"
+
 #include <cstdlib>
 #include <string_view>
 
@@ -39,15 +41,10 @@ Expected<long long> parse(const Knob &k) {
       r += " that is a multiple of " + std::to_string(k.multipleOf);
     return r;
   };
-  bool digits = v.size() <= 18;
-  for (char c : v)
-    digits = digits && c >= '0' && c <= '9';
-  if (!digits)
+  const std::optional<int64_t> n = parseInteger(v, k.min, k.max);
+  if (!n || *n % k.multipleOf != 0)
     return errorf("expected ", k.name, " to be ", range(), ", found '", v, "'");
-  const long long n = std::strtoll(v.c_str(), nullptr, 10);
-  if (n < k.min || n > k.max || n % k.multipleOf != 0)
-    return errorf("expected ", k.name, " to be ", range(), ", found ", n);
-  return n;
+  return *n;
 }
 
 long long value(std::string_view name) {

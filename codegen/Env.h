@@ -1,5 +1,4 @@
-//===- Env.h - Every environment variable the toolkit reads ------*- C++
-//-*-===//
+//===- Env.h - Every environment variable the toolkit reads -----*- C++ -*-===//
 //
 // The table in Env.cpp is the one list of the variables the code generator,
 // the oracle and the runtime read, with their types and ranges; the README's

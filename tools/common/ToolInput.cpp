@@ -2,31 +2,17 @@
 
 #include "tools/common/ToolInput.h"
 
+#include "codegen/InputFile.h"
+
 #include "llvm/Support/thread.h"
 
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace mlir::fp8 {
 
 namespace {
-const char *fileKind(mode_t mode) {
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISFIFO(mode))
-    return "a FIFO";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "a special file";
-}
-
 /// Reads `fd` to its end, or to one byte past kMaxInputBytes.
 bool readAll(int fd, std::string &out, std::string &error,
              llvm::StringRef path) {
@@ -43,8 +29,8 @@ bool readAll(int fd, std::string &out, std::string &error,
     }
     out.append(chunk, size_t(n));
   }
-  error = (path + ": error: expected at most " + llvm::Twine(kMaxInputBytes >> 20) +
-           " MiB of input, found more")
+  error = (path + ": error: expected at most " +
+           llvm::Twine(kMaxInputBytes >> 20) + " MiB of input, found more")
               .str();
   return false;
 }
@@ -52,40 +38,18 @@ bool readAll(int fd, std::string &out, std::string &error,
 
 std::unique_ptr<llvm::MemoryBuffer> readToolInput(llvm::StringRef path,
                                                   std::string &error) {
-  std::string text;
   if (path == "-") {
+    std::string text;
     if (!readAll(STDIN_FILENO, text, error, "<stdin>"))
       return nullptr;
     return llvm::MemoryBuffer::getMemBufferCopy(text, "<stdin>");
   }
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
-  // below, as are devices (/dev/zero never ends) and directories.
-  const std::string name = path.str();
-  int fd = ::open(name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    error = name + ": error: cannot open: " + std::strerror(errno);
+  auto text = ::fp8::readInputFile(path.str(), kMaxInputBytes);
+  if (!text) {
+    error = "error: " + text.message();
     return nullptr;
   }
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error = name + ": error: expected a regular file (or - for standard input), " +
-            "found " + fileKind(st.st_mode);
-    ::close(fd);
-    return nullptr;
-  }
-  if (uint64_t(st.st_size) > kMaxInputBytes) {
-    error = name + ": error: expected at most " +
-            std::to_string(kMaxInputBytes >> 20) + " MiB of input, found " +
-            std::to_string(st.st_size) + " bytes";
-    ::close(fd);
-    return nullptr;
-  }
-  text.reserve(size_t(st.st_size));
-  const bool ok = readAll(fd, text, error, path);
-  ::close(fd);
-  if (!ok)
-    return nullptr;
-  return llvm::MemoryBuffer::getMemBufferCopy(text, name);
+  return llvm::MemoryBuffer::getMemBufferCopy(*text, path);
 }
 
 std::optional<NestingViolation> findExcessNesting(llvm::StringRef text,

@@ -1,11 +1,10 @@
-//===- ToolInput.h - How the MLIR tools read untrusted input -----*- C++
-//-*-===//
+//===- ToolInput.h - How the MLIR tools read their input --------*- C++ -*-===//
 //
 // fp8-opt and fp8-translate read their input through these functions, so
 // that neither can be crashed by its input:
-//  - only a regular file or standard input ("-") is read, at most
-//    kMaxInputBytes of it (a directory, a device such as /dev/zero or a FIFO
-//    is refused by name);
+//  - only a regular file (codegen/InputFile.h) or standard input ("-") is
+//    read, at most kMaxInputBytes of it (a directory, a device such as
+//    /dev/zero or a FIFO is refused by name);
 //  - MLIR bytecode is refused (the tools read text; the bytecode reader has
 //    no nesting bound of its own);
 //  - text nested deeper than kMaxNestingDepth brackets is refused before the

@@ -14,6 +14,9 @@
 #include "tools/fp8-bench/Bench.h"
 #include "tools/fp8-bench/JitFigures.h"
 
+#include "codegen/Env.h"
+#include "codegen/InputFile.h"
+#include "codegen/ParseNumber.h"
 #include "codegen/Sm90Gemm.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/DeviceBuffer.h"
@@ -43,6 +46,11 @@ using namespace fp8::bench;
 using json = nlohmann::json;
 
 namespace {
+
+/// The largest M of --m and of a shape file's entries; N and K are bounded
+/// by kMaxBenchNK. Operands of the largest shape hold 16 GiB of FP8.
+constexpr int64_t kMaxBenchM = 1 << 20;
+constexpr int64_t kMaxBenchNK = 1 << 17;
 
 struct Options {
   std::string shapes = "bench/shapes.json";
@@ -105,14 +113,14 @@ std::vector<int> intList(const char *flag, const std::string &text, int lo,
   std::stringstream ss(text);
   std::string t;
   while (std::getline(ss, t, ',')) {
-    const int v = std::atoi(t.c_str());
-    if (v < lo || v > hi || v % step) {
+    const std::optional<int64_t> v = parseInteger(t, lo, hi);
+    if (!v || *v % step) {
       std::fprintf(stderr,
                    "fp8-bench: %s: expected %s in [%d, %d], found '%s'\n", flag,
                    what, lo, hi, t.c_str());
       std::exit(2);
     }
-    out.push_back(v);
+    out.push_back(int(*v));
   }
   return out;
 }
@@ -134,16 +142,23 @@ Options parseArgs(int argc, char **argv) {
     else if (a == "--json")
       o.jsonOut = next();
     else if (a == "--iters") {
-      o.iters = std::atoi(next().c_str());
-      if (o.iters < 1) {
-        std::fprintf(stderr, "fp8-bench: expected --iters >= 1\n");
+      auto iters = parseInteger(next(), 1, 1000000, "--iters");
+      if (!iters) {
+        std::fprintf(stderr, "fp8-bench: %s\n", iters.message().c_str());
         std::exit(2);
       }
+      o.iters = int(*iters);
     } else if (a == "--m") {
       std::stringstream ss(next());
       std::string t;
-      while (std::getline(ss, t, ','))
-        o.ms.push_back(std::atoll(t.c_str()));
+      while (std::getline(ss, t, ',')) {
+        auto m = parseInteger(t, 1, kMaxBenchM, "each --m");
+        if (!m) {
+          std::fprintf(stderr, "fp8-bench: %s\n", m.message().c_str());
+          std::exit(2);
+        }
+        o.ms.push_back(*m);
+      }
     } else if (a == "--only")
       o.only = next();
     else if (a == "--no-peers")
@@ -176,16 +191,15 @@ Options parseArgs(int argc, char **argv) {
       o.perTensor = r == "per-tensor";
     } else if (a == "--promotion") {
       const std::string v = next();
-      char *end = nullptr;
-      const long p = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || p < 0) {
+      const std::optional<int64_t> p = parseInteger(v, 0, 1 << 20);
+      if (!p) {
         std::fprintf(stderr,
                      "fp8-bench: --promotion: expected a number of K "
-                     "elements >= 0, found '%s'\n",
+                     "elements in [0, 1048576], found '%s'\n",
                      v.c_str());
         std::exit(2);
       }
-      o.promotion = int(p);
+      o.promotion = int(*p);
     } else if (a == "--tile") {
       auto t = tileConfigFromJSON(next());
       if (!t) {
@@ -344,14 +358,19 @@ int main(int argc, char **argv) {
   // The code generator and the runtime both read it (before any compile).
   if (opt.trace)
     setenv("FP8_KERNEL_TRACE", "1", 1);
-  std::ifstream in(opt.shapes);
-  if (!in) {
-    std::fprintf(stderr, "fp8-bench: cannot read the shape file '%s'\n",
-                 opt.shapes.c_str());
+  if (Status env = env::checkEnvironment(); !env) {
+    std::fprintf(stderr, "fp8-bench: %s\n", env.message().c_str());
     return 2;
   }
-  json shapesJson = json::parse(in, nullptr, false);
-  if (shapesJson.is_discarded() || !shapesJson.contains("dense")) {
+  auto shapesText = readInputFile(opt.shapes, size_t(1) << 20);
+  if (!shapesText) {
+    std::fprintf(stderr, "fp8-bench: cannot read the shape file: %s\n",
+                 shapesText.message().c_str());
+    return 2;
+  }
+  json shapesJson = json::parse(*shapesText, nullptr, false);
+  if (shapesJson.is_discarded() || !shapesJson.is_object() ||
+      !shapesJson.contains("dense") || !shapesJson["dense"].is_array()) {
     std::fprintf(stderr,
                  "fp8-bench: expected a JSON object with a 'dense' list in "
                  "'%s'\n",
@@ -360,13 +379,44 @@ int main(int argc, char **argv) {
   }
   double peak = 1979, tbps = 3.35;
   if (shapesJson.contains("roofline_h100_sxm")) {
-    peak = shapesJson["roofline_h100_sxm"].value("fp8_dense_tflops", peak);
-    tbps = shapesJson["roofline_h100_sxm"].value("hbm_tb_per_s", tbps);
+    const json &r = shapesJson["roofline_h100_sxm"];
+    auto positive = [&](const char *key, double &out) {
+      if (!r.is_object() || !r.contains(key))
+        return true;
+      if (!r[key].is_number() || !(r[key].get<double>() > 0))
+        return false;
+      out = r[key].get<double>();
+      return true;
+    };
+    if (!positive("fp8_dense_tflops", peak) ||
+        !positive("hbm_tb_per_s", tbps)) {
+      std::fprintf(stderr,
+                   "fp8-bench: expected positive numbers "
+                   "'fp8_dense_tflops' and 'hbm_tb_per_s' in "
+                   "'roofline_h100_sxm' of '%s'\n",
+                   opt.shapes.c_str());
+      return 2;
+    }
   }
   std::vector<Shape> shapes;
-  for (auto &s : shapesJson["dense"]) {
-    Shape sh{s.value("M", int64_t(0)), s.value("N", int64_t(0)),
-             s.value("K", int64_t(0))};
+  for (const json &s : shapesJson["dense"]) {
+    auto dim = [&](const char *key, int64_t hi) -> int64_t {
+      if (!s.is_object() || !s.contains(key) || !s[key].is_number_integer())
+        return 0;
+      const int64_t v = s[key].get<int64_t>();
+      return v >= 1 && v <= hi ? v : 0;
+    };
+    Shape sh{dim("M", kMaxBenchM), dim("N", kMaxBenchNK),
+             dim("K", kMaxBenchNK)};
+    if (sh.m == 0 || sh.n == 0 || sh.k == 0) {
+      std::fprintf(stderr,
+                   "fp8-bench: expected each entry of 'dense' in '%s' to "
+                   "have integers M in [1, %lld], N and K in [1, %lld], "
+                   "found %s\n",
+                   opt.shapes.c_str(), (long long)kMaxBenchM,
+                   (long long)kMaxBenchNK, s.dump().substr(0, 200).c_str());
+      return 2;
+    }
     if (!opt.ms.empty() &&
         std::find(opt.ms.begin(), opt.ms.end(), sh.m) == opt.ms.end())
       continue;
