@@ -16,6 +16,7 @@
 
 #include "codegen/Env.h"
 #include "codegen/InputFile.h"
+#include "codegen/JsonInput.h"
 #include "codegen/ParseNumber.h"
 #include "codegen/Sm90Gemm.h"
 #include "runtime/CudaDriver.h"
@@ -368,9 +369,15 @@ int main(int argc, char **argv) {
                  shapesText.message().c_str());
     return 2;
   }
-  json shapesJson = json::parse(*shapesText, nullptr, false);
-  if (shapesJson.is_discarded() || !shapesJson.is_object() ||
-      !shapesJson.contains("dense") || !shapesJson["dense"].is_array()) {
+  auto parsed =
+      parseJsonInput(*shapesText, "the shape file '" + opt.shapes + "'");
+  if (!parsed) {
+    std::fprintf(stderr, "fp8-bench: %s\n", parsed.message().c_str());
+    return 2;
+  }
+  const json &shapesJson = *parsed;
+  if (!shapesJson.is_object() || !shapesJson.contains("dense") ||
+      !shapesJson["dense"].is_array()) {
     std::fprintf(stderr,
                  "fp8-bench: expected a JSON object with a 'dense' list in "
                  "'%s'\n",
