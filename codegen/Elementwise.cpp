@@ -1,6 +1,9 @@
 //===- Elementwise.cpp - Quantize, transpose and elementwise kernels ------===//
 
 #include "codegen/Elementwise.h"
+
+#include "codegen/JsonFields.h"
+#include "codegen/JsonInput.h"
 #include "codegen/RecipeRules.h"
 #include "codegen/kernels/elementwise_params.h"
 
@@ -468,17 +471,17 @@ Status scalingFromJSON(const json &j, QuantRecipe &q) {
   if (!mode)
     return errorf("unknown scaling mode '", j["mode"].get<std::string>(), "'");
   q.mode = *mode;
-  auto num = [&](const char *key, int64_t &out) -> Status {
-    if (!j.contains(key))
-      return Status::ok();
-    if (!j[key].is_number_integer())
-      return errorf("expected an integer for scaling '", key, "'");
-    out = j[key].get<int64_t>();
-    return Status::ok();
-  };
-  FP8_RETURN_IF_ERROR(num("history", q.delayed.historyLength));
-  FP8_RETURN_IF_ERROR(num("interval", q.delayed.updateInterval));
-  FP8_RETURN_IF_ERROR(num("margin", q.delayed.margin));
+  // The kernels take the history, interval and margin as 32-bit integers;
+  // checkDelayedScaling narrows them further.
+  JsonFields f(j, "'scaling'");
+  const IntRange int32{std::numeric_limits<int32_t>::min(),
+                       std::numeric_limits<int32_t>::max()};
+  FP8_RETURN_IF_ERROR(
+      f.integer("history", q.delayed.historyLength, int32, Presence::Optional));
+  FP8_RETURN_IF_ERROR(f.integer("interval", q.delayed.updateInterval, int32,
+                                Presence::Optional));
+  FP8_RETURN_IF_ERROR(
+      f.integer("margin", q.delayed.margin, int32, Presence::Optional));
   if (j.contains("algo")) {
     auto a = j["algo"].is_string() ? parseAmaxAlgo(j["algo"].get<std::string>())
                                    : std::nullopt;
@@ -495,9 +498,10 @@ std::string toJSON(const EwProgram &p, int indent) {
 }
 
 Expected<EwProgram> ewProgramFromJSON(const std::string &text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return errorf("program is not valid JSON");
+  auto parsed = parseJsonInput(text, "program");
+  if (!parsed)
+    return parsed.status();
+  json j = std::move(*parsed);
   return programFromJSON(j);
 }
 
@@ -518,9 +522,10 @@ std::string toJSON(const ElementwiseSpec &s, int indent) {
 }
 
 Expected<ElementwiseSpec> elementwiseSpecFromJSON(const std::string &text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return errorf("elementwise kernel spec is not valid JSON");
+  auto parsed = parseJsonInput(text, "elementwise kernel spec");
+  if (!parsed)
+    return parsed.status();
+  json j = std::move(*parsed);
   if (!j.is_object())
     return errorf("expected an elementwise kernel spec object, found ",
                   j.type_name());

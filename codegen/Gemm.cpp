@@ -7,6 +7,8 @@
 namespace fp8 {
 
 Status checkGemmSpec(const KernelSpec &spec) {
+  // The field ranges first: the arch checks compute with the tile.
+  FP8_RETURN_IF_ERROR(checkKernelSpec(spec));
   switch (spec.arch) {
   case Arch::SM90a:
     return checkSm90Spec(spec);

@@ -15,7 +15,8 @@
 
 namespace fp8 {
 
-/// Checks that `spec` is a kernel its arch's generator can emit.
+/// Checks that `spec` is a kernel its arch's generator can emit: its field
+/// ranges (checkKernelSpec), then the arch's rules.
 Status checkGemmSpec(const KernelSpec &spec);
 
 /// Checks that `spec.arch`'s generator implements `spec`'s recipe (formats,

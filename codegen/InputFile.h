@@ -1,10 +1,9 @@
-//===- InputFile.h - Reading a file named by the user -----------*- C++ -*-===//
+//===- InputFile.h - Reading an input file that may be hostile -*- C++ -*-===//
 //
-// Every file a tool or the library reads because a user named it (plans,
-// specs, tiles, tuning databases, shape lists, MLIR, .npy) is read here or
-// opened with openInputFile: only a regular file, never more than a stated
-// size. A directory used to abort a reader (std::__ios_failure), a FIFO to
-// hang it at open, /dev/zero to be read until memory ran out.
+// Plans, kernel specs and tuning databases are read from paths a user names:
+// a FIFO, a device (/dev/zero) or a directory there must be refused, not read
+// until memory runs out or the reader blocks forever, and a regular file is
+// read only up to a stated size.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_CODEGEN_INPUTFILE_H
@@ -12,21 +11,20 @@
 
 #include "codegen/Status.h"
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace fp8 {
 
-/// Opens `path` for reading (O_NONBLOCK, so a FIFO does not block the open)
-/// and checks that it is a regular file of at most `maxBytes`. Returns the
-/// descriptor (blocking again; the caller closes it) and, in `size`, the
-/// file's size.
-Expected<int> openInputFile(const std::string &path, uint64_t maxBytes,
-                            uint64_t &size);
-
-/// The whole of `path`, a regular file of at most `maxBytes`.
-Expected<std::string> readInputFile(const std::string &path, uint64_t maxBytes);
+/// The contents of the regular file `path`, of at most `maxBytes` bytes.
+/// The file is opened with O_NONBLOCK (opening a FIFO does not wait for a
+/// writer) and checked with fstat before anything is read: anything but a
+/// regular file is refused, and so is a file larger than `maxBytes`, by its
+/// size and again while reading (at most maxBytes + 1 bytes are read, should
+/// it grow). `what` names the file's kind in messages ("plan").
+Expected<std::string> readInputFile(const std::string &path, int64_t maxBytes,
+                                    std::string_view what);
 
 } // namespace fp8
 

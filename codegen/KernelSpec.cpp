@@ -3,6 +3,10 @@
 
 #include "codegen/KernelSpec.h"
 
+#include "codegen/InputFile.h"
+#include "codegen/JsonFields.h"
+#include "codegen/JsonInput.h"
+
 #include <nlohmann/json.hpp>
 
 namespace fp8 {
@@ -203,93 +207,116 @@ std::string toJSON(const KernelSpec &s, int indent) {
 }
 
 namespace {
-/// Reads typed fields out of a JSON object, remembering the first error.
-class Reader {
-public:
-  Reader(const json &j, std::string where) : j_(j), where_(std::move(where)) {}
-
-  template <typename T> void get(const char *key, T &out, bool required) {
-    if (!status_.isOk())
-      return;
-    auto it = j_.find(key);
-    if (it == j_.end()) {
-      if (required)
-        status_ = errorf("expected key '", key, "' in ", where_);
-      return;
-    }
-    try {
-      out = it->get<T>();
-    } catch (const json::exception &) {
-      status_ = errorf("key '", key, "' in ", where_, " has the wrong type (",
-                       it->type_name(), ")");
-    }
-  }
-
-  template <typename E, typename Parse>
-  void getEnum(const char *key, E &out, Parse parse, bool required) {
-    std::string s;
-    bool present = j_.contains(key);
-    get(key, s, required);
-    if (!status_.isOk() || !present)
-      return;
-    auto v = parse(s);
-    if (!v) {
-      status_ =
-          errorf("unknown value '", s, "' for key '", key, "' in ", where_);
-      return;
-    }
-    out = *v;
-  }
-
-  Status &status() { return status_; }
-
-private:
-  const json &j_;
-  std::string where_;
-  Status status_;
+/// An integer field of TileConfig: its JSON key, its member and its range.
+/// The ranges hold what any generator emits (the union over the archs;
+/// codegen's arch checks narrow them): the JSON reader and checkTileConfig
+/// both use this one table, so that no value outside it reaches the
+/// generators' arithmetic (a block of 0 divides by zero).
+struct TileIntField {
+  const char *key;
+  int TileConfig::*member;
+  IntRange range;
+  Presence presence;
 };
+
+constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
+
+const TileIntField kTileIntFields[] = {
+    {"block_m", &TileConfig::blockM, {1, 256}, Presence::Required},
+    {"block_n", &TileConfig::blockN, {1, 256}, Presence::Required},
+    {"block_k", &TileConfig::blockK, {1, 256}, Presence::Required},
+    // At least double buffering; 32 stages of the smallest tile (64 x 8)
+    // already exceed shared memory on both archs.
+    {"stages", &TileConfig::stages, {2, 32}, Presence::Required},
+    {"math_warpgroups",
+     &TileConfig::mathWarpgroups,
+     {1, 4},
+     Presence::Optional},
+    {"cluster_m", &TileConfig::clusterM, {1, 2}, Presence::Optional},
+    {"cluster_n", &TileConfig::clusterN, {1, 2}, Presence::Optional},
+    {"swizzle_group", &TileConfig::swizzleGroup, {1, 64}, Presence::Optional},
+    // One slice per 128-element k-block at most: K < 2^31.
+    {"split_k", &TileConfig::splitK, {1, int64_t(1) << 24}, Presence::Optional},
+    {"tail_split", &TileConfig::tailSplit, {1, 8}, Presence::Optional},
+    {"cta_group", &TileConfig::ctaGroup, {1, 2}, Presence::Optional},
+};
+
+/// An integer field of KernelSpec (see TileIntField).
+struct SpecIntField {
+  const char *key;
+  int64_t KernelSpec::*member;
+  IntRange range;
+  Presence presence;
+};
+
+const SpecIntField kSpecIntFields[] = {
+    // kDynamic (-1): M known only at launch.
+    {"m", &KernelSpec::m, {kDynamic, kMaxDim}, Presence::Optional},
+    {"n", &KernelSpec::n, {1, kMaxDim}, Presence::Required},
+    {"k", &KernelSpec::k, {1, kMaxDim}, Presence::Required},
+    {"groups", &KernelSpec::groups, {1, kMaxDim}, Presence::Optional},
+    // 0: tensor-core accumulation only.
+    {"promotion_interval",
+     &KernelSpec::promotionInterval,
+     {0, kMaxDim},
+     Presence::Required},
+};
+
+std::optional<Raster> parseRaster(std::string_view s) {
+  if (s == "along_n")
+    return Raster::AlongN;
+  if (s == "along_m")
+    return Raster::AlongM;
+  return std::nullopt;
+}
 } // namespace
+
+Status checkTileConfig(const TileConfig &t) {
+  for (const TileIntField &f : kTileIntFields)
+    if (!f.range.contains(t.*f.member))
+      return integerFieldError(f.key, "tile", f.range,
+                               std::to_string(t.*f.member));
+  return Status::ok();
+}
+
+Status checkKernelSpec(const KernelSpec &s) {
+  for (const SpecIntField &f : kSpecIntFields)
+    if (!f.range.contains(s.*f.member))
+      return integerFieldError(f.key, "kernel spec", f.range,
+                               std::to_string(s.*f.member));
+  return checkTileConfig(s.tile);
+}
 
 static Status readTile(const json &j, TileConfig &t) {
   if (!j.is_object())
     return errorf("expected 'tile' to be an object, found ", j.type_name());
-  Reader r(j, "tile");
-  r.get("block_m", t.blockM, true);
-  r.get("block_n", t.blockN, true);
-  r.get("block_k", t.blockK, true);
-  r.get("stages", t.stages, true);
-  r.get("math_warpgroups", t.mathWarpgroups, false);
-  r.get("cluster_m", t.clusterM, false);
-  r.get("cluster_n", t.clusterN, false);
-  r.getEnum(
-      "raster", t.raster,
-      [](const std::string &s) -> std::optional<Raster> {
-        if (s == "along_n")
-          return Raster::AlongN;
-        if (s == "along_m")
-          return Raster::AlongM;
-        return std::nullopt;
-      },
-      false);
-  r.get("swizzle_group", t.swizzleGroup, false);
-  r.get("persistent", t.persistent, false);
-  r.get("split_k", t.splitK, false);
-  r.get("tail_split", t.tailSplit, false);
-  r.get("cta_group", t.ctaGroup, false);
-  r.getEnum("overlap", t.overlap, parsePromotionOverlap, false);
-  return r.status();
+  JsonFields f(j, "tile");
+  for (const TileIntField &field : kTileIntFields)
+    FP8_RETURN_IF_ERROR(
+        f.integer(field.key, t.*field.member, field.range, field.presence));
+  FP8_RETURN_IF_ERROR(f.enumeration("raster", t.raster, parseRaster,
+                                    "one of along_n, along_m",
+                                    Presence::Optional));
+  FP8_RETURN_IF_ERROR(
+      f.boolean("persistent", t.persistent, Presence::Optional));
+  FP8_RETURN_IF_ERROR(f.enumeration("overlap", t.overlap, parsePromotionOverlap,
+                                    "one of none, k, n", Presence::Optional));
+  return Status::ok();
 }
 
 static Status readOperand(const json &j, const char *name, OperandSpec &o) {
   if (!j.is_object())
     return errorf("expected operand '", name, "' to be an object, found ",
                   j.type_name());
-  Reader r(j, std::string("operand '") + name + "'");
-  r.getEnum("format", o.format, parseDType, true);
-  r.getEnum("layout", o.layout, parseLayout, false);
+  JsonFields f(j, std::string("operand '") + name + "'");
+  FP8_RETURN_IF_ERROR(f.enumeration(
+      "format", o.format, [](const std::string &s) { return parseDType(s); },
+      "an element type"));
+  FP8_RETURN_IF_ERROR(f.enumeration(
+      "layout", o.layout, [](const std::string &s) { return parseLayout(s); },
+      "one of k_major, mn_major", Presence::Optional));
   std::string g;
-  r.get("granularity", g, true);
-  FP8_RETURN_IF_ERROR(r.status());
+  FP8_RETURN_IF_ERROR(f.string("granularity", g));
   auto gran = parseGranularity(g);
   if (!gran)
     return gran.status();
@@ -298,38 +325,58 @@ static Status readOperand(const json &j, const char *name, OperandSpec &o) {
 }
 
 Expected<TileConfig> tileConfigFromJSON(const std::string &text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return errorf("tile config is not valid JSON");
+  auto parsed = parseJsonInput(text, "tile config");
+  if (!parsed)
+    return parsed.status();
+  json j = std::move(*parsed);
   TileConfig t;
   FP8_RETURN_IF_ERROR(readTile(j, t));
   return t;
 }
 
 Expected<KernelSpec> kernelSpecFromJSON(const std::string &text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return errorf("kernel spec is not valid JSON");
+  auto parsed = parseJsonInput(text, "kernel spec");
+  if (!parsed)
+    return parsed.status();
+  json j = std::move(*parsed);
   if (!j.is_object())
     return errorf("expected a kernel spec object, found ", j.type_name());
   KernelSpec s;
-  Reader r(j, "kernel spec");
-  r.getEnum("arch", s.arch, parseArch, true);
-  r.getEnum("kind", s.kind, parseKind, false);
-  r.get("m", s.m, false);
-  r.get("n", s.n, true);
-  r.get("k", s.k, true);
-  r.get("groups", s.groups, false);
-  r.get("promotion_interval", s.promotionInterval, true);
-  r.getEnum("out", s.out, parseDType, true);
-  r.get("accumulate", s.accumulate, false);
-  FP8_RETURN_IF_ERROR(r.status());
-  if (!j.contains("a") || !j.contains("b") || !j.contains("tile"))
-    return errorf("expected keys 'a', 'b' and 'tile' in kernel spec");
-  FP8_RETURN_IF_ERROR(readOperand(j["a"], "a", s.a));
-  FP8_RETURN_IF_ERROR(readOperand(j["b"], "b", s.b));
-  FP8_RETURN_IF_ERROR(readTile(j["tile"], s.tile));
+  JsonFields f(j, "kernel spec");
+  FP8_RETURN_IF_ERROR(f.enumeration(
+      "arch", s.arch, [](const std::string &a) { return parseArch(a); },
+      "one of sm_90a, sm_100a"));
+  FP8_RETURN_IF_ERROR(f.enumeration(
+      "kind", s.kind, parseKind,
+      "one of dense, grouped_contiguous, grouped_masked", Presence::Optional));
+  for (const SpecIntField &field : kSpecIntFields)
+    FP8_RETURN_IF_ERROR(
+        f.integer(field.key, s.*field.member, field.range, field.presence));
+  FP8_RETURN_IF_ERROR(f.enumeration(
+      "out", s.out, [](const std::string &t) { return parseDType(t); },
+      "an element type"));
+  FP8_RETURN_IF_ERROR(
+      f.boolean("accumulate", s.accumulate, Presence::Optional));
+  const json *a = nullptr, *b = nullptr, *tile = nullptr;
+  FP8_RETURN_IF_ERROR(f.object("a", a));
+  FP8_RETURN_IF_ERROR(f.object("b", b));
+  FP8_RETURN_IF_ERROR(f.object("tile", tile));
+  FP8_RETURN_IF_ERROR(readOperand(*a, "a", s.a));
+  FP8_RETURN_IF_ERROR(readOperand(*b, "b", s.b));
+  FP8_RETURN_IF_ERROR(readTile(*tile, s.tile));
+  FP8_RETURN_IF_ERROR(checkKernelSpec(s));
   return s;
+}
+
+Expected<KernelSpec> loadKernelSpec(const std::string &path) {
+  Expected<std::string> text =
+      readInputFile(path, kMaxKernelSpecBytes, "kernel spec");
+  if (!text)
+    return text.status();
+  Expected<KernelSpec> spec = kernelSpecFromJSON(*text);
+  if (!spec)
+    return spec.status().withContext("kernel spec '" + path + "'");
+  return spec;
 }
 
 } // namespace fp8

@@ -116,6 +116,24 @@ struct KernelSpec {
   bool operator==(const KernelSpec &o) const;
 };
 
+/// Checks that every integer field of a tile is in the range any generator
+/// emits (block_m, block_n, block_k in [1, 256], stages in [2, 32],
+/// math_warpgroups in [1, 4], cluster_m/cluster_n and cta_group in [1, 2],
+/// swizzle_group in [1, 64], split_k in [1, 2^24], tail_split in [1, 8]).
+/// The arch checks (checkGemmSpec) narrow these; call this before any
+/// arithmetic on a tile that did not come from the heuristic (a block of 0
+/// divides by zero in the shared-memory model). The JSON reader applies the
+/// same ranges: "expected 'block_n' in tile to be an integer in [1, 256],
+/// found 0".
+Status checkTileConfig(const TileConfig &tile);
+
+/// checkTileConfig, and the integer fields of the spec: m in [-1, 2^31)
+/// (-1: dynamic), n, k and groups in [1, 2^31), promotion_interval in
+/// [0, 2^31). The one field check of a KernelSpec: kernelSpecFromJSON (plans,
+/// the tuning database, fp8.kernel attributes), checkGemmSpec and the plan's
+/// validation all run it.
+Status checkKernelSpec(const KernelSpec &spec);
+
 /// The checks both GEMM generators share: a dense GEMM, 0 < N, K < 2^31 and
 /// K a multiple of 16 (TMA row pitches). Call after checking the arch.
 Status checkDenseGemmShape(const KernelSpec &s);
@@ -129,6 +147,12 @@ std::string toJSON(const KernelSpec &spec, int indent = -1);
 Expected<KernelSpec> kernelSpecFromJSON(const std::string &text);
 std::string toJSON(const TileConfig &tile, int indent = -1);
 Expected<TileConfig> tileConfigFromJSON(const std::string &text);
+
+/// The largest kernel spec file loadKernelSpec reads.
+inline constexpr int64_t kMaxKernelSpecBytes = int64_t(1) << 20;
+/// Reads a kernel spec file (a regular file of at most kMaxKernelSpecBytes,
+/// see readInputFile) and parses it; errors name the file.
+Expected<KernelSpec> loadKernelSpec(const std::string &path);
 
 } // namespace fp8
 

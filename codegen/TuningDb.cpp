@@ -2,12 +2,14 @@
 
 #include "codegen/TuningDb.h"
 
+#include "codegen/InputFile.h"
+#include "codegen/JsonFields.h"
+#include "codegen/JsonInput.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 namespace fp8 {
 
@@ -15,15 +17,18 @@ using json = nlohmann::json;
 
 Expected<TuningDb> TuningDb::parse(const std::string &text,
                                    const std::string &where) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return errorf("tuning database ", where, " is not valid JSON");
+  auto parsed = parseJsonInput(text, "tuning database " + where);
+  if (!parsed)
+    return parsed.status();
+  json j = std::move(*parsed);
   if (!j.is_object() || !j.contains("format"))
     return errorf("expected tuning database ", where,
                   " to be an object with a 'format' key");
-  if (!j["format"].is_number_integer() ||
-      j["format"].get<int64_t>() != kTuningDbFormat)
-    return errorf("tuning database ", where, " has format ", j["format"].dump(),
+  JsonFields top(j, "tuning database " + where);
+  int64_t format = 0;
+  FP8_RETURN_IF_ERROR(top.integer("format", format, IntRange{}));
+  if (format != kTuningDbFormat)
+    return errorf("tuning database ", where, " has format ", format,
                   "; this build reads format ", kTuningDbFormat);
   if (!j.contains("entries") || !j["entries"].is_array())
     return errorf("expected an 'entries' array in tuning database ", where);
@@ -36,27 +41,25 @@ Expected<TuningDb> TuningDb::parse(const std::string &text,
     auto spec = kernelSpecFromJSON(e["spec"].dump());
     if (!spec)
       return errorf(at, ": ", spec.message());
-    if (spec->m <= 0 || spec->n <= 0 || spec->k <= 0)
+    if (spec->m <= 0)
       return errorf("expected a static positive shape in ", at, ", found ",
                     spec->m, "x", spec->n, "x", spec->k);
     TuningEntry entry;
     entry.spec = *spec;
-    if (e.contains("tflops") && e["tflops"].is_number())
-      entry.tflops = e["tflops"].get<double>();
-    if (e.contains("note") && e["note"].is_string())
-      entry.note = e["note"].get<std::string>();
+    JsonFields f(e, at);
+    FP8_RETURN_IF_ERROR(f.number("tflops", entry.tflops, Presence::Optional));
+    FP8_RETURN_IF_ERROR(f.string("note", entry.note, Presence::Optional));
     db.entries_.push_back(std::move(entry));
   }
   return db;
 }
 
 Expected<TuningDb> TuningDb::load(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    return errorf("cannot read tuning database '", path, "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), "'" + path + "'");
+  Expected<std::string> text =
+      readInputFile(path, kMaxTuningDbBytes, "tuning database");
+  if (!text)
+    return text.status();
+  return parse(*text, "'" + path + "'");
 }
 
 namespace {

@@ -33,6 +33,9 @@ namespace fp8 {
 /// The database format this build reads and writes.
 inline constexpr int kTuningDbFormat = 1;
 
+/// The largest database file load() reads.
+inline constexpr int64_t kMaxTuningDbBytes = int64_t(64) << 20;
+
 /// One measured configuration.
 struct TuningEntry {
   KernelSpec spec; ///< the GEMM (m, n, k static) and its tile
@@ -43,7 +46,8 @@ struct TuningEntry {
 /// The entries of one database file.
 class TuningDb {
 public:
-  /// Reads and checks `path`; errors name the file and the entry.
+  /// Reads and checks `path` (a regular file of at most kMaxTuningDbBytes,
+  /// see readInputFile); errors name the file and the entry.
   static Expected<TuningDb> load(const std::string &path);
   /// Parses the text of a database; `where` names it in errors.
   static Expected<TuningDb> parse(const std::string &text,

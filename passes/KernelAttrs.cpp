@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/Support/JSON.h"
 
+#include <nlohmann/json.hpp>
+
 using namespace mlir;
 using namespace mlir::fp8;
 
@@ -36,15 +38,18 @@ Attribute fromJson(MLIRContext *ctx, const llvm::json::Value &v) {
   return b.getUnitAttr();
 }
 
-llvm::json::Value toJson(Attribute a) {
+/// nlohmann's form (that of codegen's readers), not llvm::json's: llvm::json
+/// prints a float of integral value without a fraction (4.0 as "4"), which
+/// would turn a float attribute into an integer field that passes.
+nlohmann::json toJson(Attribute a) {
   if (auto d = dyn_cast<DictionaryAttr>(a)) {
-    llvm::json::Object o;
+    nlohmann::json o = nlohmann::json::object();
     for (NamedAttribute n : d)
-      o[n.getName().getValue()] = toJson(n.getValue());
+      o[n.getName().getValue().str()] = toJson(n.getValue());
     return o;
   }
   if (auto arr = dyn_cast<ArrayAttr>(a)) {
-    llvm::json::Array out;
+    nlohmann::json out = nlohmann::json::array();
     for (Attribute e : arr)
       out.push_back(toJson(e));
     return out;
@@ -53,8 +58,20 @@ llvm::json::Value toJson(Attribute a) {
     return s.getValue().str();
   if (auto b = dyn_cast<BoolAttr>(a))
     return b.getValue();
-  if (auto i = dyn_cast<IntegerAttr>(a))
-    return i.getInt();
+  if (auto i = dyn_cast<IntegerAttr>(a)) {
+    // Every integer as its exact value: a 64-bit one as such, one beyond 64
+    // bits (or an unsigned one beyond INT64_MAX) as a float, which the spec
+    // readers refuse for an integer field with its value in the message,
+    // rather than a truncated or wrapped integer that could pass.
+    const APInt &v = i.getValue();
+    const bool isUnsigned = i.getType().isUnsignedInteger();
+    if (isUnsigned ? v.getActiveBits() < 64 : v.getSignificantBits() <= 64)
+      return isUnsigned ? int64_t(v.getZExtValue()) : v.getSExtValue();
+    llvm::APFloat wide(llvm::APFloat::IEEEdouble());
+    (void)wide.convertFromAPInt(v, /*IsSigned=*/!isUnsigned,
+                                llvm::APFloat::rmNearestTiesToEven);
+    return wide.convertToDouble();
+  }
   if (auto f = dyn_cast<FloatAttr>(a))
     return f.getValueAsDouble();
   return nullptr;
@@ -71,10 +88,7 @@ Attribute mlir::fp8::jsonToAttribute(MLIRContext *ctx, llvm::StringRef json) {
 }
 
 std::string mlir::fp8::attributeToJson(Attribute attr) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  os << toJson(attr);
-  return out;
+  return toJson(attr).dump();
 }
 
 std::optional<::fp8::Arch> mlir::fp8::getTarget(ModuleOp module) {

@@ -2,6 +2,10 @@
 
 #include "runtime/Plan.h"
 
+#include "codegen/InputFile.h"
+#include "codegen/JsonFields.h"
+#include "codegen/JsonInput.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -308,122 +312,191 @@ std::string toJSON(const Plan &plan) {
 }
 
 namespace {
-/// Reads the keys of one JSON object, naming it in errors.
-class Fields {
-public:
-  Fields(const json &j, std::string where) : j_(j), where_(std::move(where)) {}
-  Expected<std::string> str(const char *key) const {
-    if (!j_.contains(key) || !j_[key].is_string())
-      return errorf("expected a string '", key, "' in ", where_);
-    return j_[key].get<std::string>();
-  }
-  Expected<std::vector<std::string>> strings(const char *key) const {
-    if (!j_.contains(key) || !j_[key].is_array())
-      return errorf("expected an array '", key, "' in ", where_);
-    std::vector<std::string> out;
-    for (const json &e : j_[key]) {
-      if (!e.is_string())
-        return errorf("expected strings in '", key, "' of ", where_, ", found ",
-                      e.dump());
-      out.push_back(e.get<std::string>());
-    }
-    return out;
-  }
-  template <typename E, size_t N>
-  Expected<E> enumOf(const char *key, const E (&values)[N]) const {
-    auto s = str(key);
-    if (!s)
-      return s.status();
-    if (auto v = lookup(*s, values))
-      return *v;
-    std::string allowed;
-    for (E v : values)
-      allowed += (allowed.empty() ? "" : ", ") + std::string(toString(v));
-    return errorf("expected '", key, "' in ", where_, " to be one of ", allowed,
-                  ", found '", *s, "'");
-  }
-  Expected<DType> dtype(const char *key) const {
-    auto s = str(key);
-    if (!s)
-      return s.status();
-    if (auto t = parseDType(*s))
-      return *t;
-    return errorf("unknown element type '", *s, "' for '", key, "' in ",
-                  where_);
-  }
-  bool has(const char *key) const { return j_.contains(key); }
-  const json &operator[](const char *key) const { return j_[key]; }
+/// "one of input, weight, ..." for an enum's message.
+template <typename E, size_t N> std::string oneOf(const E (&values)[N]) {
+  std::string allowed;
+  for (E v : values)
+    allowed += (allowed.empty() ? "" : ", ") + std::string(toString(v));
+  return "one of " + allowed;
+}
 
-private:
-  const json &j_;
-  std::string where_;
-};
+template <typename E, size_t N> auto parserOf(const E (&values)[N]) {
+  return [&values](const std::string &s) { return lookup(s, values); };
+}
 
-#define FP8_ASSIGN_OR_RETURN(lhs, expr)                                        \
-  do {                                                                         \
-    auto fp8_value_ = (expr);                                                  \
-    if (!fp8_value_)                                                           \
-      return fp8_value_.status();                                              \
-    lhs = std::move(*fp8_value_);                                              \
-  } while (false)
+std::optional<DType> parseElementType(const std::string &s) {
+  return parseDType(s);
+}
+
+/// The largest batch of stacked GEMMs and amax history a plan may state:
+/// the kernels take both as 32-bit integers.
+constexpr IntRange kBatchRange{1, (int64_t(1) << 31) - 1};
+constexpr IntRange kHistoryRange{1, (int64_t(1) << 31) - 1};
+
+Status readBuffer(const json &b, const std::string &at, PlanBuffer &buf) {
+  if (!b.is_object())
+    return errorf("expected ", at, " to be an object");
+  FP8_RETURN_IF_ERROR(JsonFields(b, at).string("name", buf.name));
+  const std::string named = "buffer '" + buf.name + "'";
+  JsonFields f(b, named);
+  FP8_RETURN_IF_ERROR(
+      f.enumeration("role", buf.role, parserOf(kRoles), oneOf(kRoles)));
+  FP8_RETURN_IF_ERROR(
+      f.enumeration("dtype", buf.dtype, parseElementType, "an element type"));
+  if (!f.has("shape"))
+    return errorf("expected a 'shape' in ", named);
+  auto shape = shapeFromJSON(f.at("shape"), named);
+  if (!shape)
+    return shape.status();
+  buf.shape = std::move(*shape);
+  // Only states have a history and only constants data: anything else
+  // present is a plan edited by hand, refused rather than ignored.
+  if (buf.role == BufferRole::State)
+    FP8_RETURN_IF_ERROR(f.integer("history", buf.history, kHistoryRange));
+  else if (f.has("history"))
+    return errorf("expected no 'history' in ", toString(buf.role), " ", named,
+                  " (only states have one)");
+  if (buf.role == BufferRole::Constant) {
+    std::string data;
+    FP8_RETURN_IF_ERROR(f.string("data", data));
+    auto bytes = base64Decode(data);
+    if (!bytes)
+      return errorf(named, ": ", bytes.message());
+    buf.data = std::move(*bytes);
+  } else if (f.has("data")) {
+    return errorf("expected no 'data' in ", toString(buf.role), " ", named,
+                  " (only constants have data)");
+  }
+  return Status::ok();
+}
+
+Status readStep(const json &s, const std::string &at, PlanStep &step) {
+  if (!s.is_object())
+    return errorf("expected ", at, " to be an object");
+  FP8_RETURN_IF_ERROR(JsonFields(s, at).string("name", step.name));
+  JsonFields f(s, "step '" + step.name + "'");
+  FP8_RETURN_IF_ERROR(
+      f.enumeration("kind", step.kind, parserOf(kKinds), oneOf(kKinds)));
+  FP8_RETURN_IF_ERROR(
+      f.enumeration("phase", step.phase, parserOf(kPhases), oneOf(kPhases)));
+  FP8_RETURN_IF_ERROR(f.strings("inputs", step.inputs));
+  FP8_RETURN_IF_ERROR(f.strings("outputs", step.outputs));
+  FP8_RETURN_IF_ERROR(f.string("op", step.op, Presence::Optional));
+  FP8_RETURN_IF_ERROR(f.string("state", step.state, Presence::Optional));
+  std::string kernel;
+  FP8_RETURN_IF_ERROR(f.string("kernel", kernel, Presence::Optional));
+  const json *specJson = nullptr;
+  FP8_RETURN_IF_ERROR(f.object("spec", specJson));
+  const std::string spec = specJson->dump();
+  if (step.kind == StepKind::Gemm) {
+    auto k = kernelSpecFromJSON(spec);
+    if (!k)
+      return errorf("step '", step.name, "': ", k.message());
+    step.gemm = *k;
+    FP8_RETURN_IF_ERROR(
+        f.integer("batch", step.batch, kBatchRange, Presence::Optional));
+    FP8_RETURN_IF_ERROR(
+        f.boolean("runtime_tile", step.runtimeTile, Presence::Optional));
+    FP8_RETURN_IF_ERROR(
+        f.string("tile_source", step.tileSource, Presence::Optional));
+  } else {
+    for (const char *gemmOnly : {"batch", "runtime_tile", "tile_source"})
+      if (f.has(gemmOnly))
+        return errorf("expected no '", gemmOnly, "' in ", toString(step.kind),
+                      " step '", step.name, "' (gemm steps only)");
+    auto e = elementwiseSpecFromJSON(spec);
+    if (!e)
+      return errorf("step '", step.name, "': ", e.message());
+    step.aux = *e;
+    const AuxKind want = step.kind == StepKind::Quantize ? AuxKind::Quantize
+                         : step.kind == StepKind::Transpose
+                             ? AuxKind::Transpose
+                             : AuxKind::Elementwise;
+    if (step.aux.kind != want)
+      return errorf("expected the kernel spec of ", toString(step.kind),
+                    " step '", step.name, "' to be a ", toString(want),
+                    " spec, found ", toString(step.aux.kind));
+  }
+  if (f.has("kernel") && kernel != step.kernelName())
+    return errorf("step '", step.name, "' names kernel '", kernel,
+                  "' but its spec is that of '", step.kernelName(),
+                  "' (the spec was edited without the name, or the plan "
+                  "comes from another version)");
+  return Status::ok();
+}
+
+Status readReferenceOp(const json &r, const std::string &at, RefOp &op) {
+  if (!r.is_object())
+    return errorf("expected ", at, " to be an object");
+  JsonFields f(r, at);
+  std::string kind;
+  FP8_RETURN_IF_ERROR(f.string("op", kind));
+  if (kind != "matmul" && kind != "elementwise")
+    return errorf("expected 'op' matmul or elementwise in ", at, ", found '",
+                  kind, "'");
+  op.kind = kind == "matmul" ? RefOp::Kind::Matmul : RefOp::Kind::Elementwise;
+  FP8_RETURN_IF_ERROR(f.strings("inputs", op.inputs));
+  FP8_RETURN_IF_ERROR(f.string("out", op.out));
+  FP8_RETURN_IF_ERROR(
+      f.enumeration("dtype", op.dtype, parseElementType, "an element type"));
+  if (!f.has("shape"))
+    return errorf("expected a 'shape' in ", at);
+  auto shape = shapeFromJSON(f.at("shape"), at);
+  if (!shape)
+    return shape.status();
+  op.shape = std::move(*shape);
+  if (op.kind == RefOp::Kind::Matmul) {
+    auto layout = [](const std::string &s) { return parseLayout(s); };
+    FP8_RETURN_IF_ERROR(f.enumeration("a_layout", op.aLayout, layout,
+                                      "one of k_major, mn_major"));
+    FP8_RETURN_IF_ERROR(f.enumeration("b_layout", op.bLayout, layout,
+                                      "one of k_major, mn_major"));
+    FP8_RETURN_IF_ERROR(f.boolean("batched", op.batched, Presence::Optional));
+  } else {
+    const json *program = nullptr;
+    FP8_RETURN_IF_ERROR(f.object("program", program));
+    auto p = ewProgramFromJSON(program->dump());
+    if (!p)
+      return errorf(at, ": ", p.message());
+    op.program = *p;
+  }
+  return Status::ok();
+}
 } // namespace
 
 Expected<Plan> parsePlan(const std::string &text, const std::string &where) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return errorf("plan ", where, " is not valid JSON");
+  auto parsed = parseJsonInput(text, "plan " + where);
+  if (!parsed)
+    return parsed.status();
+  json j = std::move(*parsed);
   if (!j.is_object())
     return errorf("expected plan ", where, " to be a JSON object, found ",
                   j.type_name());
   if (!j.contains("format") || !j["format"].is_number_integer())
     return errorf("expected plan ", where, " to have an integer 'format' (",
                   kPlanFormat, " for this build)");
-  if (j["format"].get<int64_t>() != kPlanFormat)
-    return errorf("plan ", where, " has format ", j["format"].get<int64_t>(),
+  Plan plan;
+  JsonFields top(j, "plan " + where);
+  int64_t format = 0;
+  FP8_RETURN_IF_ERROR(top.integer("format", format, IntRange{}));
+  if (format != kPlanFormat)
+    return errorf("plan ", where, " has format ", format,
                   "; this build of fp8-run reads format ", kPlanFormat,
                   " (recompile the model with the matching fp8-translate)");
-  Plan plan;
-  Fields top(j, "plan " + where);
-  FP8_ASSIGN_OR_RETURN(plan.function, top.str("function"));
-  std::string arch;
-  FP8_ASSIGN_OR_RETURN(arch, top.str("arch"));
-  if (!parseArch(arch))
-    return errorf("expected 'arch' sm_90a or sm_100a in plan ", where,
-                  ", found '", arch, "'");
-  plan.arch = *parseArch(arch);
-  FP8_ASSIGN_OR_RETURN(plan.dims, top.strings("dims"));
-  FP8_ASSIGN_OR_RETURN(plan.outputs, top.strings("outputs"));
+  FP8_RETURN_IF_ERROR(top.string("function", plan.function));
+  FP8_RETURN_IF_ERROR(top.enumeration(
+      "arch", plan.arch, [](const std::string &a) { return parseArch(a); },
+      "one of sm_90a, sm_100a"));
+  FP8_RETURN_IF_ERROR(top.strings("dims", plan.dims));
+  FP8_RETURN_IF_ERROR(top.strings("outputs", plan.outputs));
 
   if (!j.contains("buffers") || !j["buffers"].is_array())
     return errorf("expected a 'buffers' array in plan ", where);
   size_t index = 0;
   for (const json &b : j["buffers"]) {
-    const std::string at = "buffer " + std::to_string(index++);
-    if (!b.is_object())
-      return errorf("expected ", at, " to be an object");
-    Fields f(b, at);
     PlanBuffer buf;
-    FP8_ASSIGN_OR_RETURN(buf.name, f.str("name"));
-    const std::string named = "buffer '" + buf.name + "'";
-    Fields g(b, named);
-    FP8_ASSIGN_OR_RETURN(buf.role, g.enumOf("role", kRoles));
-    FP8_ASSIGN_OR_RETURN(buf.dtype, g.dtype("dtype"));
-    if (!g.has("shape"))
-      return errorf("expected a 'shape' in ", named);
-    FP8_ASSIGN_OR_RETURN(buf.shape, shapeFromJSON(g["shape"], named));
-    if (buf.role == BufferRole::State) {
-      if (!g.has("history") || !g["history"].is_number_integer())
-        return errorf("expected an integer 'history' in state ", named);
-      buf.history = g["history"].get<int64_t>();
-    }
-    if (buf.role == BufferRole::Constant) {
-      std::string data;
-      FP8_ASSIGN_OR_RETURN(data, g.str("data"));
-      auto bytes = base64Decode(data);
-      if (!bytes)
-        return errorf(named, ": ", bytes.message());
-      buf.data = std::move(*bytes);
-    }
+    FP8_RETURN_IF_ERROR(
+        readBuffer(b, "buffer " + std::to_string(index++), buf));
     plan.buffers.push_back(std::move(buf));
   }
 
@@ -431,60 +504,8 @@ Expected<Plan> parsePlan(const std::string &text, const std::string &where) {
     return errorf("expected a 'steps' array in plan ", where);
   index = 0;
   for (const json &s : j["steps"]) {
-    const std::string at = "step " + std::to_string(index++);
-    if (!s.is_object())
-      return errorf("expected ", at, " to be an object");
     PlanStep step;
-    FP8_ASSIGN_OR_RETURN(step.name, Fields(s, at).str("name"));
-    Fields f(s, "step '" + step.name + "'");
-    FP8_ASSIGN_OR_RETURN(step.kind, f.enumOf("kind", kKinds));
-    FP8_ASSIGN_OR_RETURN(step.phase, f.enumOf("phase", kPhases));
-    FP8_ASSIGN_OR_RETURN(step.inputs, f.strings("inputs"));
-    FP8_ASSIGN_OR_RETURN(step.outputs, f.strings("outputs"));
-    if (f.has("op") && f["op"].is_string())
-      step.op = f["op"].get<std::string>();
-    if (f.has("state"))
-      FP8_ASSIGN_OR_RETURN(step.state, f.str("state"));
-    if (!f.has("spec") || !f["spec"].is_object())
-      return errorf("expected a kernel 'spec' object in step '", step.name,
-                    "'");
-    const std::string spec = f["spec"].dump();
-    if (step.kind == StepKind::Gemm) {
-      auto k = kernelSpecFromJSON(spec);
-      if (!k)
-        return errorf("step '", step.name, "': ", k.message());
-      step.gemm = *k;
-      if (f.has("batch")) {
-        if (!f["batch"].is_number_integer() || f["batch"].get<int64_t>() < 1)
-          return errorf("expected a positive integer 'batch' in step '",
-                        step.name, "'");
-        step.batch = f["batch"].get<int64_t>();
-      }
-      if (f.has("runtime_tile") && f["runtime_tile"].is_boolean())
-        step.runtimeTile = f["runtime_tile"].get<bool>();
-      if (f.has("tile_source") && f["tile_source"].is_string())
-        step.tileSource = f["tile_source"].get<std::string>();
-    } else {
-      auto e = elementwiseSpecFromJSON(spec);
-      if (!e)
-        return errorf("step '", step.name, "': ", e.message());
-      step.aux = *e;
-      const AuxKind want = step.kind == StepKind::Quantize ? AuxKind::Quantize
-                           : step.kind == StepKind::Transpose
-                               ? AuxKind::Transpose
-                               : AuxKind::Elementwise;
-      if (step.aux.kind != want)
-        return errorf("expected the kernel spec of ", toString(step.kind),
-                      " step '", step.name, "' to be a ", toString(want),
-                      " spec, found ", toString(step.aux.kind));
-    }
-    if (f.has("kernel") && f["kernel"].is_string() &&
-        f["kernel"].get<std::string>() != step.kernelName())
-      return errorf("step '", step.name, "' names kernel '",
-                    f["kernel"].get<std::string>(),
-                    "' but its spec is that of '", step.kernelName(),
-                    "' (the spec was edited without the name, or the plan "
-                    "comes from another version)");
+    FP8_RETURN_IF_ERROR(readStep(s, "step " + std::to_string(index++), step));
     plan.steps.push_back(std::move(step));
   }
 
@@ -493,42 +514,9 @@ Expected<Plan> parsePlan(const std::string &text, const std::string &where) {
       return errorf("expected 'reference' to be an array in plan ", where);
     index = 0;
     for (const json &r : j["reference"]) {
-      const std::string at = "reference op " + std::to_string(index++);
-      if (!r.is_object())
-        return errorf("expected ", at, " to be an object");
-      Fields f(r, at);
       RefOp op;
-      std::string kind;
-      FP8_ASSIGN_OR_RETURN(kind, f.str("op"));
-      if (kind != "matmul" && kind != "elementwise")
-        return errorf("expected 'op' matmul or elementwise in ", at,
-                      ", found '", kind, "'");
-      op.kind =
-          kind == "matmul" ? RefOp::Kind::Matmul : RefOp::Kind::Elementwise;
-      FP8_ASSIGN_OR_RETURN(op.inputs, f.strings("inputs"));
-      FP8_ASSIGN_OR_RETURN(op.out, f.str("out"));
-      FP8_ASSIGN_OR_RETURN(op.dtype, f.dtype("dtype"));
-      if (!f.has("shape"))
-        return errorf("expected a 'shape' in ", at);
-      FP8_ASSIGN_OR_RETURN(op.shape, shapeFromJSON(f["shape"], at));
-      if (op.kind == RefOp::Kind::Matmul) {
-        std::string la, lb;
-        FP8_ASSIGN_OR_RETURN(la, f.str("a_layout"));
-        FP8_ASSIGN_OR_RETURN(lb, f.str("b_layout"));
-        if (!parseLayout(la) || !parseLayout(lb))
-          return errorf("expected layouts k_major or mn_major in ", at);
-        op.aLayout = *parseLayout(la);
-        op.bLayout = *parseLayout(lb);
-        if (f.has("batched") && f["batched"].is_boolean())
-          op.batched = f["batched"].get<bool>();
-      } else {
-        if (!f.has("program"))
-          return errorf("expected a 'program' in ", at);
-        auto p = ewProgramFromJSON(f["program"].dump());
-        if (!p)
-          return errorf(at, ": ", p.message());
-        op.program = *p;
-      }
+      FP8_RETURN_IF_ERROR(
+          readReferenceOp(r, "reference op " + std::to_string(index++), op));
       plan.reference.push_back(std::move(op));
     }
   }
@@ -537,12 +525,10 @@ Expected<Plan> parsePlan(const std::string &text, const std::string &where) {
 }
 
 Expected<Plan> loadPlan(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return errorf("cannot read plan '", path, "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parsePlan(ss.str(), "'" + path + "'");
+  Expected<std::string> text = readInputFile(path, kMaxPlanBytes, "plan");
+  if (!text)
+    return text.status();
+  return parsePlan(*text, "'" + path + "'");
 }
 
 //===----------------------------------------------------------------------===//
@@ -626,8 +612,9 @@ Status validatePlan(const Plan &plan) {
                     "' twice");
     FP8_RETURN_IF_ERROR(checkShape(b.shape, "buffer '" + b.name + "'"));
     if (b.role == BufferRole::State) {
-      if (b.history < 1 || b.dtype != DType::F32 || b.shape.size() != 1 ||
-          !b.shape[0].isStatic() || b.shape[0].value != b.history + 4)
+      if (!kHistoryRange.contains(b.history) || b.dtype != DType::F32 ||
+          b.shape.size() != 1 || !b.shape[0].isStatic() ||
+          b.shape[0].value != b.history + 4)
         return errorf("expected state buffer '", b.name,
                       "' to be f32 [history + 4] with a positive history, "
                       "found ",
@@ -772,6 +759,11 @@ Status validatePlan(const Plan &plan) {
       if (k.arch != plan.arch)
         return errorf("step '", s.name, "': expected a kernel for the plan's ",
                       toString(plan.arch), ", found ", toString(k.arch));
+      FP8_RETURN_IF_ERROR(
+          checkKernelSpec(k).withContext("step '" + s.name + "'"));
+      if (!kBatchRange.contains(s.batch))
+        return integerFieldError("batch", "step '" + s.name + "'", kBatchRange,
+                                 std::to_string(s.batch));
       const size_t rank = s.batch > 1 ? 3 : 2;
       for (size_t i = 0; i < in.size(); ++i)
         if (in[i]->shape.size() != rank)
@@ -825,6 +817,19 @@ Status validatePlan(const Plan &plan) {
     }
     if (!refValues.insert(r.out).second)
       return errorf("reference value '", r.out, "' is defined twice");
+    // A reference value named after a temp or output buffer stands for the
+    // same tensor (--verify compares them): it must agree with the buffer's
+    // declaration, which would otherwise be sized by the reference's.
+    if (const PlanBuffer *b = plan.buffer(r.out)) {
+      if (r.shape != b->shape)
+        return errorf("reference value '", r.out, "': expected shape ",
+                      shapeString(b->shape), " (that of buffer '", b->name,
+                      "'), found ", shapeString(r.shape));
+      if (r.dtype != b->dtype)
+        return errorf("reference value '", r.out, "': expected element type ",
+                      toString(b->dtype), " (that of buffer '", b->name,
+                      "'), found ", toString(r.dtype));
+    }
   }
   for (const std::string &o : plan.outputs)
     if (!plan.reference.empty() && !refValues.count(o))

@@ -140,13 +140,24 @@ std::string_view toString(Phase p);
 /// The plan as JSON (2-space indent, keys in a fixed order: stable output
 /// that the committed example plans are compared against).
 std::string toJSON(const Plan &plan);
+/// The largest plan file loadPlan reads: 256 MiB (the committed model plans,
+/// constants included, are a few MiB).
+inline constexpr int64_t kMaxPlanBytes = int64_t(256) << 20;
+
 /// Parses and validates a plan; `where` (a path) names it in errors. Plans
-/// of another format are refused with a message naming both versions.
+/// of another format are refused with a message naming both versions. The
+/// plan is input: every field must have its JSON type (an integer field a
+/// JSON integer in its range, never a float, a boolean or a string), and a
+/// present optional field of the wrong type is an error.
 Expected<Plan> parsePlan(const std::string &text, const std::string &where);
-/// Reads a plan file.
+/// Reads and parses a plan file: a regular file (FIFOs, devices such as
+/// /dev/zero and directories are refused before anything is read) of at
+/// most kMaxPlanBytes.
 Expected<Plan> loadPlan(const std::string &path);
-/// Checks names, roles, operand counts, element types and the static parts
-/// of the shapes of every step (parsePlan runs it).
+/// Checks names, roles, operand counts, element types, every GEMM's kernel
+/// spec (checkKernelSpec), the static parts of the shapes of every step,
+/// and that a reference value named after a buffer has the buffer's shape
+/// and element type (parsePlan runs it).
 Status validatePlan(const Plan &plan);
 
 /// Concrete sizes of the dynamic dimensions.

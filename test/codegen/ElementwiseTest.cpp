@@ -111,6 +111,26 @@ TEST(Elementwise, BadProgramsAndSpecsSayWhy) {
             "unknown program operation 'log'");
 }
 
+TEST(Elementwise, ScalingIntegersAreNeverTruncated) {
+  ElementwiseSpec s =
+      quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed);
+  const std::string json = toJSON(s);
+  auto edited = [&](const std::string &from, const std::string &to) {
+    std::string t = json;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    t.replace(at, from.size(), to);
+    return elementwiseSpecFromJSON(t).message();
+  };
+  // 2^32 + 16: the kernel's `int kHistory` would have been 16.
+  EXPECT_EQ(edited("\"history\":16", "\"history\":4294967312"),
+            "expected 'history' in 'scaling' to be an integer in "
+            "[-2147483648, 2147483647], found 4294967312");
+  EXPECT_EQ(edited("\"interval\":1", "\"interval\":1.5"),
+            "expected 'interval' in 'scaling' to be an integer in "
+            "[-2147483648, 2147483647], found 1.5");
+}
+
 TEST(Elementwise, EntryPointsFollowTheGranularity) {
   EXPECT_EQ(elementwiseEntries(
                 quantizeSpec(Granularity::block(1, 128), ScalingMode::Current)),

@@ -62,5 +62,42 @@ TEST(TuningDb, BadFilesSayWhy) {
                 .message(),
             "'x.json', entry 0: expected key 'arch' in kernel spec");
   EXPECT_EQ(TuningDb::load("/nonexistent/db.json").message(),
-            "cannot read tuning database '/nonexistent/db.json'");
+            "cannot read tuning database '/nonexistent/db.json': No such "
+            "file or directory");
+  EXPECT_EQ(TuningDb::load("/dev/zero").message(),
+            "expected tuning database '/dev/zero' to be a regular file, found "
+            "a character device");
+}
+
+TEST(TuningDb, EntriesAreCheckedBeforeAnyTileArithmetic) {
+  TuningDb db;
+  TuningEntry e;
+  e.spec.m = 256;
+  e.spec.n = 512;
+  e.spec.k = 256;
+  db.add(e);
+  std::string text = db.toJSON(-1);
+  auto edited = [&](const std::string &from, const std::string &to) {
+    std::string t = text;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    t.replace(at, from.size(), to);
+    return TuningDb::parse(t, "'db.json'").message();
+  };
+  // A block of 0 divided by zero in --fp8-select-config's legality check.
+  EXPECT_EQ(edited("\"block_n\":128", "\"block_n\":0"),
+            "'db.json', entry 0: expected 'block_n' in tile to be an integer "
+            "in [1, 256], found 0");
+  EXPECT_EQ(edited("\"stages\":4", "\"stages\":4294967300"),
+            "'db.json', entry 0: expected 'stages' in tile to be an integer "
+            "in [2, 32], found 4294967300");
+  EXPECT_EQ(edited("\"format\":1", "\"format\":1.0"),
+            "expected 'format' in tuning database 'db.json' to be a 64-bit "
+            "integer, found 1.0");
+  // Optional fields of the wrong type are errors, not ignored.
+  EXPECT_EQ(edited("{\"spec\"", "{\"tflops\":\"fast\",\"spec\""),
+            "expected 'tflops' in 'db.json', entry 0 to be a finite number, "
+            "found \"fast\"");
+  EXPECT_EQ(edited("{\"spec\"", "{\"note\":7,\"spec\""),
+            "expected 'note' in 'db.json', entry 0 to be a string, found 7");
 }

@@ -3,10 +3,18 @@
 // RUN: not fp8-opt %s --fp8-select-config=tuning-db=%S/Inputs/missing.json 2>&1 | FileCheck %s --check-prefix=NODB
 // RUN: not fp8-opt %s --fp8-select-config=tuning-db=%S/Inputs/tuning-db-v2.json 2>&1 | FileCheck %s --check-prefix=V2
 // RUN: not fp8-opt %s --fp8-select-config=sm-count=0 2>&1 | FileCheck %s --check-prefix=SMS
+// RUN: not fp8-opt %s --fp8-select-config=tuning-db=%S/Inputs/tuning-db-zero-block.json 2>&1 | FileCheck %s --check-prefix=ZEROBLOCK
+// RUN: not fp8-opt %s --fp8-select-config=tuning-db=%S/Inputs/tuning-db-wrapped-stages.json 2>&1 | FileCheck %s --check-prefix=WRAPPED
+// RUN: not fp8-opt %s --fp8-select-config=tuning-db=/dev/zero 2>&1 | FileCheck %s --check-prefix=DEVZERO
 
 // NODB: error: cannot read tuning database '{{.*}}missing.json'
 // V2: error: tuning database '{{.*}}tuning-db-v2.json' has format 2; this build reads format 1
 // SMS: error: expected sm-count >= 1 and m-hint >= 0, found sm-count = 0, m-hint = 4096
+// A database is input: its tiles are checked when it is read, before any
+// arithmetic on them, and a value is never wrapped to 32 bits.
+// ZEROBLOCK: error: '{{.*}}tuning-db-zero-block.json', entry 0: expected 'block_n' in tile to be an integer in [1, 256], found 0
+// WRAPPED: error: '{{.*}}tuning-db-wrapped-stages.json', entry 0: expected 'stages' in tile to be an integer in [2, 32], found 4294967300
+// DEVZERO: error: expected tuning database '/dev/zero' to be a regular file, found a character device
 
 // The database has this recipe at this exact shape.
 // CHECK-LABEL: func.func @tuned_exact

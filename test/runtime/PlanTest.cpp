@@ -19,7 +19,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace fp8;
 using namespace fp8::testplans;
@@ -71,7 +75,126 @@ TEST(Plan, RefusesOtherFormatsAndBrokenJSON) {
   EXPECT_EQ(parsePlan("{", "'p.json'").message(),
             "plan 'p.json' is not valid JSON");
   EXPECT_EQ(loadPlan("/nonexistent/p.json").message(),
-            "cannot read plan '/nonexistent/p.json'");
+            "cannot read plan '/nonexistent/p.json': No such file or "
+            "directory");
+}
+
+/// The message of parsing tinyPlan()'s JSON with the text `from` replaced
+/// by `to` (`from` must occur; its first occurrence is replaced).
+static std::string parseEdited(const std::string &from, const std::string &to) {
+  std::string json = toJSON(tinyPlan());
+  const size_t at = json.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at == std::string::npos)
+    return "";
+  json.replace(at, from.size(), to);
+  return parsePlan(json, "'p.json'").message();
+}
+
+TEST(Plan, FieldsAreExactlyTypedAndInRange) {
+  // 2^32 + 128 was read as 32 bits: block_n 128.
+  EXPECT_EQ(parseEdited("\"block_n\": 128", "\"block_n\": 4294967424"),
+            "step 'gemm': expected 'block_n' in tile to be an integer in "
+            "[1, 256], found 4294967424");
+  EXPECT_EQ(parseEdited("\"block_n\": 128", "\"block_n\": 128.5"),
+            "step 'gemm': expected 'block_n' in tile to be an integer in "
+            "[1, 256], found 128.5");
+  EXPECT_EQ(parseEdited("\"stages\": 4", "\"stages\": true"),
+            "step 'gemm': expected 'stages' in tile to be an integer in "
+            "[2, 32], found true");
+  EXPECT_EQ(parseEdited("\"batch\": 1", "\"batch\": 1.0"),
+            "expected 'batch' in step 'gemm' to be an integer in [1, "
+            "2147483647], found 1.0");
+  EXPECT_EQ(parseEdited("\"batch\": 1", "\"batch\": 4294967297"),
+            "expected 'batch' in step 'gemm' to be an integer in [1, "
+            "2147483647], found 4294967297");
+  EXPECT_EQ(parseEdited("\"format\": 1", "\"format\": 1.0"),
+            "expected plan 'p.json' to have an integer 'format' (1 for this "
+            "build)");
+}
+
+TEST(Plan, PresentFieldsOfTheWrongTypeAreErrors) {
+  EXPECT_EQ(parseEdited("\"runtime_tile\": false", "\"runtime_tile\": \"no\""),
+            "expected 'runtime_tile' in step 'gemm' to be a boolean, found "
+            "\"no\"");
+  EXPECT_EQ(parseEdited("\"runtime_tile\": false", "\"runtime_tile\": 0"),
+            "expected 'runtime_tile' in step 'gemm' to be a boolean, found 0");
+  EXPECT_EQ(parseEdited("\"tile_source\": \"\"", "\"tile_source\": 7"),
+            "expected 'tile_source' in step 'gemm' to be a string, found 7");
+  EXPECT_EQ(parseEdited("\"op\": \"\"", "\"op\": {}"),
+            "expected 'op' in step 'quantize_x' to be a string, found {}");
+  EXPECT_EQ(parseEdited("\"kernel\": \"fp8_quant", "\"kernel\": 1, \"x\": \""),
+            "expected 'kernel' in step 'quantize_x' to be a string, found 1");
+  EXPECT_EQ(parseEdited("\"batched\": false", "\"batched\": \"false\""),
+            "expected 'batched' in reference op 0 to be a boolean, found "
+            "\"false\"");
+  // Keys of another kind of step or buffer are not silently dropped.
+  EXPECT_EQ(parseEdited("\"kernel\": \"fp8_quant",
+                        "\"batch\": 2, \"kernel\": \"fp8_quant"),
+            "expected no 'batch' in quantize step 'quantize_x' (gemm steps "
+            "only)");
+  EXPECT_EQ(parseEdited("\"role\": \"output\"",
+                        "\"role\": \"output\", \"history\": 3"),
+            "expected no 'history' in output buffer 'd' (only states have "
+            "one)");
+}
+
+TEST(Plan, ReferenceValuesAgreeWithTheirBuffers) {
+  // The reference value 'd' stands for the output buffer 'd': its shape
+  // sized the buffer, whose declaration was ignored.
+  std::string json = toJSON(tinyPlan());
+  const size_t ref = json.find("\"reference\"");
+  ASSERT_NE(ref, std::string::npos);
+  const size_t n = json.find("128", ref);
+  ASSERT_NE(n, std::string::npos);
+  json.replace(n, 3, "64");
+  EXPECT_EQ(parsePlan(json, "'p.json'").message(),
+            "plan 'p.json': reference value 'd': expected shape [M, 128] "
+            "(that of buffer 'd'), found [M, 64]");
+  Plan p = tinyPlan();
+  p.reference[0].dtype = DType::F32;
+  EXPECT_EQ(validatePlan(p).message(),
+            "reference value 'd': expected element type bf16 (that of buffer "
+            "'d'), found f32");
+}
+
+TEST(Plan, ValidationChecksKernelSpecsBuiltInMemory) {
+  Plan p = tinyPlan();
+  p.steps[2].gemm.tile.mathWarpgroups = 0;
+  EXPECT_EQ(validatePlan(p).message(),
+            "step 'gemm': expected 'math_warpgroups' in tile to be an integer "
+            "in [1, 4], found 0");
+  p = tinyPlan();
+  p.steps[2].batch = 0;
+  EXPECT_EQ(validatePlan(p).message(),
+            "expected 'batch' in step 'gemm' to be an integer in [1, "
+            "2147483647], found 0");
+}
+
+TEST(Plan, LoadReadsOnlyRegularFilesUpToTheCap) {
+  EXPECT_EQ(loadPlan("/dev/zero").message(),
+            "expected plan '/dev/zero' to be a regular file, found a "
+            "character device");
+  const std::string dir = ::testing::TempDir();
+  EXPECT_EQ(loadPlan(dir).message(), "expected plan '" + dir +
+                                         "' to be a regular file, found a "
+                                         "directory");
+  const std::string fifo = dir + "/plan-fifo-" + std::to_string(getpid());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // No writer: opening must not wait for one.
+  EXPECT_EQ(loadPlan(fifo).message(),
+            "expected plan '" + fifo + "' to be a regular file, found a FIFO");
+  std::remove(fifo.c_str());
+  // A sparse file one byte over the cap: refused by its size, unread.
+  const std::string big = dir + "/plan-big-" + std::to_string(getpid());
+  const int fd = ::open(big.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, kMaxPlanBytes + 1), 0);
+  ::close(fd);
+  EXPECT_EQ(loadPlan(big).message(), "expected plan '" + big +
+                                         "' to be at most 268435456 bytes, " +
+                                         "found 268435457");
+  std::remove(big.c_str());
 }
 
 TEST(Plan, ValidationNamesTheProblem) {

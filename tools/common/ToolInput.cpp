@@ -44,7 +44,7 @@ std::unique_ptr<llvm::MemoryBuffer> readToolInput(llvm::StringRef path,
       return nullptr;
     return llvm::MemoryBuffer::getMemBufferCopy(text, "<stdin>");
   }
-  auto text = ::fp8::readInputFile(path.str(), kMaxInputBytes);
+  auto text = ::fp8::readInputFile(path.str(), kMaxInputBytes, "input");
   if (!text) {
     error = "error: " + text.message();
     return nullptr;

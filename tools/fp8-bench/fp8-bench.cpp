@@ -363,7 +363,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "fp8-bench: %s\n", env.message().c_str());
     return 2;
   }
-  auto shapesText = readInputFile(opt.shapes, size_t(1) << 20);
+  auto shapesText = readInputFile(opt.shapes, 1 << 20, "shape file");
   if (!shapesText) {
     std::fprintf(stderr, "fp8-bench: cannot read the shape file: %s\n",
                  shapesText.message().c_str());

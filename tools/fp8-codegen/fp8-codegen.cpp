@@ -8,12 +8,15 @@
 //
 // The spec comes from a recipe preset and a shape (the tile from the
 // heuristic, overridden key by key by --tile) or from a KernelSpec JSON file.
-// Exit codes: 0 success, 1 failure while compiling or writing, 2 bad
-// arguments (including a spec the generator rejects).
+// Exit codes: 0 success, 1 failure (a --spec file that cannot be read, does
+// not parse or that the generator rejects; compiling; writing), 2 bad
+// arguments (unknown options, missing or malformed values, a spec built from
+// the options that the generator rejects).
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Gemm.h"
+#include "codegen/JsonInput.h"
 #include "codegen/Sm100Gemm.h"
 #include "codegen/Sm100ScaleLayout.h"
 #include "codegen/Sm90Gemm.h"
@@ -91,8 +94,10 @@ const char *kUsage =
     "                    spec: the KernelSpec JSON (input for --spec)\n"
     "  -o FILE           write there instead of standard output\n"
     "\n"
-    "Exit codes: 0 success, 1 failure while compiling or writing, 2 bad\n"
-    "arguments (a spec the generator rejects included).\n";
+    "Exit codes: 0 success; 1 failure: a --spec file that cannot be read,\n"
+    "parsed or emitted, compiling, writing; 2 bad arguments: unknown\n"
+    "options, missing or malformed values, a spec from the options that the\n"
+    "generator rejects.\n";
 
 std::vector<OptionSpec> optionSpecs() {
   return {
@@ -207,8 +212,11 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
   reason = choice.reason;
   if (args.has("tile")) {
     using json = nlohmann::json;
-    json over = json::parse(args.get("tile"), nullptr, false);
-    if (over.is_discarded() || !over.is_object())
+    auto parsed = parseJsonInput(args.get("tile"), "--tile");
+    if (!parsed)
+      return parsed.status();
+    const json &over = *parsed;
+    if (!over.is_object())
       return errorf("expected a JSON object for --tile, found '",
                     args.get("tile"), "'");
     json merged = json::parse(toJSON(s.tile));
@@ -239,18 +247,6 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
     }
     reason += " (overridden by --tile)";
   }
-  return s;
-}
-
-Expected<KernelSpec> specFromFile(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    return errorf("cannot read the spec file '", path, "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto s = kernelSpecFromJSON(ss.str());
-  if (!s)
-    return s.status().withContext(path);
   return s;
 }
 
@@ -400,16 +396,19 @@ int main(int argc, char **argv) {
         return fail(std::string("expected no --") + o +
                         " with --spec (the file states the whole spec)",
                     kExitUsage);
-    spec = specFromFile(args.get("spec"));
+    spec = loadKernelSpec(args.get("spec"));
   } else {
     spec = specFromOptions(args, reason);
   }
+  // What a --spec file states is input, not an argument: its errors are
+  // failures (1); a spec the options describe badly is a usage error (2).
+  const int badSpec = args.has("spec") ? kExitFailure : kExitUsage;
   if (!spec)
-    return fail(spec.message(), kExitUsage);
+    return fail(spec.message(), badSpec);
   if (Status st = checkGemmSpec(*spec); !st)
     return fail("the " + std::string(toString(spec->arch)) +
                     " generator rejects this spec: " + st.message(),
-                kExitUsage);
+                badSpec);
   if (emit == "spec")
     return writeOutput(output, toJSON(*spec, 2) + "\n", false);
 
@@ -427,7 +426,7 @@ int main(int argc, char **argv) {
   }
   auto kernel = scaleTma ? emitSm90Gemm(*spec, *scaleTma) : emitGemm(*spec);
   if (!kernel)
-    return fail(kernel.message(), kExitUsage);
+    return fail(kernel.message(), kExitFailure);
   if (emit == "cuda")
     return writeOutput(output, kernel->source, false);
   if (emit == "ptx") {

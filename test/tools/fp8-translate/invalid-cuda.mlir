@@ -36,3 +36,13 @@ func.func @bad_aux_spec(%x: tensor<8x32xbf16>) -> (tensor<8x32xf8E4M3FN>, tensor
       : tensor<8x32xbf16> -> tensor<8x32xf8E4M3FN>, tensor<1x1xf32>
   return %q, %s : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>
 }
+
+// -----
+
+func.func @huge_warpgroups(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
+  // expected-error @+1 {{bad fp8.kernel: expected 'math_warpgroups' in tile to be an integer in [1, 4], found 99999999999}}
+  %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+         {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4, math_warpgroups = 99999999999}}}}
+      : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
+  return %d : tensor<8x8xbf16>
+}

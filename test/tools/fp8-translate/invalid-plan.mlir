@@ -189,3 +189,66 @@ module attributes {fp8.target = "sm_90a"} {
     }
   }
 #-}
+
+// Kernel specs in the IR are input too: their integers are read as 64 bits
+// and checked against the ranges the plan parser uses (99999999999 arrived
+// in the plan truncated to 32 bits, as 1215752191).
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @huge_warpgroups(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
+    // expected-error @+1 {{bad fp8.kernel: expected 'math_warpgroups' in tile to be an integer in [1, 4], found 99999999999}}
+    %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+           {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4, math_warpgroups = 99999999999}}}}
+        : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
+    return %d : tensor<8x8xbf16>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @wide_integer(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
+    // expected-error @+1 {{bad fp8.kernel: expected 'block_n' in tile to be an integer in [1, 256], found 1.2676506002282294e+30}}
+    %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+           {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 1267650600228229401496703205376 : i128, stages = 4}}}}
+        : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
+    return %d : tensor<8x8xbf16>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @float_stages(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
+    // expected-error @+1 {{bad fp8.kernel: expected 'stages' in tile to be an integer in [2, 32], found 4.0}}
+    %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+           {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4.0}}}}
+        : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
+    return %d : tensor<8x8xbf16>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @zero_block(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
+    // expected-error @+1 {{bad fp8.kernel: expected 'block_n' in tile to be an integer in [1, 256], found 0}}
+    %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+           {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 0, stages = 4}}}}
+        : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
+    return %d : tensor<8x8xbf16>
+  }
+}
+
+// -----
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @bool_persistent(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
+    // expected-error @+1 {{bad fp8.kernel: expected 'persistent' in tile to be a boolean, found 1}}
+    %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+           {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4, persistent = 1}}}}
+        : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
+    return %d : tensor<8x8xbf16>
+  }
+}
