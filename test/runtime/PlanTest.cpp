@@ -262,6 +262,30 @@ TEST(Plan, SizesNeverOverflow) {
             std::string::npos);
 }
 
+TEST(PlanOracle, HostRunBytesCountsWhatTheRunHolds) {
+  Plan p = tinyPlan();
+  auto shapes = resolvePlan(p, {{"M", 40}});
+  ASSERT_TRUE(shapes.isOk()) << shapes.message();
+  int64_t buffers = 0;
+  for (const PlanBuffer &b : p.buffers)
+    buffers += bytesOf(b.dtype, elementCount(shapes->shapes.at(b.name)));
+  const int64_t cpu = hostRunBytes(p, *shapes, RunOn::Cpu, false);
+  const int64_t cpuVerify = hostRunBytes(p, *shapes, RunOn::Cpu, true);
+  const int64_t gpu = hostRunBytes(p, *shapes, RunOn::Gpu, false);
+  const int64_t gpuVerify = hostRunBytes(p, *shapes, RunOn::Gpu, true);
+  // The buffers and a copy of them, and some scratch.
+  EXPECT_GT(cpu, 2 * buffers);
+  EXPECT_GT(cpuVerify, cpu);
+  EXPECT_GT(gpu, buffers);
+  EXPECT_GT(gpuVerify, gpu);
+  // The scratch: at most 8 bytes per element of a step's operands.
+  EXPECT_LT(cpu, 2 * buffers + 8 * (40 * 256 * 3 + 128 * 256 * 3));
+  // Grows with M: 2^34 rows is terabytes, which no host has.
+  auto huge = resolvePlan(p, {{"M", int64_t(1) << 34}});
+  ASSERT_TRUE(huge.isOk()) << huge.message();
+  EXPECT_GT(hostRunBytes(p, *huge, RunOn::Cpu, true), int64_t(1) << 44);
+}
+
 TEST(PlanOracle, StepsMatchTheNumericsCalledDirectly) {
   Plan p = tinyPlan();
   auto dims = resolveDims(p, {{"M", 40}});

@@ -23,6 +23,7 @@
 
 #include "runtime/CudaDriver.h"
 #include "runtime/Env.h"
+#include "runtime/MemoryBudget.h"
 #include "runtime/Plan.h"
 #include "runtime/PlanExecutor.h"
 #include "runtime/PlanOracle.h"
@@ -35,8 +36,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <new>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -200,13 +203,6 @@ std::string mib(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / (1 << 20));
   return buf;
-}
-
-std::string dimsString(const DimValues &dims) {
-  std::string s;
-  for (const auto &[k, v] : dims)
-    s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
-  return s.empty() ? "none" : s;
 }
 
 std::string_view originName(CubinOrigin o) {
@@ -390,7 +386,8 @@ int verifyIterations(const Plan &plan) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+namespace {
+int run(int argc, char **argv) {
   const Options o = parseArgs(argc, argv);
   json results;
   results["plan"] = o.plan;
@@ -412,13 +409,19 @@ int main(int argc, char **argv) {
               o.plan.c_str(), plan->function.c_str(),
               std::string(toString(plan->arch)).c_str(), plan->steps.size(),
               prepare, plan->steps.size() - prepare, plan->buffers.size(),
-              dimsString(*dims).c_str());
+              formatDims(*dims).c_str());
   results["function"] = plan->function;
   results["arch"] = std::string(toString(plan->arch));
   results["dims"] = *dims;
 
   // The CPU oracle instead of a GPU.
   if (o.cpu) {
+    if (Status s =
+            checkHostMemory("running the plan on the CPU oracle (dims " +
+                                formatDims(*dims) + ")",
+                            hostRunBytes(*plan, *shapes, RunOn::Cpu, o.verify));
+        !s)
+      return fail(o, results, "cannot run the plan", s);
     HostBuffers host = allocateHostBuffers(*plan, *shapes);
     if (Status s = fillInputs(*plan, host, o.inputs); !s)
       return fail(o, results, "cannot read the inputs", s);
@@ -511,6 +514,12 @@ int main(int argc, char **argv) {
               (*dev)->name.c_str(), (*dev)->smCount, (*dev)->ccMajor,
               (*dev)->ccMinor);
   results["device"] = (*dev)->name;
+  if (Status s =
+          checkHostMemory("staging the plan's buffers on the host (dims " +
+                              formatDims(*dims) + ")",
+                          hostRunBytes(*plan, *shapes, RunOn::Gpu, o.verify));
+      !s)
+    return fail(o, results, "cannot run the plan", s);
   auto gpu = GpuPlan::create(*plan, *shapes);
   if (!gpu)
     return fail(o, results, "cannot set up the plan on the GPU", gpu.status());
@@ -705,4 +714,21 @@ int main(int argc, char **argv) {
                         {"have_cublaslt", b->havePeers}};
   }
   return finish(o, results, code);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  // Sizes are checked and memory is bounded before anything is allocated;
+  // this is the last resort for an allocation that fails anyway (memory
+  // taken by another process meanwhile).
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "fp8-run: out of host memory (an allocation "
+                         "failed)\n");
+  } catch (const std::length_error &) {
+    std::fprintf(stderr, "fp8-run: out of host memory (an allocation was too "
+                         "large)\n");
+  }
+  return kFailed;
 }
