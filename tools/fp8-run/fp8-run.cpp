@@ -32,9 +32,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <new>
 #include <optional>
@@ -349,11 +351,25 @@ int fail(const Options &o, json &results, const std::string &what,
   return finish(o, results, kFailed);
 }
 
+/// Creates `dir` unless it is a directory already.
+Status makeDirectory(const std::string &dir) {
+  if (::mkdir(dir.c_str(), 0755) == 0)
+    return Status::ok();
+  const int err = errno;
+  struct stat st;
+  if (err == EEXIST && ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return Status::ok();
+  if (err == EEXIST)
+    return errorf("expected '", dir, "' to be a directory, found a file");
+  return errorf("cannot create the directory '", dir,
+                "': ", std::strerror(err));
+}
+
 Status writeOutputs(const Options &o, const Plan &plan,
                     const HostBuffers &values) {
   if (!o.writeOutputs)
     return Status::ok();
-  ::mkdir(o.outputs.c_str(), 0755);
+  FP8_RETURN_IF_ERROR(makeDirectory(o.outputs));
   std::string names;
   for (const std::string &n : plan.outputs) {
     FP8_RETURN_IF_ERROR(writeTensorNpy(o.outputs, n, values.at(n)));
@@ -367,7 +383,7 @@ Status writeOutputs(const Options &o, const Plan &plan,
 Status saveInputs(const Options &o, const Plan &plan, const HostBuffers &host) {
   if (o.saveInputs.empty())
     return Status::ok();
-  ::mkdir(o.saveInputs.c_str(), 0755);
+  FP8_RETURN_IF_ERROR(makeDirectory(o.saveInputs));
   for (const PlanBuffer &b : plan.buffers)
     if (b.role == BufferRole::Input || b.role == BufferRole::Weight)
       FP8_RETURN_IF_ERROR(
