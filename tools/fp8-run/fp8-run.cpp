@@ -32,8 +32,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,6 +54,11 @@ using json = nlohmann::ordered_json;
 namespace {
 
 enum ExitCode { kOk = 0, kFailed = 1, kUsage = 2, kNoGpu = 3 };
+
+/// Upper bounds of --iters and --sm-count: far above any real use, low
+/// enough that no count derived from them overflows.
+constexpr uint64_t kMaxIters = 1000000;
+constexpr uint64_t kMaxSmCount = 4096;
 
 struct Options {
   std::string plan;
@@ -110,20 +117,26 @@ Options parseArgs(int argc, char **argv) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "fp8-run: expected a value after %s\n", a.c_str());
+        std::fprintf(stderr,
+                     "fp8-run: expected a value after %s, found the end of "
+                     "the arguments\n",
+                     a.c_str());
         std::exit(kUsage);
       }
       return argv[++i];
     };
+    // Digits only (no sign, spaces or trailing text), in [lo, hi]: a value
+    // beyond the range is refused, never clamped.
     auto number = [&](const std::string &what, const std::string &s,
-                      int64_t lo) -> int64_t {
+                      uint64_t lo, uint64_t hi,
+                      const char *expected) -> uint64_t {
+      errno = 0;
       char *end = nullptr;
-      const long long v = std::strtoll(s.c_str(), &end, 10);
-      if (s.empty() || *end || v < lo) {
-        std::fprintf(stderr,
-                     "fp8-run: expected an integer >= %lld for %s, "
-                     "found '%s'\n",
-                     (long long)lo, what.c_str(), s.c_str());
+      const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+      if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0])) ||
+          *end || errno == ERANGE || v < lo || v > hi) {
+        std::fprintf(stderr, "fp8-run: expected %s to be %s, found '%s'\n",
+                     what.c_str(), expected, s.c_str());
         std::exit(kUsage);
       }
       return v;
@@ -136,14 +149,18 @@ Options parseArgs(int argc, char **argv) {
                      v.c_str());
         std::exit(kUsage);
       }
-      o.dims.emplace_back(v.substr(0, eq), number("--dim " + v.substr(0, eq),
-                                                  v.substr(eq + 1), 0));
+      o.dims.emplace_back(
+          v.substr(0, eq),
+          int64_t(number("--dim " + v.substr(0, eq), v.substr(eq + 1), 1,
+                         uint64_t(kMaxDimSize) - 1,
+                         "a positive integer below 2^40")));
     } else if (a == "--inputs") {
       o.inputs.dir = next();
     } else if (a == "--random") {
       o.inputs.dir.clear();
     } else if (a == "--seed") {
-      o.inputs.seed = uint64_t(number("--seed", next(), 0));
+      o.inputs.seed = number("--seed", next(), 0, UINT64_MAX,
+                             "a non-negative integer below 2^64");
     } else if (a == "--outputs") {
       o.outputs = next();
     } else if (a == "--save-inputs") {
@@ -155,7 +172,8 @@ Options parseArgs(int argc, char **argv) {
     } else if (a == "--bench") {
       o.bench = true;
     } else if (a == "--iters") {
-      o.iters = int(number("--iters", next(), 1));
+      o.iters = int(number("--iters", next(), 1, kMaxIters,
+                           "an integer in [1, 1000000]"));
     } else if (a == "--compile-only") {
       o.compileOnly = true;
     } else if (a == "--cpu") {
@@ -165,17 +183,20 @@ Options parseArgs(int argc, char **argv) {
     } else if (a == "--similarity-bound") {
       const std::string v = next();
       char *end = nullptr;
+      errno = 0;
       const double bound = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end || !(bound > 0)) {
+      if (v.empty() || std::isspace(static_cast<unsigned char>(v[0])) || *end ||
+          errno == ERANGE || !(bound > 0) || !std::isfinite(bound)) {
         std::fprintf(stderr,
-                     "fp8-run: expected a positive number for "
-                     "--similarity-bound, found '%s'\n",
+                     "fp8-run: expected --similarity-bound to be a positive "
+                     "finite number, found '%s'\n",
                      v.c_str());
         std::exit(kUsage);
       }
       o.similarityBound = bound;
     } else if (a == "--sm-count") {
-      o.smCount = int(number("--sm-count", next(), 1));
+      o.smCount = int(number("--sm-count", next(), 1, kMaxSmCount,
+                             "an integer in [1, 4096]"));
     } else if (a == "--help" || a == "-h") {
       usage(kOk);
     } else if (!a.empty() && a[0] == '-') {
