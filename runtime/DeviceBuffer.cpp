@@ -2,9 +2,25 @@
 
 #include "runtime/DeviceBuffer.h"
 
+#include "runtime/MemoryBudget.h"
+
+#include <algorithm>
 #include <utility>
 
 namespace fp8 {
+
+Status checkDeviceMemory(std::string_view what, int64_t needed) {
+  auto dev = CudaDevice::get();
+  if (!dev)
+    return dev.status();
+  size_t freeBytes = 0, totalBytes = 0;
+  if ((*dev)->driver->cuMemGetInfo(&freeBytes, &totalBytes) != CUDA_SUCCESS)
+    return Status::ok();
+  const std::string where =
+      "device " + std::to_string((*dev)->ordinal) + " (" + (*dev)->name + ")";
+  return checkMemoryFits(what, needed, where,
+                         int64_t(std::min<size_t>(freeBytes, INT64_MAX)));
+}
 
 DeviceBuffer::~DeviceBuffer() {
   if (ptr_) {
@@ -30,6 +46,8 @@ Expected<DeviceBuffer> DeviceBuffer::alloc(size_t bytes) {
   auto dev = CudaDevice::get();
   if (!dev)
     return dev.status();
+  FP8_RETURN_IF_ERROR(checkDeviceMemory(
+      "a device buffer", int64_t(std::min<size_t>(bytes, INT64_MAX))));
   DeviceBuffer b;
   FP8_RETURN_IF_ERROR(cuCheck(
       (*dev)->driver->cuMemAlloc(&b.ptr_, bytes ? bytes : 1), "cuMemAlloc"));

@@ -6,9 +6,17 @@
 #include "runtime/CudaDriver.h"
 
 #include <cstddef>
+#include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace fp8 {
+
+/// Compares `needed` bytes with the free memory of the runtime's device
+/// (cuMemGetInfo): "`what` needs N bytes of device 0 (NAME) memory, X
+/// available" when they do not fit (runtime/MemoryBudget.h). No check when
+/// the driver cannot say.
+Status checkDeviceMemory(std::string_view what, int64_t needed);
 
 /// A cuMemAlloc'd buffer, freed on destruction. Move-only.
 class DeviceBuffer {
@@ -20,7 +28,8 @@ public:
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
 
-  /// Allocates `bytes` (at least 1) on the runtime's device.
+  /// Allocates `bytes` (at least 1) on the runtime's device, after checking
+  /// that they fit in its free memory.
   static Expected<DeviceBuffer> alloc(size_t bytes);
   /// Allocates and uploads.
   static Expected<DeviceBuffer> fromHost(const void *data, size_t bytes);

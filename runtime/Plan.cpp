@@ -110,13 +110,58 @@ const RefOp *Plan::referenceOp(const std::string &name) const {
   return nullptr;
 }
 
-int64_t bytesOf(DType t, int64_t count) { return sizeOf(t) * count; }
+namespace {
+constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
+
+/// a * b for non-negative a and b, saturating at INT64_MAX.
+int64_t mulSaturating(int64_t a, int64_t b) {
+  int64_t p;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &p))
+    return kSaturated;
+  return p;
+}
+} // namespace
+
+std::string formatDims(const DimValues &dims) {
+  std::string s;
+  for (const auto &[k, v] : dims)
+    s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  return s.empty() ? "none" : s;
+}
+
+int64_t bytesOf(DType t, int64_t count) {
+  return mulSaturating(sizeOf(t), count);
+}
 
 int64_t elementCount(const Shape &s) {
   int64_t n = 1;
   for (int64_t d : s)
-    n *= d;
+    n = mulSaturating(n, d);
   return n;
+}
+
+int64_t addBytes(int64_t a, int64_t b) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum))
+    return kSaturated;
+  return sum;
+}
+
+Status checkBufferSize(const std::string &what, DType t, const Shape &s) {
+  // The empty dimensions count as 1 here: a [2^32, 2^32, 0] buffer holds
+  // nothing, but loops over its other dimensions would not end.
+  Shape span;
+  for (int64_t d : s)
+    span.push_back(d == 0 ? 1 : d);
+  const int64_t bytes = bytesOf(t, elementCount(span));
+  if (bytes <= kMaxBufferBytes)
+    return Status::ok();
+  const bool empty = std::find(s.begin(), s.end(), 0) != s.end();
+  return errorf("expected ", what, " (", toString(t), " ", formatShape(s),
+                ") to hold at most 2^47 bytes (", kMaxBufferBytes, "), found ",
+                bytes == kSaturated ? std::string("more than 2^63")
+                                    : std::to_string(bytes),
+                empty ? " (its empty dimensions counted as 1)" : "");
 }
 
 //===----------------------------------------------------------------------===//
@@ -854,9 +899,9 @@ resolveDims(const Plan &plan,
       return errorf("the plan has no dynamic dimension '", name, "' (it has ",
                     known.empty() ? std::string("none") : known, ")");
     }
-    if (value < 0)
-      return errorf("expected a non-negative size for ", name, ", found ",
-                    value);
+    if (value < 0 || value >= kMaxDimSize)
+      return errorf("expected the size of ", name,
+                    " to be non-negative and below 2^40, found ", value);
     out[name] = value;
   }
   for (const std::string &d : plan.dims)
@@ -870,13 +915,20 @@ Expected<Shape> resolveShape(const ShapeExpr &shape, const DimValues &dims) {
   Shape out;
   for (const DimExpr &d : shape) {
     if (d.isStatic()) {
+      if (d.value < 0)
+        return errorf("expected non-negative sizes, found ", d.value);
       out.push_back(d.value);
       continue;
     }
     auto it = dims.find(d.dim);
     if (it == dims.end())
       return errorf("no size for dimension '", d.dim, "'");
-    out.push_back((it->second + d.divisor - 1) / d.divisor);
+    if (it->second < 0 || d.divisor < 1)
+      return errorf("expected a non-negative size and a positive divisor "
+                    "for ",
+                    d.toString(), ", found ", d.dim, "=", it->second);
+    // ceil(size / divisor) without forming size + divisor - 1.
+    out.push_back(it->second / d.divisor + (it->second % d.divisor != 0));
   }
   return out;
 }
@@ -896,16 +948,26 @@ Status sameShape(const std::string &step, const std::string &what,
 Expected<ResolvedPlan> resolvePlan(const Plan &plan, const DimValues &dims) {
   ResolvedPlan r;
   r.dims = dims;
+  // Every value's size is checked before any product of its dimensions is
+  // used: a shape whose element count overflows int64_t (a static
+  // [2^32, 2^32], or M = 2^52 rows) is refused here, naming the dims.
   for (const PlanBuffer &b : plan.buffers) {
     auto s = resolveShape(b.shape, dims);
     if (!s)
       return errorf("buffer '", b.name, "': ", s.message());
+    if (Status st = checkBufferSize("buffer '" + b.name + "'", b.dtype, *s);
+        !st)
+      return errorf(st.message(), " (dims ", formatDims(dims), ")");
     r.shapes[b.name] = *s;
   }
   for (const RefOp &op : plan.reference) {
     auto s = resolveShape(op.shape, dims);
     if (!s)
       return errorf("reference value '", op.out, "': ", s.message());
+    if (Status st =
+            checkBufferSize("reference value '" + op.out + "'", op.dtype, *s);
+        !st)
+      return errorf(st.message(), " (dims ", formatDims(dims), ")");
     r.shapes[op.out] = *s;
   }
   auto shape = [&](const std::string &n) -> const Shape & {

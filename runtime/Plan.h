@@ -163,21 +163,49 @@ Status validatePlan(const Plan &plan);
 /// Concrete sizes of the dynamic dimensions.
 using DimValues = std::map<std::string, int64_t>;
 
+/// "M=4096, N=512" ("none" when empty).
+std::string formatDims(const DimValues &dims);
+
+/// Dynamic dimensions are below 2^40 (about 10^12): beyond any tensor a
+/// host or a GPU holds, so a larger size is a mistake, refused before any
+/// shape is formed (kMaxBufferBytes then decides for whole shapes).
+inline constexpr int64_t kMaxDimSize = int64_t(1) << 40;
+/// No buffer of a plan holds more than 2^47 bytes (128 TiB): the user
+/// address space of x86-64 and of the GPUs' unified addressing, so no
+/// allocation of that size can succeed; byte offsets and element counts of
+/// every buffer then fit in int64_t with room for the products the oracle
+/// and the kernels form from them.
+inline constexpr int64_t kMaxBufferBytes = int64_t(1) << 47;
+
 /// The sizes of the plan's dimensions from `given` (NAME=SIZE pairs):
-/// every dimension needs one, unknown names and negative sizes are errors.
+/// every dimension needs one; unknown names, negative sizes and sizes of
+/// kMaxDimSize or more are errors.
 Expected<DimValues>
 resolveDims(const Plan &plan,
             const std::vector<std::pair<std::string, int64_t>> &given);
-/// A concrete shape.
+/// A concrete shape. Negative sizes (static or in `dims`) and dimensions
+/// missing from `dims` are errors; ceildiv never overflows.
 Expected<Shape> resolveShape(const ShapeExpr &shape, const DimValues &dims);
-/// Bytes of `count` elements of `t` (f32 for states).
+/// Bytes of `count` elements of `t` (f32 for states). Saturates at
+/// INT64_MAX instead of overflowing, so that a limit refuses what does not
+/// fit.
 int64_t bytesOf(DType t, int64_t count);
-/// Elements of a shape.
+/// Elements of a shape, saturating at INT64_MAX like bytesOf (a negative
+/// dimension counts as INT64_MAX too). Exact for every shape resolvePlan
+/// accepts.
 int64_t elementCount(const Shape &s);
+/// Checks that a value of `t` shaped `s` holds at most kMaxBufferBytes,
+/// its empty dimensions counted as 1 (so that no loop over the others
+/// runs 2^32 x 2^32 times); the error names `what` ("buffer 'x'"), the
+/// type, the shape and the size.
+Status checkBufferSize(const std::string &what, DType t, const Shape &s);
+/// `a + b` saturating at INT64_MAX: totals of buffer sizes.
+int64_t addBytes(int64_t a, int64_t b);
 
 /// The plan's buffers with concrete shapes, checked against each step (M, N,
 /// K of GEMMs against their kernel spec, scale shapes against granularities,
-/// program inputs against each other).
+/// program inputs against each other) and against kMaxBufferBytes (every
+/// buffer and reference value; errors name it, its shape and the dims).
 struct ResolvedPlan {
   DimValues dims;
   std::map<std::string, Shape> shapes; ///< buffers and reference values

@@ -32,6 +32,13 @@ bool needsAmaxScratch(const PlanStep &s) {
   return s.kind == StepKind::Quantize && !quantizeUsesRowPath(s.aux);
 }
 
+/// One u32 amax per scale of the step's input (resolvePlan bounded it).
+int64_t amaxScratchBytes(const PlanStep &s, const ResolvedPlan &shapes) {
+  const Shape &x = shapes.shapes.at(s.inputs[0]);
+  return bytesOf(DType::F32,
+                 elementCount(scaleShapeFor(x, s.aux.quant.granularity)));
+}
+
 int64_t scaleBytes(const Granularity &g) {
   return g.scale == ScaleFormat::UE8M0 ? 1 : 4;
 }
@@ -120,17 +127,17 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
   std::unique_ptr<GpuPlan> g(new GpuPlan(plan, shapes));
   g->device_ = &d;
   g->mirrors_ = planScaleMirrors(plan, shapes);
-  size_t total = 0;
+  // Everything the plan allocates, compared with the device's free memory
+  // before the first allocation.
+  int64_t total = 0;
   for (const PlanBuffer &b : plan.buffers)
-    total += size_t(bufferBytes(b, shapes.shapes.at(b.name)));
+    total = addBytes(total, bufferBytes(b, shapes.shapes.at(b.name)));
   for (const ScaleMirror &m : g->mirrors_.mirrors)
-    total += size_t(m.bytes());
-  size_t freeBytes = 0, totalBytes = 0;
-  if (d.driver->cuMemGetInfo(&freeBytes, &totalBytes) == CUDA_SUCCESS &&
-      total > freeBytes)
-    return errorf("the plan's buffers need ", total / (1 << 20),
-                  " MiB on the device; ", freeBytes / (1 << 20),
-                  " MiB are free (try a smaller --dim)");
+    total = addBytes(total, m.bytes());
+  for (const PlanStep &s : plan.steps)
+    if (needsAmaxScratch(s))
+      total = addBytes(total, amaxScratchBytes(s, shapes));
+  FP8_RETURN_IF_ERROR(checkDeviceMemory("the plan's buffers", total));
   // NOTE: a blocking stream: it waits for work on the legacy default
   // stream, where the synchronous-looking cuMemsetD8 of DeviceBuffer::fill
   // and of fp8::gemm's split-K workspace actually run (memsets are
@@ -145,7 +152,7 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
       return buf.status().withContext("allocating buffer '" + b.name + "'");
     g->buffers_.emplace(b.name, std::move(*buf));
   }
-  g->deviceBytes_ = total;
+  g->deviceBytes_ = size_t(total);
   // NOTE: the mirrors' padding (A: rows M..Mpad, B: columns K/128..pad4)
   // is never written; the GEMM's TMA box clips it (its global extent is the
   // scales'), zero keeps it finite.
@@ -160,15 +167,13 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
   for (const PlanStep &s : plan.steps) {
     DeviceBuffer scratch;
     if (needsAmaxScratch(s)) {
-      const Shape &x = shapes.shapes.at(s.inputs[0]);
-      const int64_t n = elementCount(scaleShapeFor(x, s.aux.quant.granularity));
-      auto buf = DeviceBuffer::alloc(size_t(n) * 4);
+      const int64_t bytes = amaxScratchBytes(s, shapes);
+      auto buf = DeviceBuffer::alloc(size_t(bytes));
       if (!buf)
         return buf.status().withContext("allocating the amax scratch of "
                                         "step '" +
                                         s.name + "'");
       FP8_RETURN_IF_ERROR(buf->fill(0));
-      g->deviceBytes_ += size_t(n) * 4;
       scratch = std::move(*buf);
     }
     g->amaxScratch_.push_back(std::move(scratch));

@@ -10,6 +10,7 @@
 #include "runtime/numerics/Random.h"
 #include "runtime/numerics/ReferenceGemm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -95,6 +96,45 @@ HostBuffers allocateHostBuffers(const Plan &plan, const ResolvedPlan &shapes) {
     out.emplace(b.name, std::move(t));
   }
   return out;
+}
+
+int64_t hostRunBytes(const Plan &plan, const ResolvedPlan &shapes, RunOn where,
+                     bool verify) {
+  auto bytes = [&](DType t, const std::string &name) {
+    return bytesOf(t, elementCount(shapes.shapes.at(name)));
+  };
+  int64_t buffers = 0, outputs = 0, reference = 0, scratch = 0;
+  for (const PlanBuffer &b : plan.buffers) {
+    buffers = addBytes(buffers, bytes(b.dtype, b.name));
+    if (b.role == BufferRole::Output)
+      outputs = addBytes(outputs, bytes(b.dtype, b.name));
+  }
+  // 8 bytes per element of every operand and result: the float copies a
+  // step evaluates on (evaluate, toFloat, slices) and the double results of
+  // the reference matmuls.
+  auto wide = [&](const std::vector<std::string> &names) {
+    int64_t n = 0;
+    for (const std::string &name : names) {
+      const int64_t f32 =
+          bytesOf(DType::F32, elementCount(shapes.shapes.at(name)));
+      n = addBytes(n, addBytes(f32, f32));
+    }
+    return n;
+  };
+  for (const PlanStep &s : plan.steps)
+    scratch = std::max(scratch, addBytes(wide(s.inputs), wide(s.outputs)));
+  for (const RefOp &op : plan.reference) {
+    reference = addBytes(reference, bytes(op.dtype, op.out));
+    scratch = std::max(scratch, addBytes(wide(op.inputs), wide({op.out})));
+  }
+  int64_t total = addBytes(buffers, scratch);
+  if (where == RunOn::Cpu)
+    total = addBytes(total, buffers);
+  else
+    total = addBytes(total, verify ? addBytes(buffers, buffers) : outputs);
+  if (verify)
+    total = addBytes(total, reference);
+  return total;
 }
 
 //===----------------------------------------------------------------------===//

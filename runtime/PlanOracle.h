@@ -55,6 +55,18 @@ using HostBuffers = std::map<std::string, HostTensor>;
 /// Buffers with the resolved shapes: zeros, constants filled, states empty.
 HostBuffers allocateHostBuffers(const Plan &plan, const ResolvedPlan &shapes);
 
+/// Where fp8-run runs the plan's steps.
+enum class RunOn : uint8_t { Cpu, Gpu };
+/// The host memory a run of the plan holds at its peak, an upper estimate
+/// to compare with the memory available before allocating anything
+/// (runtime/MemoryBudget.h): the plan's buffers; on the CPU a copy of them
+/// (the inputs kept for verification), on the GPU the results read back;
+/// with `verify`, the reference values, and on the GPU the oracle's own run
+/// of the plan; and the largest scratch of one step (float or double copies
+/// of its operands and result). Saturates at INT64_MAX.
+int64_t hostRunBytes(const Plan &plan, const ResolvedPlan &shapes, RunOn where,
+                     bool verify);
+
 /// Where the graph's inputs and weights come from.
 struct InputOptions {
   /// A directory holding <buffer name>.npy for every input and weight

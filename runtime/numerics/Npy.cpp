@@ -4,10 +4,15 @@
 
 #include "runtime/numerics/Formats.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fp8::numerics {
 
@@ -56,10 +61,13 @@ NpyArray make(const std::string &descr, const void *data, size_t bytes,
   return a;
 }
 
+/// The element count, saturating at INT64_MAX (parseNpy refuses shapes
+/// whose count overflows; arrays built in memory come from valid tensors).
 int64_t product(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      return INT64_MAX;
   return n;
 }
 
@@ -67,40 +75,58 @@ int64_t product(const std::vector<int64_t> &shape) {
 
 int64_t NpyArray::elements() const { return product(shape); }
 
-Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes) {
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0)
+namespace {
+/// What a .npy header says: the element type, the shape, and where the
+/// data starts and how many bytes of it the shape needs.
+struct NpyHeader {
+  std::string descr;
+  std::vector<int64_t> shape;
+  size_t dataOffset = 0;
+  uint64_t dataBytes = 0;
+};
+
+/// Parses the header at the start of `prefix` (the first bytes of a file of
+/// `fileSize` bytes): the element type, the shape (each dimension an
+/// integer, the element count below 2^63) and the data it needs, which must
+/// be in the file.
+Expected<NpyHeader> parseHeader(const uint8_t *prefix, size_t prefixSize,
+                                uint64_t fileSize) {
+  if (prefixSize < 10 || std::memcmp(prefix, kMagic, kMagicLen) != 0)
     return errorf("expected a .npy file (magic \\x93NUMPY), found ",
-                  bytes.size() < 10 ? "a file shorter than a header"
-                                    : "other bytes");
-  int major = bytes[6];
+                  prefixSize < 10 ? "a file shorter than a header"
+                                  : "other bytes");
+  int major = prefix[6];
   size_t headerLen = 0, offset = 0;
   if (major == 1) {
-    headerLen = readLE<uint16_t>(&bytes[8]);
+    headerLen = readLE<uint16_t>(&prefix[8]);
     offset = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12)
+    if (prefixSize < 12)
       return errorf("expected a .npy version ", major,
                     " header, found a truncated file");
-    headerLen = readLE<uint32_t>(&bytes[8]);
+    headerLen = readLE<uint32_t>(&prefix[8]);
     offset = 12;
   } else {
     return errorf("expected .npy format version 1, 2 or 3, found ", major);
   }
-  if (offset + headerLen > bytes.size())
+  if (headerLen > kMaxNpyHeader)
+    return errorf("expected a .npy header of at most ", kMaxNpyHeader,
+                  " bytes, found one of ", headerLen);
+  if (offset + headerLen > prefixSize)
     return errorf("expected a header of ", headerLen, " bytes, found ",
-                  bytes.size() - offset);
-  std::string header(bytes.begin() + long(offset),
-                     bytes.begin() + long(offset + headerLen));
-  NpyArray a;
+                  prefixSize - offset);
+  std::string header(prefix + offset, prefix + offset + headerLen);
+  NpyHeader h;
+  h.dataOffset = offset + headerLen;
   std::string d = valueOf(header, "descr");
   if (d.size() < 2 || d[0] != '\'')
     return errorf("expected a 'descr' string in the .npy header, found '",
                   header, "'");
-  a.descr = d.substr(1, d.find('\'', 1) - 1);
-  if (itemSize(a.descr) == 0 || (a.descr[0] != '<' && a.descr[0] != '|'))
+  h.descr = d.substr(1, d.find('\'', 1) - 1);
+  if (itemSize(h.descr) == 0 || (h.descr[0] != '<' && h.descr[0] != '|'))
     return errorf("expected a little-endian f2/f4/f8, i1/i4, u1/u2 or V2 "
                   "element type, found '",
-                  a.descr, "'");
+                  h.descr, "'");
   std::string fortran = valueOf(header, "fortran_order");
   if (fortran.rfind("True", 0) == 0)
     return errorf("expected a C-order array (fortran_order False), found "
@@ -110,47 +136,131 @@ Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes) {
     return errorf("expected a 'shape' tuple in the .npy header, found '",
                   header, "'");
   size_t close = shape.find(')');
+  const std::string tuple = shape.substr(0, close + 1);
   std::istringstream dims(shape.substr(1, close - 1));
   std::string tok;
+  // The element count, checked: a shape whose count overflows is refused
+  // even when another dimension is 0.
+  int64_t nonzero = 1;
   while (std::getline(dims, tok, ',')) {
     size_t p = tok.find_first_not_of(' ');
     if (p == std::string::npos)
       continue;
+    size_t q = tok.find_last_not_of(' ');
+    const std::string digits = tok.substr(p, q - p + 1);
+    errno = 0;
     char *end = nullptr;
-    long long v = std::strtoll(tok.c_str() + p, &end, 10);
-    if (end == tok.c_str() + p || v < 0)
-      return errorf("expected non-negative integer dimensions, found '",
-                    shape.substr(0, close + 1), "'");
-    a.shape.push_back(v);
+    long long v = std::strtoll(digits.c_str(), &end, 10);
+    if (digits.empty() || !std::isdigit((unsigned char)digits[0]) ||
+        end != digits.c_str() + digits.size() || errno == ERANGE)
+      return errorf("expected non-negative integer dimensions below 2^63, "
+                    "found '",
+                    tuple, "'");
+    if (v != 0 && __builtin_mul_overflow(nonzero, int64_t(v), &nonzero))
+      return errorf("expected a shape of fewer than 2^63 elements, found '",
+                    tuple, "'");
+    h.shape.push_back(v);
   }
-  size_t have = bytes.size() - offset - headerLen;
-  // Elements times item size, saturating instead of overflowing for absurd
-  // shapes.
+  const uint64_t have = fileSize - h.dataOffset;
+  // Elements times item size, saturating instead of overflowing.
   constexpr uint64_t kHuge = uint64_t(1) << 62;
-  uint64_t need = uint64_t(itemSize(a.descr));
-  for (int64_t dim : a.shape)
+  uint64_t need = uint64_t(itemSize(h.descr));
+  for (int64_t dim : h.shape)
     need =
         dim != 0 && need > kHuge / uint64_t(dim) ? kHuge : need * uint64_t(dim);
   if (need > have)
     return errorf("expected ",
                   need == kHuge ? std::string("over 2^62")
                                 : std::to_string(need),
-                  " bytes of data for shape ", shape.substr(0, close + 1),
-                  " of '", a.descr, "', found ", have);
-  a.data.assign(bytes.begin() + long(offset + headerLen),
-                bytes.begin() + long(offset + headerLen + need));
+                  " bytes of data for shape ", tuple, " of '", h.descr,
+                  "', found ", have);
+  h.dataBytes = need;
+  return h;
+}
+
+std::string errnoText() { return std::strerror(errno); }
+
+/// Closes a file descriptor on scope exit.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+/// "a directory", "a FIFO", ... for a file that is not a regular one.
+const char *kindOf(mode_t m) {
+  if (S_ISDIR(m))
+    return "a directory";
+  if (S_ISFIFO(m))
+    return "a FIFO";
+  if (S_ISCHR(m))
+    return "a character device";
+  if (S_ISBLK(m))
+    return "a block device";
+  if (S_ISSOCK(m))
+    return "a socket";
+  return "not a regular file";
+}
+
+/// Reads exactly `n` bytes at `offset`.
+bool readAt(int fd, uint8_t *out, size_t n, uint64_t offset) {
+  while (n) {
+    ssize_t r = ::pread(fd, out, n, off_t(offset));
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return false;
+    out += r;
+    n -= size_t(r);
+    offset += uint64_t(r);
+  }
+  return true;
+}
+} // namespace
+
+Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes) {
+  Expected<NpyHeader> h = parseHeader(bytes.data(), bytes.size(), bytes.size());
+  if (!h)
+    return h.status();
+  NpyArray a;
+  a.descr = std::move(h->descr);
+  a.shape = std::move(h->shape);
+  a.data.assign(bytes.begin() + long(h->dataOffset),
+                bytes.begin() + long(h->dataOffset + h->dataBytes));
   return a;
 }
 
 Expected<NpyArray> readNpy(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return errorf("cannot open '", path, "' for reading");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  Expected<NpyArray> a = parseNpy(bytes);
-  if (!a)
-    return Status(a.status()).withContext("reading '" + path + "'");
+  // O_NONBLOCK: opening a FIFO must not wait for a writer. Symbolic links
+  // are followed (a link to an input is legitimate); what they reach must
+  // be a regular file.
+  Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  if (f.fd < 0)
+    return errorf("cannot open '", path, "' for reading: ", errnoText());
+  struct stat st;
+  if (::fstat(f.fd, &st) != 0)
+    return errorf("cannot stat '", path, "': ", errnoText());
+  if (!S_ISREG(st.st_mode))
+    return errorf("expected '", path, "' to be a regular .npy file, found ",
+                  kindOf(st.st_mode));
+  const uint64_t size = uint64_t(st.st_size);
+  // The header first: its shape is checked against the file's size before
+  // the data is allocated.
+  std::vector<uint8_t> prefix(
+      size_t(std::min<uint64_t>(size, 12 + kMaxNpyHeader)));
+  if (!readAt(f.fd, prefix.data(), prefix.size(), 0))
+    return errorf("cannot read '", path, "': ", errnoText());
+  Expected<NpyHeader> h = parseHeader(prefix.data(), prefix.size(), size);
+  if (!h)
+    return Status(h.status()).withContext("reading '" + path + "'");
+  NpyArray a;
+  a.descr = std::move(h->descr);
+  a.shape = std::move(h->shape);
+  a.data.resize(size_t(h->dataBytes));
+  if (!readAt(f.fd, a.data.data(), a.data.size(), h->dataOffset))
+    return errorf("cannot read the data of '", path, "': ", errnoText());
   return a;
 }
 
@@ -179,13 +289,31 @@ std::vector<uint8_t> serializeNpy(const NpyArray &a) {
 
 Status writeNpy(const std::string &path, const NpyArray &a) {
   std::vector<uint8_t> bytes = serializeNpy(a);
-  std::ofstream out(path, std::ios::binary);
-  if (!out)
-    return errorf("cannot open '", path, "' for writing");
-  out.write(reinterpret_cast<const char *>(bytes.data()),
-            std::streamsize(bytes.size()));
-  if (!out)
-    return errorf("cannot write '", path, "'");
+  // O_NONBLOCK: a FIFO without a reader is refused instead of waited on;
+  // anything but a regular file is refused before it is written.
+  Fd f{::open(path.c_str(), O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644)};
+  if (f.fd < 0)
+    return errorf("cannot open '", path, "' for writing: ", errnoText());
+  struct stat st;
+  if (::fstat(f.fd, &st) != 0)
+    return errorf("cannot stat '", path, "': ", errnoText());
+  if (!S_ISREG(st.st_mode))
+    return errorf("expected '", path,
+                  "' to be a regular file or not to exist, found ",
+                  kindOf(st.st_mode));
+  if (::ftruncate(f.fd, 0) != 0)
+    return errorf("cannot truncate '", path, "': ", errnoText());
+  const uint8_t *p = bytes.data();
+  size_t left = bytes.size();
+  while (left) {
+    ssize_t w = ::write(f.fd, p, left);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return errorf("cannot write '", path, "': ", errnoText());
+    p += w;
+    left -= size_t(w);
+  }
   return Status::ok();
 }
 

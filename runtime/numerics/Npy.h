@@ -15,11 +15,16 @@
 
 #include "codegen/Status.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace fp8::numerics {
+
+/// The longest .npy header read: NumPy writes headers of a few hundred
+/// bytes and itself refuses ones over 10000 bytes by default.
+inline constexpr size_t kMaxNpyHeader = 65536;
 
 /// An array as stored in a .npy file.
 struct NpyArray {
@@ -27,17 +32,23 @@ struct NpyArray {
   std::vector<int64_t> shape; ///< C order
   std::vector<uint8_t> data;  ///< raw little-endian elements
 
-  /// Product of the shape (1 for a 0-d array).
+  /// Product of the shape (1 for a 0-d array), saturating at INT64_MAX.
   int64_t elements() const;
 };
 
-/// Parses the bytes of a .npy file.
+/// Parses the bytes of a .npy file: the header (at most kMaxNpyHeader
+/// bytes) and a shape whose element count fits in int64_t and whose data
+/// the bytes hold.
 Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes);
-/// Reads a .npy file; errors name the path.
+/// Reads a .npy file; errors name the path. Only a regular file is read
+/// (links are followed; a directory or a FIFO is refused, never waited
+/// on), and its header is checked against the file's size before the data
+/// is allocated.
 Expected<NpyArray> readNpy(const std::string &path);
 /// The bytes of a version 1.0 .npy file holding `a`.
 std::vector<uint8_t> serializeNpy(const NpyArray &a);
-/// Writes `a` to `path`.
+/// Writes `a` to `path`, a regular file (created 0644 when missing); a
+/// directory or a FIFO there is refused.
 Status writeNpy(const std::string &path, const NpyArray &a);
 
 /// How npyToFloat reads '<u2' arrays.

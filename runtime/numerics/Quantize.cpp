@@ -37,6 +37,15 @@ uint32_t floatBits(float x) {
 
 bool isFiniteBits(uint32_t u) { return (u & 0x7F800000u) != 0x7F800000u; }
 
+/// The extent of a block along a dimension of `size` elements: a block
+/// larger than the dimension covers it whole, so it is cut to the size (a
+/// granularity of 2^31 rows on a 4096-row tensor is one block of 4096 rows,
+/// and blockAmax splits it by the rows that exist).
+int64_t blockExtent(int64_t block, int64_t size) {
+  return std::clamp<int64_t>(Granularity::extent(block, size), 1,
+                             std::max<int64_t>(size, 1));
+}
+
 /// The block structure of a [rows, cols] tensor under a granularity.
 struct Blocks {
   int64_t rows, cols;
@@ -44,10 +53,9 @@ struct Blocks {
   int64_t sr, sc; // scale grid
 
   Blocks(int64_t rows, int64_t cols, const Granularity &g)
-      : rows(rows), cols(cols),
-        br(std::max<int64_t>(Granularity::extent(g.rows, rows), 1)),
-        bc(std::max<int64_t>(Granularity::extent(g.cols, cols), 1)),
-        sr(g.scaleRows(rows)), sc(g.scaleCols(cols)) {}
+      : rows(rows), cols(cols), br(blockExtent(g.rows, rows)),
+        bc(blockExtent(g.cols, cols)), sr(g.scaleRows(rows)),
+        sc(g.scaleCols(cols)) {}
   int64_t count() const { return sr * sc; }
 };
 
@@ -176,11 +184,11 @@ Status checkRecipe(const QuantRecipe &recipe, const AmaxHistory *history) {
 //===----------------------------------------------------------------------===//
 
 int64_t QuantizedTensor::blockRows() const {
-  return std::max<int64_t>(Granularity::extent(granularity.rows, rows), 1);
+  return blockExtent(granularity.rows, rows);
 }
 
 int64_t QuantizedTensor::blockCols() const {
-  return std::max<int64_t>(Granularity::extent(granularity.cols, cols), 1);
+  return blockExtent(granularity.cols, cols);
 }
 
 float QuantizedTensor::scaleAt(int64_t r, int64_t c) const {

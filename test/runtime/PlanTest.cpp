@@ -261,7 +261,8 @@ TEST(Plan, DimensionsAndShapes) {
   EXPECT_EQ(resolveDims(p, {{"N", 3}}).message(),
             "the plan has no dynamic dimension 'N' (it has M)");
   EXPECT_EQ(resolveDims(p, {{"M", -1}}).message(),
-            "expected a non-negative size for M, found -1");
+            "expected the size of M to be non-negative and below 2^40, found "
+            "-1");
   auto dims = resolveDims(p, {{"M", 300}});
   ASSERT_TRUE(dims.isOk());
   auto s = resolveShape({M(128), C(7)}, *dims);
@@ -330,6 +331,82 @@ TEST(PlanOracle, HistoryStateRoundTripsAndMatchesTheKernels) {
   nm::AmaxHistory again = historyFromState(copy, d);
   EXPECT_EQ(again.values(), want.values());
   EXPECT_EQ(again.steps(), want.steps());
+}
+
+TEST(Plan, SizesNeverOverflow) {
+  Plan p = tinyPlan();
+  // Dimensions of 2^40 or more are refused before any shape is formed.
+  EXPECT_EQ(resolveDims(p, {{"M", int64_t(1) << 52}}).message(),
+            "expected the size of M to be non-negative and below 2^40, found "
+            "4503599627370496");
+  EXPECT_TRUE(resolveDims(p, {{"M", kMaxDimSize - 1}}).isOk());
+
+  // Counts saturate instead of wrapping (2^32 * 2^32 wrapped to 0).
+  const int64_t big = int64_t(1) << 32;
+  EXPECT_EQ(elementCount({big, big}), INT64_MAX);
+  EXPECT_EQ(elementCount({big, big, 0}), 0);
+  EXPECT_EQ(
+      checkBufferSize("buffer 'e'", DType::E4M3FN, {big, big, 0}).message(),
+      "expected buffer 'e' (e4m3fn [4294967296, 4294967296, 0]) to hold "
+      "at most 2^47 bytes (140737488355328), found more than 2^63 (its "
+      "empty dimensions counted as 1)");
+  EXPECT_TRUE(checkBufferSize("buffer 'e'", DType::E4M3FN, {0, 1 << 20}));
+  EXPECT_EQ(elementCount({-1, 2}), INT64_MAX);
+  EXPECT_EQ(elementCount({big, 7}), big * 7);
+  EXPECT_EQ(bytesOf(DType::F32, INT64_MAX / 2), INT64_MAX);
+  EXPECT_EQ(addBytes(INT64_MAX, 1), INT64_MAX);
+
+  // ceildiv of a size near INT64_MAX does not overflow.
+  auto s = resolveShape({M(128)}, {{"M", INT64_MAX}});
+  ASSERT_TRUE(s.isOk());
+  EXPECT_EQ(*s, (Shape{INT64_MAX / 128 + 1}));
+  EXPECT_FALSE(resolveShape({M(128)}, {{"M", -5}}).isOk());
+  EXPECT_FALSE(resolveShape({C(-5)}, {}).isOk());
+
+  // A static [2^32, 2^32] buffer: refused, naming it, its shape and dims.
+  p.buffers[1].shape = {C(big), C(big)};
+  EXPECT_EQ(resolvePlan(p, {{"M", 40}}).message(),
+            "expected buffer 'w' (bf16 [4294967296, 4294967296]) to hold at "
+            "most 2^47 bytes (140737488355328), found more than 2^63 (dims "
+            "M=40)");
+  // Within int64_t but over 2^47 bytes: 2^39 rows of 256 bf16.
+  p = tinyPlan();
+  EXPECT_EQ(resolvePlan(p, {{"M", int64_t(1) << 39}}).message(),
+            "expected buffer 'x' (bf16 [549755813888, 256]) to hold at most "
+            "2^47 bytes (140737488355328), found 281474976710656 (dims "
+            "M=549755813888)");
+  // Reference values are checked too.
+  p = tinyPlan();
+  p.reference[0].shape = {C(big), C(big)};
+  EXPECT_NE(resolvePlan(p, {{"M", 40}})
+                .message()
+                .find("expected reference value 'd' (bf16 [4294967296, "
+                      "4294967296]) to hold at most 2^47 bytes"),
+            std::string::npos);
+}
+
+TEST(PlanOracle, HostRunBytesCountsWhatTheRunHolds) {
+  Plan p = tinyPlan();
+  auto shapes = resolvePlan(p, {{"M", 40}});
+  ASSERT_TRUE(shapes.isOk()) << shapes.message();
+  int64_t buffers = 0;
+  for (const PlanBuffer &b : p.buffers)
+    buffers += bytesOf(b.dtype, elementCount(shapes->shapes.at(b.name)));
+  const int64_t cpu = hostRunBytes(p, *shapes, RunOn::Cpu, false);
+  const int64_t cpuVerify = hostRunBytes(p, *shapes, RunOn::Cpu, true);
+  const int64_t gpu = hostRunBytes(p, *shapes, RunOn::Gpu, false);
+  const int64_t gpuVerify = hostRunBytes(p, *shapes, RunOn::Gpu, true);
+  // The buffers and a copy of them, and some scratch.
+  EXPECT_GT(cpu, 2 * buffers);
+  EXPECT_GT(cpuVerify, cpu);
+  EXPECT_GT(gpu, buffers);
+  EXPECT_GT(gpuVerify, gpu);
+  // The scratch: at most 8 bytes per element of a step's operands.
+  EXPECT_LT(cpu, 2 * buffers + 8 * (40 * 256 * 3 + 128 * 256 * 3));
+  // Grows with M: 2^34 rows is terabytes, which no host has.
+  auto huge = resolvePlan(p, {{"M", int64_t(1) << 34}});
+  ASSERT_TRUE(huge.isOk()) << huge.message();
+  EXPECT_GT(hostRunBytes(p, *huge, RunOn::Cpu, true), int64_t(1) << 44);
 }
 
 TEST(PlanOracle, StepsMatchTheNumericsCalledDirectly) {

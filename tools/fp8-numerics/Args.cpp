@@ -2,7 +2,9 @@
 
 #include "tools/fp8-numerics/Args.h"
 
+#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -69,14 +71,22 @@ std::string Args::get(const std::string &name) const {
   return spec ? spec->defaultValue : std::string();
 }
 
+/// Decimal digits with an optional leading '-': no spaces, no '+', no
+/// trailing text; values beyond int64_t are refused, never clamped.
 static Expected<int64_t> parseInt(const std::string &text,
                                   const std::string &what, int64_t min,
                                   int64_t max) {
+  const size_t digits = !text.empty() && text[0] == '-' ? 1 : 0;
   errno = 0;
   char *end = nullptr;
   long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE)
+  if (text.size() <= digits ||
+      !std::isdigit(static_cast<unsigned char>(text[digits])) ||
+      end != text.c_str() + text.size())
     return errorf("expected an integer for ", what, ", found '", text, "'");
+  if (errno == ERANGE)
+    return errorf("expected ", what, " to be in [", min, ", ", max,
+                  "], found '", text, "'");
   if (v < min || v > max)
     return errorf("expected ", what, " to be in [", min, ", ", max, "], found ",
                   v);
@@ -90,17 +100,24 @@ Expected<int64_t> Args::getInt(const std::string &name, int64_t min,
 
 Expected<double> Args::getDouble(const std::string &name) const {
   std::string text = get(name);
+  errno = 0;
   char *end = nullptr;
   double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size())
-    return errorf("expected a number for --", name, ", found '", text, "'");
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ||
+      end != text.c_str() + text.size() || !std::isfinite(v) || errno == ERANGE)
+    return errorf("expected a finite number for --", name, ", found '", text,
+                  "'");
   return v;
 }
 
 Expected<std::vector<int64_t>>
 Args::getIntList(const std::string &name, int64_t min, int64_t max) const {
   std::vector<int64_t> out;
-  std::istringstream in(get(name));
+  const std::string text = get(name);
+  if (!text.empty() && text.back() == ',')
+    return errorf("expected a comma-separated list of integers for --", name,
+                  ", found '", text, "'");
+  std::istringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
     Expected<int64_t> v = parseInt(item, "each element of --" + name, min, max);

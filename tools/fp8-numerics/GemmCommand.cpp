@@ -14,6 +14,7 @@
 
 #include "codegen/KernelSpec.h"
 #include "codegen/RecipeRules.h"
+#include "runtime/MemoryBudget.h"
 #include "runtime/numerics/Metrics.h"
 #include "runtime/numerics/Parallel.h"
 #include "runtime/numerics/Quantize.h"
@@ -153,10 +154,20 @@ int runGemm(int argc, char **argv) {
                           seed.status(), promotions.status(), bits.status()})
     if (!s)
       return fail(s.message(), kExitUsage);
-  if (*m * *k > (int64_t(1) << 31) || *n * *k > (int64_t(1) << 31))
+  if (*m * *k > kMaxOperandElements || *n * *k > kMaxOperandElements)
     return fail("expected M*K and N*K to be at most 2^31 elements, found " +
                     std::to_string(*m * *k) + " and " + std::to_string(*n * *k),
                 kExitUsage);
+  if (*m * *n > kMaxOperandElements)
+    return fail("expected M*N to be at most 2^31 elements, found " +
+                    std::to_string(*m * *n),
+                kExitUsage);
+  // f32 inputs, their stored copies and codes; the f32 result and the two
+  // f64 references.
+  const int64_t hostBytes = (*m * *k + *n * *k) * 9 + *m * *n * 20;
+  if (Status s = checkHostMemory("the GEMM's inputs and results", hostBytes);
+      !s)
+    return fail(s.message(), kExitFailure);
   Expected<Operand> opA = parseOperand(args, "a");
   if (!opA)
     return fail(opA.message(), kExitUsage);

@@ -9,6 +9,8 @@
 #include "tools/fp8-numerics/Args.h"
 #include "tools/fp8-numerics/Commands.h"
 
+#include "codegen/RecipeRules.h"
+#include "runtime/MemoryBudget.h"
 #include "runtime/numerics/Npy.h"
 #include "runtime/numerics/Parallel.h"
 #include "runtime/numerics/Quantize.h"
@@ -127,6 +129,10 @@ double seconds(std::chrono::steady_clock::time_point t0) {
       .count();
 }
 
+/// Host memory per element: the f32 values, their copy in delayed scaling,
+/// the codes and the statistics' per-block keys.
+constexpr int64_t kQuantizeBytesPerElement = 13;
+
 /// The input tensor: from --input, else random.
 struct Input {
   std::vector<float> values;
@@ -141,6 +147,13 @@ Expected<Input> loadInput(const Args &args, const RandomSpec &spec) {
     Expected<NpyArray> a = readNpy(path);
     if (!a)
       return a.status();
+    if (a->elements() > kMaxOperandElements)
+      return errorf("expected '", path,
+                    "' to hold at most 2^31 elements, "
+                    "found ",
+                    a->elements());
+    FP8_RETURN_IF_ERROR(checkHostMemory(
+        "quantizing '" + path + "'", a->elements() * kQuantizeBytesPerElement));
     U2As u2 = U2As::BF16; // '<u2' arrays are bf16 bit patterns here
     Expected<std::vector<float>> v = npyToFloat(*a, u2);
     if (!v)
@@ -270,6 +283,27 @@ int runQuantize(int argc, char **argv) {
   spec.outlierScale = float(*oscale);
   if (args.has("input") && args.has("shape"))
     return fail("expected either --input or --shape, found both", kExitUsage);
+  // The recipe before any data: a bad granularity is a usage error, found
+  // before the tensor is allocated. A block larger than the tensor covers
+  // that dimension whole.
+  if (Status s = checkQuantRecipe(recipe, "the tensor"); !s)
+    return fail(s.message(), kExitUsage);
+  if (!args.has("input")) {
+    // The random tensor's size, before anything is allocated.
+    Expected<std::pair<int64_t, int64_t>> shape = args.getShape("shape");
+    if (!shape)
+      return fail(shape.message(), kExitUsage);
+    const int64_t elements = shape->first * shape->second; // each <= 2^31
+    if (elements > kMaxOperandElements)
+      return fail("expected --shape to have at most 2^31 elements, found " +
+                      args.get("shape") + " (" + std::to_string(elements) + ")",
+                  kExitUsage);
+    if (Status s =
+            checkHostMemory("quantizing a " + args.get("shape") + " tensor",
+                            elements * kQuantizeBytesPerElement);
+        !s)
+      return fail(s.message(), kExitFailure);
+  }
   Expected<Input> in = loadInput(args, spec);
   if (!in)
     return fail(in.message(), args.has("input") ? kExitFailure : kExitUsage);

@@ -13,6 +13,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 
 namespace {
 
@@ -32,11 +34,14 @@ const char *kUsage =
     "\n"
     "Run 'fp8-numerics <command> --help' for the options of a command.\n"
     "FP8_THREADS sets the number of threads (default: all cores).\n"
-    "Exit codes: 0 success, 1 failure while running, 2 bad arguments.\n";
+    "Exit codes: 0 success, 1 failure while running (unreadable input,\n"
+    "not enough memory), 2 bad arguments (unknown options, missing or\n"
+    "malformed values, sizes over the limits).\n";
 
 } // namespace
 
-int main(int argc, char **argv) {
+namespace {
+int run(int argc, char **argv) {
   using namespace fp8::tools;
   if (argc < 2) {
     std::fputs(kUsage, stderr);
@@ -55,4 +60,19 @@ int main(int argc, char **argv) {
   return fail(std::string("unknown command '") + cmd +
                   "' (expected quantize or gemm; see --help)",
               kExitUsage);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  using namespace fp8::tools;
+  // The commands check sizes and memory before allocating; this is the last
+  // resort for an allocation that fails anyway (memory taken meanwhile).
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    return fail("out of host memory (an allocation failed)", kExitFailure);
+  } catch (const std::length_error &) {
+    return fail("out of host memory (an allocation was too large)",
+                kExitFailure);
+  }
 }

@@ -21,8 +21,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/CudaDriver.h"
 #include "codegen/Env.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/MemoryBudget.h"
 #include "runtime/Plan.h"
 #include "runtime/PlanExecutor.h"
 #include "runtime/PlanOracle.h"
@@ -31,12 +32,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <new>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -47,6 +54,11 @@ using json = nlohmann::ordered_json;
 namespace {
 
 enum ExitCode { kOk = 0, kFailed = 1, kUsage = 2, kNoGpu = 3 };
+
+/// Upper bounds of --iters and --sm-count: far above any real use, low
+/// enough that no count derived from them overflows.
+constexpr uint64_t kMaxIters = 1000000;
+constexpr uint64_t kMaxSmCount = 4096;
 
 struct Options {
   std::string plan;
@@ -105,20 +117,26 @@ Options parseArgs(int argc, char **argv) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "fp8-run: expected a value after %s\n", a.c_str());
+        std::fprintf(stderr,
+                     "fp8-run: expected a value after %s, found the end of "
+                     "the arguments\n",
+                     a.c_str());
         std::exit(kUsage);
       }
       return argv[++i];
     };
+    // Digits only (no sign, spaces or trailing text), in [lo, hi]: a value
+    // beyond the range is refused, never clamped.
     auto number = [&](const std::string &what, const std::string &s,
-                      int64_t lo) -> int64_t {
+                      uint64_t lo, uint64_t hi,
+                      const char *expected) -> uint64_t {
+      errno = 0;
       char *end = nullptr;
-      const long long v = std::strtoll(s.c_str(), &end, 10);
-      if (s.empty() || *end || v < lo) {
-        std::fprintf(stderr,
-                     "fp8-run: expected an integer >= %lld for %s, "
-                     "found '%s'\n",
-                     (long long)lo, what.c_str(), s.c_str());
+      const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+      if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0])) ||
+          *end || errno == ERANGE || v < lo || v > hi) {
+        std::fprintf(stderr, "fp8-run: expected %s to be %s, found '%s'\n",
+                     what.c_str(), expected, s.c_str());
         std::exit(kUsage);
       }
       return v;
@@ -131,14 +149,18 @@ Options parseArgs(int argc, char **argv) {
                      v.c_str());
         std::exit(kUsage);
       }
-      o.dims.emplace_back(v.substr(0, eq), number("--dim " + v.substr(0, eq),
-                                                  v.substr(eq + 1), 0));
+      o.dims.emplace_back(
+          v.substr(0, eq),
+          int64_t(number("--dim " + v.substr(0, eq), v.substr(eq + 1), 1,
+                         uint64_t(kMaxDimSize) - 1,
+                         "a positive integer below 2^40")));
     } else if (a == "--inputs") {
       o.inputs.dir = next();
     } else if (a == "--random") {
       o.inputs.dir.clear();
     } else if (a == "--seed") {
-      o.inputs.seed = uint64_t(number("--seed", next(), 0));
+      o.inputs.seed = number("--seed", next(), 0, UINT64_MAX,
+                             "a non-negative integer below 2^64");
     } else if (a == "--outputs") {
       o.outputs = next();
     } else if (a == "--save-inputs") {
@@ -150,7 +172,8 @@ Options parseArgs(int argc, char **argv) {
     } else if (a == "--bench") {
       o.bench = true;
     } else if (a == "--iters") {
-      o.iters = int(number("--iters", next(), 1));
+      o.iters = int(number("--iters", next(), 1, kMaxIters,
+                           "an integer in [1, 1000000]"));
     } else if (a == "--compile-only") {
       o.compileOnly = true;
     } else if (a == "--cpu") {
@@ -160,17 +183,20 @@ Options parseArgs(int argc, char **argv) {
     } else if (a == "--similarity-bound") {
       const std::string v = next();
       char *end = nullptr;
+      errno = 0;
       const double bound = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end || !(bound > 0)) {
+      if (v.empty() || std::isspace(static_cast<unsigned char>(v[0])) || *end ||
+          errno == ERANGE || !(bound > 0) || !std::isfinite(bound)) {
         std::fprintf(stderr,
-                     "fp8-run: expected a positive number for "
-                     "--similarity-bound, found '%s'\n",
+                     "fp8-run: expected --similarity-bound to be a positive "
+                     "finite number, found '%s'\n",
                      v.c_str());
         std::exit(kUsage);
       }
       o.similarityBound = bound;
     } else if (a == "--sm-count") {
-      o.smCount = int(number("--sm-count", next(), 1));
+      o.smCount = int(number("--sm-count", next(), 1, kMaxSmCount,
+                             "an integer in [1, 4096]"));
     } else if (a == "--help" || a == "-h") {
       usage(kOk);
     } else if (!a.empty() && a[0] == '-') {
@@ -200,13 +226,6 @@ std::string mib(double bytes) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / (1 << 20));
   return buf;
-}
-
-std::string dimsString(const DimValues &dims) {
-  std::string s;
-  for (const auto &[k, v] : dims)
-    s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
-  return s.empty() ? "none" : s;
 }
 
 std::string_view originName(CubinOrigin o) {
@@ -353,11 +372,25 @@ int fail(const Options &o, json &results, const std::string &what,
   return finish(o, results, kFailed);
 }
 
+/// Creates `dir` unless it is a directory already.
+Status makeDirectory(const std::string &dir) {
+  if (::mkdir(dir.c_str(), 0755) == 0)
+    return Status::ok();
+  const int err = errno;
+  struct stat st;
+  if (err == EEXIST && ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return Status::ok();
+  if (err == EEXIST)
+    return errorf("expected '", dir, "' to be a directory, found a file");
+  return errorf("cannot create the directory '", dir,
+                "': ", std::strerror(err));
+}
+
 Status writeOutputs(const Options &o, const Plan &plan,
                     const HostBuffers &values) {
   if (!o.writeOutputs)
     return Status::ok();
-  ::mkdir(o.outputs.c_str(), 0755);
+  FP8_RETURN_IF_ERROR(makeDirectory(o.outputs));
   std::string names;
   for (const std::string &n : plan.outputs) {
     FP8_RETURN_IF_ERROR(writeTensorNpy(o.outputs, n, values.at(n)));
@@ -371,7 +404,7 @@ Status writeOutputs(const Options &o, const Plan &plan,
 Status saveInputs(const Options &o, const Plan &plan, const HostBuffers &host) {
   if (o.saveInputs.empty())
     return Status::ok();
-  ::mkdir(o.saveInputs.c_str(), 0755);
+  FP8_RETURN_IF_ERROR(makeDirectory(o.saveInputs));
   for (const PlanBuffer &b : plan.buffers)
     if (b.role == BufferRole::Input || b.role == BufferRole::Weight)
       FP8_RETURN_IF_ERROR(
@@ -390,7 +423,8 @@ int verifyIterations(const Plan &plan) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+namespace {
+int run(int argc, char **argv) {
   const Options o = parseArgs(argc, argv);
   json results;
   results["plan"] = o.plan;
@@ -412,13 +446,19 @@ int main(int argc, char **argv) {
               o.plan.c_str(), plan->function.c_str(),
               std::string(toString(plan->arch)).c_str(), plan->steps.size(),
               prepare, plan->steps.size() - prepare, plan->buffers.size(),
-              dimsString(*dims).c_str());
+              formatDims(*dims).c_str());
   results["function"] = plan->function;
   results["arch"] = std::string(toString(plan->arch));
   results["dims"] = *dims;
 
   // The CPU oracle instead of a GPU.
   if (o.cpu) {
+    if (Status s =
+            checkHostMemory("running the plan on the CPU oracle (dims " +
+                                formatDims(*dims) + ")",
+                            hostRunBytes(*plan, *shapes, RunOn::Cpu, o.verify));
+        !s)
+      return fail(o, results, "cannot run the plan", s);
     HostBuffers host = allocateHostBuffers(*plan, *shapes);
     if (Status s = fillInputs(*plan, host, o.inputs); !s)
       return fail(o, results, "cannot read the inputs", s);
@@ -511,6 +551,12 @@ int main(int argc, char **argv) {
               (*dev)->name.c_str(), (*dev)->smCount, (*dev)->ccMajor,
               (*dev)->ccMinor);
   results["device"] = (*dev)->name;
+  if (Status s =
+          checkHostMemory("staging the plan's buffers on the host (dims " +
+                              formatDims(*dims) + ")",
+                          hostRunBytes(*plan, *shapes, RunOn::Gpu, o.verify));
+      !s)
+    return fail(o, results, "cannot run the plan", s);
   auto gpu = GpuPlan::create(*plan, *shapes);
   if (!gpu)
     return fail(o, results, "cannot set up the plan on the GPU", gpu.status());
@@ -705,4 +751,21 @@ int main(int argc, char **argv) {
                         {"have_cublaslt", b->havePeers}};
   }
   return finish(o, results, code);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  // Sizes are checked and memory is bounded before anything is allocated;
+  // this is the last resort for an allocation that fails anyway (memory
+  // taken by another process meanwhile).
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "fp8-run: out of host memory (an allocation "
+                         "failed)\n");
+  } catch (const std::length_error &) {
+    std::fprintf(stderr, "fp8-run: out of host memory (an allocation was too "
+                         "large)\n");
+  }
+  return kFailed;
 }

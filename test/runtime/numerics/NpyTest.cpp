@@ -8,6 +8,11 @@
 
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace fp8::numerics;
 
@@ -116,4 +121,85 @@ TEST(Npy, WritesAndReadsFiles) {
   ASSERT_TRUE(a) << a.message();
   EXPECT_EQ(*npyToFloat(*a), (std::vector<float>{3, 4}));
   std::remove(path.c_str());
+}
+
+TEST(Npy, ShapesAreCheckedBeforeAnythingIsAllocated) {
+  // A count that overflows int64_t is refused even next to a 0 dimension
+  // (its product with 0 would otherwise pass the data-size check).
+  std::string zero = "{'descr': '<f4', 'fortran_order': False, 'shape': "
+                     "(4611686018427387904, 4611686018427387904, 0), }";
+  EXPECT_EQ(parseNpy(bytesOf(zero, {})).message(),
+            "expected a shape of fewer than 2^63 elements, found "
+            "'(4611686018427387904, 4611686018427387904, 0)'");
+  // Dimensions beyond int64_t are refused, not clamped.
+  std::string range = "{'descr': '<f4', 'fortran_order': False, 'shape': "
+                      "(99999999999999999999,), }";
+  EXPECT_EQ(parseNpy(bytesOf(range, {})).message(),
+            "expected non-negative integer dimensions below 2^63, found "
+            "'(99999999999999999999,)'");
+  std::string neg = "{'descr': '<f4', 'fortran_order': False, 'shape': "
+                    "(-1,), }";
+  EXPECT_FALSE(parseNpy(bytesOf(neg, {})));
+  // A header longer than kMaxNpyHeader is refused without reading it.
+  std::vector<uint8_t> longHeader = {0x93, 'N', 'U', 'M', 'P', 'Y',
+                                     2,    0,   0,   0,   0,   1};
+  EXPECT_EQ(parseNpy(longHeader).message(),
+            "expected a .npy header of at most 65536 bytes, found one of "
+            "16777216");
+
+  // From a file: a shape of 2^40 floats in a file of a few bytes is
+  // refused by its size, before the data is allocated.
+  const std::string path = testing::TempDir() + "npy_huge_shape.npy";
+  std::vector<uint8_t> bytes = bytesOf(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }",
+      {0, 0, 0, 0});
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char *>(bytes.data()),
+              std::streamsize(bytes.size()));
+  }
+  EXPECT_EQ(readNpy(path).message(),
+            "reading '" + path +
+                "': expected 4398046511104 bytes of data for shape "
+                "(1099511627776,) of '<f4', found 4");
+  std::remove(path.c_str());
+}
+
+TEST(Npy, OnlyRegularFilesAreReadOrWritten) {
+  const std::string dir =
+      testing::TempDir() + "npy_dir_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  // A directory (reading one threw std::ios_base::failure from the stream).
+  EXPECT_EQ(readNpy(dir).message(), "expected '" + dir +
+                                        "' to be a regular .npy file, found a "
+                                        "directory");
+  float f = 1;
+  EXPECT_EQ(writeNpy(dir, npyFromFloat(&f, {1})).message(),
+            "cannot open '" + dir + "' for writing: Is a directory");
+  // A FIFO: refused at once, never waited on (no writer, no reader).
+  const std::string fifo = dir + "/fifo.npy";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(readNpy(fifo).message(),
+            "expected '" + fifo + "' to be a regular .npy file, found a FIFO");
+  EXPECT_EQ(writeNpy(fifo, npyFromFloat(&f, {1})).message(),
+            "cannot open '" + fifo +
+                "' for writing: No such device or address");
+  // A link to a regular file is followed.
+  const std::string file = dir + "/x.npy", link = dir + "/link.npy";
+  ASSERT_TRUE(writeNpy(file, npyFromFloat(&f, {1})).isOk());
+  ASSERT_EQ(::symlink(file.c_str(), link.c_str()), 0);
+  auto a = readNpy(link);
+  ASSERT_TRUE(a) << a.message();
+  EXPECT_EQ(*npyToFloat(*a), std::vector<float>{1.0f});
+  // Writing over a longer file leaves only the new array.
+  float many[4] = {1, 2, 3, 4};
+  ASSERT_TRUE(writeNpy(file, npyFromFloat(many, {4})).isOk());
+  ASSERT_TRUE(writeNpy(file, npyFromFloat(&f, {1})).isOk());
+  auto back = readNpy(file);
+  ASSERT_TRUE(back) << back.message();
+  EXPECT_EQ(back->shape, (std::vector<int64_t>{1}));
+  std::remove(link.c_str());
+  std::remove(file.c_str());
+  std::remove(fifo.c_str());
+  ::rmdir(dir.c_str());
 }

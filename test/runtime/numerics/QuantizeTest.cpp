@@ -106,6 +106,31 @@ TEST(Quantize, ScaleShapesFollowTheCeilDivRule) {
   }
 }
 
+TEST(Quantize, BlocksLargerThanTheTensorCoverItWhole) {
+  // A block of 2^31 rows on 300 rows is the whole column: the same scales
+  // and codes as per-column, and no per-block bookkeeping sized by the
+  // block (2^31 rows once made blockAmax allocate ~2^23 tasks per block
+  // column).
+  RandomSpec spec;
+  std::vector<float> x = randomTensor(300 * 256, spec);
+  auto huge = quantize(x.data(), 300, 256,
+                       recipe(Granularity::block(int64_t(1) << 31, 1)));
+  auto column = quantize(x.data(), 300, 256, recipe(Granularity::perColumn()));
+  ASSERT_TRUE(huge && column) << huge.message() << column.message();
+  EXPECT_EQ(huge->scaleRows, 1);
+  EXPECT_EQ(huge->scaleCols, 256);
+  EXPECT_EQ(huge->scales, column->scales);
+  EXPECT_EQ(huge->codes, column->codes);
+  EXPECT_EQ(huge->blockRows(), 300);
+  EXPECT_TRUE(validate(*huge).isOk());
+  auto wide =
+      quantize(x.data(), 300, 256, recipe(Granularity::block(1, INT64_MAX)));
+  auto row = quantize(x.data(), 300, 256, recipe(Granularity::perRow()));
+  ASSERT_TRUE(wide && row);
+  EXPECT_EQ(wide->scales, row->scales);
+  EXPECT_EQ(wide->codes, row->codes);
+}
+
 TEST(Quantize, ScalesAndCodesFollowTheDocumentedRule) {
   const int64_t rows = 129, cols = 200; // ragged for every block size
   std::vector<float> x = spreadInput(rows, cols, 3);

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 using namespace fp8;
@@ -91,6 +92,77 @@ TEST(Fp8NumericsTool, BadArgumentsExitTwoWithAMessage) {
   r = runTool("quantize --input /nonexistent/x.npy");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("cannot open"), std::string::npos);
+}
+
+TEST(Fp8NumericsTool, NumbersAreParsedStrictly) {
+  // Trailing text, spaces, signs, values beyond int64_t (which strtoll
+  // clamped), non-finite numbers and empty list items: exit 2, naming the
+  // option and what was found.
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"gemm --m 12abc", "expected an integer for --m, found '12abc'"},
+      {"gemm --m ' 12'", "expected an integer for --m, found ' 12'"},
+      {"gemm --m +12", "expected an integer for --m, found '+12'"},
+      {"gemm --m 99999999999999999999",
+       "expected --m to be in [1, 1048576], found '99999999999999999999'"},
+      {"gemm --seed -1",
+       "expected --seed to be in [0, 9223372036854775807], found -1"},
+      {"gemm --promotion 32,", "expected a comma-separated list of integers "
+                               "for --promotion, found '32,'"},
+      {"quantize --magnitude inf",
+       "expected a finite number for --magnitude, found 'inf'"},
+      {"quantize --magnitude 1e999",
+       "expected a finite number for --magnitude, found '1e999'"},
+      {"quantize --growth ' 2'",
+       "expected a finite number for --growth, found ' 2'"},
+      {"quantize --shape 99999999999999999999x4",
+       "expected each dimension of --shape to be in [1, 2147483648], found "
+       "'99999999999999999999'"},
+      {"quantize --shape 64x", "expected an integer for each dimension of "
+                               "--shape, found ''"},
+      {"quantize --seed", "expected a value (N) after --seed"},
+  };
+  for (const Case &c : cases) {
+    ToolRun r = runTool(c.args);
+    EXPECT_EQ(r.code, 2) << c.args << ": " << r.err;
+    EXPECT_EQ(r.err, "fp8-numerics: error: " + c.message + "\n") << c.args;
+  }
+}
+
+TEST(Fp8NumericsTool, SizesAreBoundedBeforeAllocating) {
+  // Both aborted on std::bad_alloc: quantize had no size cap, and a block
+  // of 2^31 rows made the statistics allocate per block row.
+  ToolRun r = runTool("quantize --shape 99999x99999");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "fp8-numerics: error: expected --shape to have at most "
+                   "2^31 elements, found 99999x99999 (9999800001)\n");
+  r = runTool("quantize --shape 64x256 --granularity 2147483648x1 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(parse(r)["stats"]["blocks"], 256);
+  // gemm capped M*K and N*K but not the M*N results (three of them).
+  r = runTool("gemm --m 1048576 --n 1048576 --k 1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "fp8-numerics: error: expected M*N to be at most 2^31 "
+                   "elements, found 1099511627776\n");
+}
+
+TEST(Fp8NumericsTool, FilesThatAreNotRegularAreRefused) {
+  // A directory as --input aborted with std::ios_base::failure.
+  const std::string dir = testing::TempDir();
+  ToolRun r = runTool("quantize --input " + dir);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("to be a regular .npy file, found a directory"),
+            std::string::npos)
+      << r.err;
+  // --save where PREFIX.codes.npy is a directory: refused, not written.
+  const std::string prefix = dir + "tool_save_dir";
+  ASSERT_EQ(::mkdir((prefix + ".codes.npy").c_str(), 0755), 0);
+  r = runTool("quantize --shape 4x4 --save " + prefix);
+  ::rmdir((prefix + ".codes.npy").c_str());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "fp8-numerics: error: cannot open '" + prefix +
+                       ".codes.npy' for writing: Is a directory\n");
 }
 
 TEST(Fp8NumericsTool, QuantizeJsonReportsTheStatistics) {
