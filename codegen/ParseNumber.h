@@ -18,25 +18,36 @@
 
 namespace fp8 {
 
-/// The integer `text` spells, if it spells one within [lo, hi].
+/// The unsigned integer `text` spells (digits only), if within [lo, hi].
+inline std::optional<uint64_t> parseUnsigned(std::string_view text, uint64_t lo,
+                                             uint64_t hi) {
+  if (text.empty())
+    return std::nullopt;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return std::nullopt;
+    const uint64_t digit = uint64_t(c - '0');
+    if (v > (UINT64_MAX - digit) / 10)
+      return std::nullopt;
+    v = v * 10 + digit;
+  }
+  if (v < lo || v > hi)
+    return std::nullopt;
+  return v;
+}
+
+/// The integer `text` spells (an optional '-', then digits), if within
+/// [lo, hi].
 inline std::optional<int64_t> parseInteger(std::string_view text, int64_t lo,
                                            int64_t hi) {
   const bool negative = !text.empty() && text.front() == '-';
-  std::string_view digits = negative ? text.substr(1) : text;
-  if (digits.empty())
+  const std::optional<uint64_t> magnitude =
+      parseUnsigned(negative ? text.substr(1) : text, 0,
+                    negative ? uint64_t(INT64_MAX) + 1 : uint64_t(INT64_MAX));
+  if (!magnitude)
     return std::nullopt;
-  uint64_t magnitude = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9')
-      return std::nullopt;
-    if (magnitude > (UINT64_MAX - 9) / 10)
-      return std::nullopt;
-    magnitude = magnitude * 10 + uint64_t(c - '0');
-  }
-  if (magnitude > uint64_t(INT64_MAX) + (negative ? 1 : 0))
-    return std::nullopt;
-  const int64_t v =
-      negative ? int64_t(0 - magnitude) : static_cast<int64_t>(magnitude);
+  const int64_t v = negative ? int64_t(0 - *magnitude) : int64_t(*magnitude);
   if (v < lo || v > hi)
     return std::nullopt;
   return v;

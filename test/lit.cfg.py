@@ -16,6 +16,7 @@ config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%fp8_src_root", config.fp8_src_root))
+config.substitutions.append(("%fp8_tools_dir", config.fp8_tools_dir))
 config.environment["FP8_CACHE_DIR"] = os.path.join(config.test_exec_root, "jit-cache")
 
 # The sanitizer options (scripts/test-sanitizers.sh) reach the tools a test

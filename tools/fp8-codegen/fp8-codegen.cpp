@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/Env.h"
 #include "codegen/Gemm.h"
 #include "codegen/JsonInput.h"
 #include "codegen/Sm100Gemm.h"
@@ -359,6 +360,8 @@ int writeOutput(const std::string &path, const std::string &text, bool binary) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (Status env = env::checkEnvironment(); !env)
+    return fail(env.message(), kExitUsage);
   // "-o FILE" is the one short option; the parser knows long ones.
   std::vector<std::string> storage;
   std::vector<char *> av;

@@ -2,6 +2,8 @@
 
 #include "tools/fp8-numerics/Args.h"
 
+#include "codegen/ParseNumber.h"
+
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -76,21 +78,22 @@ std::string Args::get(const std::string &name) const {
 static Expected<int64_t> parseInt(const std::string &text,
                                   const std::string &what, int64_t min,
                                   int64_t max) {
-  const size_t digits = !text.empty() && text[0] == '-' ? 1 : 0;
-  errno = 0;
-  char *end = nullptr;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.size() <= digits ||
-      !std::isdigit(static_cast<unsigned char>(text[digits])) ||
-      end != text.c_str() + text.size())
-    return errorf("expected an integer for ", what, ", found '", text, "'");
-  if (errno == ERANGE)
+  // Digits that fit int64_t, then the range, so that each has its message.
+  if (!parseInteger(text, INT64_MIN, INT64_MAX)) {
+    const bool digits =
+        text.find_first_not_of("0123456789", text[0] == '-' ? 1 : 0) ==
+            std::string::npos &&
+        text.size() > (text[0] == '-' ? 1u : 0u);
+    if (!digits)
+      return errorf("expected an integer for ", what, ", found '", text, "'");
     return errorf("expected ", what, " to be in [", min, ", ", max,
                   "], found '", text, "'");
+  }
+  const int64_t v = *parseInteger(text, INT64_MIN, INT64_MAX);
   if (v < min || v > max)
     return errorf("expected ", what, " to be in [", min, ", ", max, "], found ",
                   v);
-  return int64_t(v);
+  return v;
 }
 
 Expected<int64_t> Args::getInt(const std::string &name, int64_t min,

@@ -11,6 +11,8 @@
 
 #include "tools/fp8-numerics/Commands.h"
 
+#include "codegen/Env.h"
+
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -65,6 +67,8 @@ int run(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   using namespace fp8::tools;
+  if (fp8::Status env = fp8::env::checkEnvironment(); !env)
+    return fail(env.message(), kExitUsage);
   // The commands check sizes and memory before allocating; this is the last
   // resort for an allocation that fails anyway (memory taken meanwhile).
   try {

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Env.h"
+#include "codegen/ParseNumber.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/MemoryBudget.h"
 #include "runtime/Plan.h"
@@ -130,16 +131,13 @@ Options parseArgs(int argc, char **argv) {
     auto number = [&](const std::string &what, const std::string &s,
                       uint64_t lo, uint64_t hi,
                       const char *expected) -> uint64_t {
-      errno = 0;
-      char *end = nullptr;
-      const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-      if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0])) ||
-          *end || errno == ERANGE || v < lo || v > hi) {
+      const std::optional<uint64_t> v = parseUnsigned(s, lo, hi);
+      if (!v) {
         std::fprintf(stderr, "fp8-run: expected %s to be %s, found '%s'\n",
                      what.c_str(), expected, s.c_str());
         std::exit(kUsage);
       }
-      return v;
+      return *v;
     };
     if (a == "--dim") {
       const std::string v = next();
@@ -755,6 +753,10 @@ int run(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (fp8::Status env = fp8::env::checkEnvironment(); !env) {
+    std::fprintf(stderr, "fp8-run: %s\n", env.message().c_str());
+    return kUsage;
+  }
   // Sizes are checked and memory is bounded before anything is allocated;
   // this is the last resort for an allocation that fails anyway (memory
   // taken by another process meanwhile).
