@@ -11,8 +11,7 @@
 
 namespace fp8 {
 
-namespace {
-std::string fileKind(mode_t mode) {
+const char *fileTypeName(unsigned mode) {
   if (S_ISDIR(mode))
     return "a directory";
   if (S_ISFIFO(mode))
@@ -26,41 +25,47 @@ std::string fileKind(mode_t mode) {
   return "not a regular file";
 }
 
-/// Closes the descriptor on every path out.
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0)
-      ::close(fd);
-  }
-};
-} // namespace
+OpenFile::~OpenFile() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
 
-Expected<std::string> readInputFile(const std::string &path, int64_t maxBytes,
-                                    std::string_view what) {
-  Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
-  if (f.fd < 0)
+Expected<OpenFile> openInputFile(const std::string &path, int64_t maxBytes,
+                                 std::string_view what) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     return errorf("cannot read ", what, " '", path,
                   "': ", std::strerror(errno));
+  OpenFile f(fd, 0);
   struct stat st;
-  if (::fstat(f.fd, &st) != 0)
+  if (::fstat(f.fd(), &st) != 0)
     return errorf("cannot read ", what, " '", path,
                   "': ", std::strerror(errno));
   if (!S_ISREG(st.st_mode))
     return errorf("expected ", what, " '", path,
-                  "' to be a regular file, found ", fileKind(st.st_mode));
+                  "' to be a regular file, found ", fileTypeName(st.st_mode));
   if (int64_t(st.st_size) > maxBytes)
     return errorf("expected ", what, " '", path, "' to be at most ", maxBytes,
                   " bytes, found ", int64_t(st.st_size));
+  return OpenFile(f.release(), uint64_t(st.st_size));
+}
+
+Expected<std::string> readInputFile(const std::string &path, int64_t maxBytes,
+                                    std::string_view what) {
+  auto opened = openInputFile(path, maxBytes, what);
+  if (!opened)
+    return opened.status();
+  const int fd = opened->fd();
   std::string text;
-  text.resize(size_t(st.st_size));
+  text.resize(size_t(opened->size()));
   size_t have = 0;
   // One byte beyond the cap tells a file that grew past it.
   const size_t limit = size_t(maxBytes) + 1;
   while (have < limit) {
     if (have == text.size())
       text.resize(std::min(limit, std::max<size_t>(2 * have, 4096)));
-    const ssize_t n = ::read(f.fd, text.data() + have, text.size() - have);
+    const ssize_t n = ::read(fd, text.data() + have, text.size() - have);
     if (n < 0) {
       if (errno == EINTR)
         continue;

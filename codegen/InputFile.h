@@ -17,6 +17,40 @@
 
 namespace fp8 {
 
+/// "a directory", "a FIFO", "a character device", ... for a file type
+/// (st_mode) that is not a regular file.
+const char *fileTypeName(unsigned mode);
+
+/// An open regular file, closed when destroyed.
+class OpenFile {
+public:
+  OpenFile(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  OpenFile(OpenFile &&o) noexcept : fd_(o.fd_), size_(o.size_) { o.fd_ = -1; }
+  OpenFile(const OpenFile &) = delete;
+  OpenFile &operator=(const OpenFile &) = delete;
+  OpenFile &operator=(OpenFile &&) = delete;
+  ~OpenFile();
+  int fd() const { return fd_; }
+  /// The size when it was opened.
+  uint64_t size() const { return size_; }
+  /// Gives up the descriptor (the caller closes it).
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+private:
+  int fd_;
+  uint64_t size_;
+};
+
+/// Opens `path` for reading with the checks of readInputFile (a regular
+/// file, at most `maxBytes` when it is opened), for readers that take the
+/// file in parts (.npy: the header before the data).
+Expected<OpenFile> openInputFile(const std::string &path, int64_t maxBytes,
+                                 std::string_view what);
+
 /// The contents of the regular file `path`, of at most `maxBytes` bytes.
 /// The file is opened with O_NONBLOCK (opening a FIFO does not wait for a
 /// writer) and checked with fstat before anything is read: anything but a

@@ -2,6 +2,7 @@
 
 #include "runtime/numerics/Npy.h"
 
+#include "codegen/InputFile.h"
 #include "runtime/numerics/Formats.h"
 
 #include <algorithm>
@@ -189,21 +190,6 @@ struct Fd {
   }
 };
 
-/// "a directory", "a FIFO", ... for a file that is not a regular one.
-const char *kindOf(mode_t m) {
-  if (S_ISDIR(m))
-    return "a directory";
-  if (S_ISFIFO(m))
-    return "a FIFO";
-  if (S_ISCHR(m))
-    return "a character device";
-  if (S_ISBLK(m))
-    return "a block device";
-  if (S_ISSOCK(m))
-    return "a socket";
-  return "not a regular file";
-}
-
 /// Reads exactly `n` bytes at `offset`.
 bool readAt(int fd, uint8_t *out, size_t n, uint64_t offset) {
   while (n) {
@@ -233,24 +219,18 @@ Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes) {
 }
 
 Expected<NpyArray> readNpy(const std::string &path) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer. Symbolic links
-  // are followed (a link to an input is legitimate); what they reach must
-  // be a regular file.
-  Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
-  if (f.fd < 0)
-    return errorf("cannot open '", path, "' for reading: ", errnoText());
-  struct stat st;
-  if (::fstat(f.fd, &st) != 0)
-    return errorf("cannot stat '", path, "': ", errnoText());
-  if (!S_ISREG(st.st_mode))
-    return errorf("expected '", path, "' to be a regular .npy file, found ",
-                  kindOf(st.st_mode));
-  const uint64_t size = uint64_t(st.st_size);
+  // Symbolic links are followed (a link to an input is legitimate); what
+  // they reach must be a regular file.
+  auto opened = openInputFile(path, INT64_MAX, "the .npy file");
+  if (!opened)
+    return opened.status();
+  const int fd = opened->fd();
+  const uint64_t size = opened->size();
   // The header first: its shape is checked against the file's size before
   // the data is allocated.
   std::vector<uint8_t> prefix(
       size_t(std::min<uint64_t>(size, 12 + kMaxNpyHeader)));
-  if (!readAt(f.fd, prefix.data(), prefix.size(), 0))
+  if (!readAt(fd, prefix.data(), prefix.size(), 0))
     return errorf("cannot read '", path, "': ", errnoText());
   Expected<NpyHeader> h = parseHeader(prefix.data(), prefix.size(), size);
   if (!h)
@@ -259,7 +239,7 @@ Expected<NpyArray> readNpy(const std::string &path) {
   a.descr = std::move(h->descr);
   a.shape = std::move(h->shape);
   a.data.resize(size_t(h->dataBytes));
-  if (!readAt(f.fd, a.data.data(), a.data.size(), h->dataOffset))
+  if (!readAt(fd, a.data.data(), a.data.size(), h->dataOffset))
     return errorf("cannot read the data of '", path, "': ", errnoText());
   return a;
 }
@@ -300,7 +280,7 @@ Status writeNpy(const std::string &path, const NpyArray &a) {
   if (!S_ISREG(st.st_mode))
     return errorf("expected '", path,
                   "' to be a regular file or not to exist, found ",
-                  kindOf(st.st_mode));
+                  fileTypeName(st.st_mode));
   if (::ftruncate(f.fd, 0) != 0)
     return errorf("cannot truncate '", path, "': ", errnoText());
   const uint8_t *p = bytes.data();

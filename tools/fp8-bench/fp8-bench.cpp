@@ -365,8 +365,7 @@ int main(int argc, char **argv) {
   }
   auto shapesText = readInputFile(opt.shapes, 1 << 20, "shape file");
   if (!shapesText) {
-    std::fprintf(stderr, "fp8-bench: cannot read the shape file: %s\n",
-                 shapesText.message().c_str());
+    std::fprintf(stderr, "fp8-bench: %s\n", shapesText.message().c_str());
     return 2;
   }
   auto parsed =

@@ -170,9 +170,9 @@ TEST(Npy, OnlyRegularFilesAreReadOrWritten) {
       testing::TempDir() + "npy_dir_" + std::to_string(::getpid());
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   // A directory (reading one threw std::ios_base::failure from the stream).
-  EXPECT_EQ(readNpy(dir).message(), "expected '" + dir +
-                                        "' to be a regular .npy file, found a "
-                                        "directory");
+  EXPECT_EQ(readNpy(dir).message(),
+            "expected the .npy file '" + dir +
+                "' to be a regular file, found a directory");
   float f = 1;
   EXPECT_EQ(writeNpy(dir, npyFromFloat(&f, {1})).message(),
             "cannot open '" + dir + "' for writing: Is a directory");
@@ -180,7 +180,8 @@ TEST(Npy, OnlyRegularFilesAreReadOrWritten) {
   const std::string fifo = dir + "/fifo.npy";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_EQ(readNpy(fifo).message(),
-            "expected '" + fifo + "' to be a regular .npy file, found a FIFO");
+            "expected the .npy file '" + fifo +
+                "' to be a regular file, found a FIFO");
   EXPECT_EQ(writeNpy(fifo, npyFromFloat(&f, {1})).message(),
             "cannot open '" + fifo +
                 "' for writing: No such device or address");

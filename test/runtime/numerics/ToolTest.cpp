@@ -152,7 +152,7 @@ TEST(Fp8NumericsTool, FilesThatAreNotRegularAreRefused) {
   const std::string dir = testing::TempDir();
   ToolRun r = runTool("quantize --input " + dir);
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("to be a regular .npy file, found a directory"),
+  EXPECT_NE(r.err.find("' to be a regular file, found a directory"),
             std::string::npos)
       << r.err;
   // --save where PREFIX.codes.npy is a directory: refused, not written.
