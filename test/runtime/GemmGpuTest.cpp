@@ -349,7 +349,8 @@ TEST(GemmGpu, SplitTail) {
   TileConfig many = t;
   many.tailSplit = 9;
   expectRefused(recipe(kTok, kBlk, 128), many,
-                "expected tail_split in [1, 8], found 9");
+                "expected 'tail_split' in tile to be an integer in [1, 8], "
+                "found 9");
   TileConfig both = two;
   both.splitK = 2;
   expectRefused(recipe(kTok, kBlk, 128), both,
