@@ -62,8 +62,9 @@ enum class RunOn : uint8_t { Cpu, Gpu };
 /// (runtime/MemoryBudget.h): the plan's buffers; on the CPU a copy of them
 /// (the inputs kept for verification), on the GPU the results read back;
 /// with `verify`, the reference values, and on the GPU the oracle's own run
-/// of the plan; and the largest scratch of one step (float or double copies
-/// of its operands and result). Saturates at INT64_MAX.
+/// of the plan; and, when the oracle runs (on the CPU or with `verify`), the
+/// largest scratch of one step (float or double copies of its operands and
+/// result). Saturates at INT64_MAX.
 int64_t hostRunBytes(const Plan &plan, const ResolvedPlan &shapes, RunOn where,
                      bool verify);
 

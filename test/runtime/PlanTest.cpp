@@ -403,6 +403,13 @@ TEST(PlanOracle, HostRunBytesCountsWhatTheRunHolds) {
   EXPECT_GT(gpuVerify, gpu);
   // The scratch: at most 8 bytes per element of a step's operands.
   EXPECT_LT(cpu, 2 * buffers + 8 * (40 * 256 * 3 + 128 * 256 * 3));
+  // A GPU run without --verify holds the buffers and the outputs' download:
+  // no oracle scratch.
+  int64_t outputs = 0;
+  for (const PlanBuffer &b : p.buffers)
+    if (b.role == BufferRole::Output)
+      outputs += bytesOf(b.dtype, elementCount(shapes->shapes.at(b.name)));
+  EXPECT_EQ(gpu, buffers + outputs);
   // Grows with M: 2^34 rows is terabytes, which no host has.
   auto huge = resolvePlan(p, {{"M", int64_t(1) << 34}});
   ASSERT_TRUE(huge.isOk()) << huge.message();
