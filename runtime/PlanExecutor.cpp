@@ -137,7 +137,7 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
   for (const PlanStep &s : plan.steps)
     if (needsAmaxScratch(s))
       total = addBytes(total, amaxScratchBytes(s, shapes));
-  FP8_RETURN_IF_ERROR(checkDeviceMemory("the plan's buffers", total));
+  FP8_RETURN_IF_ERROR(checkDeviceMemory("holding the plan's buffers", total));
   // NOTE: a blocking stream: it waits for work on the legacy default
   // stream, where the synchronous-looking cuMemsetD8 of DeviceBuffer::fill
   // and of fp8::gemm's split-K workspace actually run (memsets are

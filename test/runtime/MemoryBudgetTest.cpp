@@ -25,13 +25,13 @@ TEST(MemoryBudget, FormatsBytesExactly) {
 TEST(MemoryBudget, RefusesWhatDoesNotFitWithTheNumbers) {
   EXPECT_TRUE(checkMemoryFits("x", 100, "host", 100).isOk());
   EXPECT_TRUE(checkMemoryFits("x", 0, "host", 0).isOk());
-  EXPECT_EQ(checkMemoryFits("the plan's buffers", int64_t(80) << 30,
+  EXPECT_EQ(checkMemoryFits("holding the plan's buffers", int64_t(80) << 30,
                             "device 0 (NVIDIA H100 80GB HBM3)",
                             int64_t(79) << 30)
                 .message(),
-            "the plan's buffers needs 80.0 GiB (85899345920 bytes) of device 0 "
-            "(NVIDIA H100 80GB HBM3) memory, 79.0 GiB (84825604096 bytes) "
-            "available");
+            "holding the plan's buffers needs 80.0 GiB (85899345920 bytes) of "
+            "device 0 (NVIDIA H100 80GB HBM3) memory, 79.0 GiB (84825604096 "
+            "bytes) available");
   EXPECT_EQ(checkMemoryFits("running it", INT64_MAX, "host", 2048).message(),
             "running it needs more than 2^63 bytes of host memory, 2.0 KiB "
             "(2048 bytes) available");

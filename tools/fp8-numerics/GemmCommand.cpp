@@ -165,7 +165,8 @@ int runGemm(int argc, char **argv) {
   // f32 inputs, their stored copies and codes; the f32 result and the two
   // f64 references.
   const int64_t hostBytes = (*m * *k + *n * *k) * 9 + *m * *n * 20;
-  if (Status s = checkHostMemory("the GEMM's inputs and results", hostBytes);
+  if (Status s =
+          checkHostMemory("holding the GEMM's inputs and results", hostBytes);
       !s)
     return fail(s.message(), kExitFailure);
   Expected<Operand> opA = parseOperand(args, "a");
