@@ -1,23 +1,24 @@
 //===- Heuristics.cpp - Tile configuration without tuning -----------------===//
 //
-// A cost model fitted to sweeps of the sm_90a kernel on our H100 (fp8-bench
-// --sweep over the shapes of bench/shapes.json, DeepSeek recipe, 1.98 GHz;
-// docs/hopper-kernel.md):
+// A cost model fitted to sweeps of the sm_90a kernel on the H100 (fp8-bench
+// --sweep over the shapes of bench/shapes.json, DeepSeek recipe, 1.98 GHz).
+// Why the kernel is shaped as it is: docs/hopper-kernel.md; how each figure
+// below was found: docs/journal/2026-11-22-hopper-kernel.md.
 //
 //   k-block clocks (BLOCK_M 128), medians over the M = 4096 shapes of
-//   clocks = (time - 8000) / (waves * (k-blocks + 1.5)) (2026-11-22, fourth
-//   session: K scales by TMA, docs/results/h100-2026-11-22d/):
+//   clocks = (time - 8000) / (waves * (k-blocks + 1.5)), K scales by TMA
+//   (docs/results/h100-2026-11-22d/):
 //       BLOCK_N   64   96  112  128  144  160  176  192  224  256
 //       clocks   643  850  937  881 1168 1288 1399 1478 1635 1792
 //     128 columns is the sweet spot (6.9 clocks per column; 256, two
 //     chunks, 7.0; every other width 7.7-10: their B scale blocks sit at
 //     run-time columns or the tile is narrow). 224 is interpolated (the
-//     DeepSeek recipe refuses it). Below 64 columns the earlier fit 190 + 8.15
-//     * BLOCK_N holds (narrow-N shapes only); between table entries the clocks
-//     are interpolated.
+//     DeepSeek recipe refuses it). Below 64 columns 190 + 8.15 * BLOCK_N
+//     holds (narrow-N shapes only; docs/results/h100-2026-11-22/); between
+//     table entries the clocks are interpolated.
 //   unit clocks  = (k-blocks + 1.5) * k-block clocks + 2000 per tile
-//                  (+1.5: epilogue, fill; 2000: the per-tile cost measured
-//                  in the seventh session)
+//                  (+1.5: epilogue, fill; 2000: the per-tile cost fitted
+//                  over K, docs/results/h100-2026-11-22g/)
 //   memory       = DRAM bytes (B, A, D, split-K partials) / 1750 per clock
 //                  + the last tile's epilogue (see kDramBytesPerClock)
 //   split-K      = + 4000 clocks (fences, arrival counter) + the last
@@ -30,24 +31,24 @@
 // Overlapped promotion over alternating k-blocks (TileConfig::overlap "k")
 // is chosen for unsplit tiles up to 64 columns (faster on every M = 4096
 // shape and by 0-1% at M = 128), and at 128 columns only for long units
-// (>= 64 k-blocks: K >= 8192 unsplit). Split-K tiles (small M) do without
-// it: within 1% either way on the three M = 128 split shapes (tenth
-// session) and ~30% less NVRTC time, on the kernels that were the slowest
-// to compile. Since the non-overlapped loop keeps its
-// stage descriptors in uniform registers it wins at 128 columns up to
-// K = 7168 (4096x4096x7168: 1196 vs 1158 TF/s), and "k" still wins at
-// K = 11008 (mlp's 4096x4096x11008: 1181 vs 1147) and K = 16384 (1147 vs
-// 1125); measured on the H100, fifth session. Overlap
-// over N halves was slower everywhere (A is read twice from shared memory)
-// and is left to explicit configs. BLOCK_M 64 (one consumer warpgroup) is
-// only considered when M <= 64; BLOCK_M 192 (three consumer warpgroups,
-// 128 columns, no overlap, no split-K) when M > 128: it wins every
-// M = 4096 shape (+3% to +15% over the fifth session's picks). 2-CTA clusters
-// (TMA multicast) measured between 2% slower and 4% faster than 1x1 tiles at
+// (>= 64 k-blocks: K >= 8192 unsplit): with its stage descriptors in
+// uniform registers the non-overlapped loop wins at 128 columns up to
+// K = 7168 (4096x4096x7168: 1196 vs 1158 TF/s), and "k" wins at K = 11008
+// (mlp's 4096x4096x11008: 1181 vs 1147) and K = 16384 (1147 vs 1125;
+// docs/results/h100-2026-11-22e/). Split-K tiles (small M) do without it:
+// within 1% either way on the three M = 128 split shapes, and ~30% less
+// NVRTC time on the kernels that are the slowest to compile
+// (docs/results/h100-2026-11-22j/). Overlap over N halves is slower
+// everywhere (A is read twice from shared memory) and is left to explicit
+// configs. BLOCK_M 64 (one consumer warpgroup) is only considered when
+// M <= 64; BLOCK_M 192 (three consumer warpgroups, 128 columns, no overlap,
+// no split-K) when M > 128: it wins every M = 4096 shape (+3% to +15% over
+// the best 128-row tiles, docs/results/h100-2026-11-22f/). 2-CTA clusters
+// (TMA multicast) measure between 2% slower and 4% faster than 1x1 tiles at
 // 128 rows, too close to call; 192x128 tiles pair in 1x2 clusters from 128
 // k-blocks on, or when their last partial wave splits (see kPairMinKBlocks,
-// kTailSplit). Split tails and the rasterisation are
-// chosen after the tile (seventh session). Ties go to the larger tile.
+// kTailSplit). Split tails and the rasterisation are chosen after the tile.
+// Ties go to the larger tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,55 +79,57 @@ double blockClocks128(int blockN) {
 /// Three consumer warpgroups (BLOCK_M 192, 128 columns): a k-block costs
 /// 1.22-1.41x a 128x128 one for 1.5x the work (the tensor core idles less:
 /// two other warpgroups' wgmmas cover one's promotion). Measured over the
-/// M = 4096 shapes (sixth session, fp8-bench on the H100); 1160 is the
-/// median ratio, 1.32, of 881 clocks.
+/// M = 4096 shapes (fp8-bench on the H100, docs/results/h100-2026-11-22f/);
+/// 1160 is the median ratio, 1.32, of 881 clocks.
 constexpr double kBlockClocks192x128 = 1160.0;
 
-/// Split tails (TileConfig::tailSplit), measured on the H100 (seventh
-/// session, 192x128): +3% on 4096x4096x7168 (44 tiles left over, 3 slices
-/// of 19 k-blocks) and +6% on 4096x4096x11008, but -3% on 4096x11008x4096
-/// (slices of 11) and -4% on 4096x7168x2048 (slices of 6); the kernel with
-/// the reduction in it runs 1-3% slower on whole tiles, so it is only chosen
-/// when the tail does split. 1x2 clusters of 192x128 tiles: +3% (+6% with
-/// the split tail) at K = 16384, -1% to -5% at K <= 11008. Eleventh
-/// session, with one k-loop: pairs with a split tail beat the unpaired split
-/// tail on all six shapes measured (+0.9% at 4096x4096x6144, +2.0% at
-/// 4096x4096x7168, +2.6% at 4096x4096x8192, +1.7% at 4096x4096x11008, +3.1%
-/// at 8192x4096x7168, +6.5% at 4096x7168x7168), while unsplit shapes were
-/// mixed (-3.5% to +2.9%):
-/// tiles pair from 128 k-blocks on or when their last wave splits.
+/// Split tails (TileConfig::tailSplit), measured on the H100 with 192x128
+/// tiles (docs/results/h100-2026-11-22g/): +3% on 4096x4096x7168 (44 tiles
+/// left over, 3 slices of 19 k-blocks) and +6% on 4096x4096x11008, but -3%
+/// on 4096x11008x4096 (slices of 11) and -4% on 4096x7168x2048 (slices of
+/// 6); the kernel with the reduction in it runs 1-3% slower on whole tiles,
+/// so it is only chosen when the tail does split into slices of at least
+/// kTailMinKBlocks. 1x2 clusters of 192x128 tiles: +3% (+6% with the split
+/// tail) at K = 16384, -1% to -5% at K <= 11008. Pairs with a split tail
+/// beat the unpaired split tail on all six shapes measured (+0.9% at
+/// 4096x4096x6144, +2.0% at 4096x4096x7168, +2.6% at 4096x4096x8192, +1.7%
+/// at 4096x4096x11008, +3.1% at 8192x4096x7168, +6.5% at 4096x7168x7168),
+/// while unsplit shapes are mixed (-3.5% to +2.9%;
+/// docs/results/h100-2026-11-22k/tail-split-and-pairs.log): tiles pair from
+/// 128 k-blocks on or when their last wave splits.
 constexpr int kTailSplit = 4;
 constexpr int64_t kTailMinKBlocks = 16;
 constexpr int64_t kPairMinKBlocks = 128;
 
 /// Small M is memory-bound: no schedule beats moving B (N x K), A, D and the
 /// split-K partials (which leave L2 while B streams through it) through
-/// DRAM at ~1750 bytes per model clock (1800 until the tenth session's
-/// split-K refit, below), plus the last tile's epilogue, which overlaps no load
+/// DRAM at ~1750 bytes per model clock (the rate refitted with the split-K
+/// cost, below), plus the last tile's epilogue, which overlaps no load
 /// (~0.05 clocks per output byte); each tile also costs ~2000 clocks beyond
-/// its k-blocks (measured, seventh session). Fitted to the M = 128 sweep of
-/// the fifth session (docs/results/h100-2026-11-22e/sweep-m128.json): the
-/// pick is the best measured tile on six of its seven shapes (128x64
-/// unsplit, not 128x128 split in two, at 7168x16384; 128x96, not 128x192,
-/// at 24576x1536) for 1600-2000 bytes per clock, 0.02-0.1 clocks per byte
-/// and 1000-3000 clocks per tile; the M = 4096 picks do not move. Measured
-/// on the H100 (eighth session): +5% and +3.5%.
+/// its k-blocks (docs/results/h100-2026-11-22g/). Fitted to the M = 128
+/// sweep in docs/results/h100-2026-11-22e/sweep-m128.json: the pick is the
+/// best measured tile on six of its seven shapes (128x64 unsplit, not
+/// 128x128 split in two, at 7168x16384; 128x96, not 128x192, at
+/// 24576x1536) for 1600-2000 bytes per clock, 0.02-0.1 clocks per byte and
+/// 1000-3000 clocks per tile; the M = 4096 picks do not move. Those two
+/// picks measured +5% and +3.5% on the H100
+/// (docs/results/h100-2026-11-22h/).
 constexpr double kDramBytesPerClock = 1750.0;
 constexpr double kEpilogueClocksPerByte = 0.05;
 constexpr double kTileClocks = 2000.0;
 
 /// Split-K's own cost: the fences and the arrival counter, then the last
 /// slice reads every slice's FP32 partials back (~60 bytes per clock).
-/// Refitted, with DRAM at 1750 bytes per clock, to the tenth session's
-/// M = 128 sweep (widths 32-128 x split-K 1-14,
-/// docs/results/h100-2026-11-22j/): the old 8000 clocks and 30 bytes per clock
-/// kept narrow tiles at 3-4 slices where 7 (128x576x7168, 32 columns: +5%) and
-/// 48 columns split in three (128x2112x7168, 132 CTAs: +3%) measured faster.
-/// The refit's picks are the sweep's best (within 2%) on all seven shapes, and
-/// beat the old picks where they differ at M = 1 to 512 (measured, same
-/// session: +31% at 512x576x7168, +5% at 256x4096x11008; +77% at
-/// 64x576x7168 with six slices, where the final fit picks seven) for
-/// 3000-5000 clocks and 45-90 bytes per clock. The DRAM
+/// Fitted, with DRAM at 1750 bytes per clock, to the M = 128 sweep of
+/// widths 32-128 x split-K 1-14
+/// (docs/results/h100-2026-11-22j/sweep-m128.json): these values split narrow tiles as far as the sweep
+/// found fast (128x576x7168 at 32 columns in 7 slices; 128x2112x7168 at 48
+/// columns in three, 132 CTAs). The picks are the sweep's best (within 2%)
+/// on all seven shapes for 3000-5000 clocks and 45-90 bytes per clock, and
+/// at M = 1 to 512 they measured faster than or equal to the picks of an
+/// 8000-clock, 30-bytes-per-clock fit (+31% at 512x576x7168, +5% at
+/// 256x4096x11008; +77% at 64x576x7168 with six slices, where the fit picks
+/// seven; docs/journal/2026-11-22-hopper-kernel.md, 22j). The DRAM
 /// rate's window is narrow (1740-1800): below it 64x32768x512 takes 96 columns
 /// (-9%), above it 128x7168x16384 takes 128 columns split in two (-7%). The
 /// model's memory floor is a fit, not the HBM rate, and it knows no wave
@@ -164,7 +167,8 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       // Narrower than 64 only pays off for narrow N, or split along K
       // (measured: 48 columns split three ways run 128x2112x7168 3% faster
       // than 64, but 48 unsplit runs 128x4096x7168 8% slower with 86 CTAs,
-      // and 32 columns lose at N >= 2048; eighth and tenth sessions). The
+      // and 32 columns lose at N >= 2048; docs/results/h100-2026-11-22h/,
+      // h100-2026-11-22j/). The
       // model does not see that fewer CTAs stream less, hence the rule.
       if (bn < 48 && n >= 2048)
         continue;
@@ -231,8 +235,9 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
   const int64_t nTiles = (n + bn - 1) / bn;
   // Rasterisation: bands of 8 tile columns walked down M beat bands of 8
   // tile rows walked along N for 192-row tiles, unless the last band is
-  // ragged (measured on the H100, seventh session, 192x128: +0.6% to +3.4%
-  // on eight M = 4096 shapes; -3.3% on 4096x2112x7168, 17 tile columns).
+  // ragged (measured on the H100 with 192x128 tiles,
+  // docs/results/h100-2026-11-22g/: +0.6% to +3.4% on eight M = 4096
+  // shapes; -3.3% on 4096x2112x7168, 17 tile columns).
   const bool down = bm == 192 && (nTiles % best.tile.swizzleGroup == 0 ||
                                   nTiles <= best.tile.swizzleGroup);
   best.tile.raster = down ? Raster::AlongM : Raster::AlongN;
