@@ -122,14 +122,12 @@ constexpr double kTileClocks = 2000.0;
 /// slice reads every slice's FP32 partials back (~60 bytes per clock).
 /// Fitted, with DRAM at 1750 bytes per clock, to the M = 128 sweep of
 /// widths 32-128 x split-K 1-14
-/// (docs/results/h100-2026-11-22j/sweep-m128.json): these values split narrow tiles as far as the sweep
-/// found fast (128x576x7168 at 32 columns in 7 slices; 128x2112x7168 at 48
-/// columns in three, 132 CTAs). The picks are the sweep's best (within 2%)
-/// on all seven shapes for 3000-5000 clocks and 45-90 bytes per clock, and
-/// at M = 1 to 512 they measured faster than or equal to the picks of an
-/// 8000-clock, 30-bytes-per-clock fit (+31% at 512x576x7168, +5% at
-/// 256x4096x11008; +77% at 64x576x7168 with six slices, where the fit picks
-/// seven; docs/journal/2026-11-22-hopper-kernel.md, 22j). The DRAM
+/// (docs/results/h100-2026-11-22j/sweep-m128.json): these values split narrow
+/// tiles as far as the sweep found fast (128x576x7168 at 32 columns in 7
+/// slices; 128x2112x7168 at 48 columns in three, 132 CTAs). The picks are the
+/// sweep's best (within 2%) on all seven shapes for 3000-5000 clocks and 45-90
+/// bytes per clock, and the shapes at M = 1 to 512 whose picks they set were
+/// measured too (docs/journal/2026-11-22-hopper-kernel.md, 22j). The DRAM
 /// rate's window is narrow (1740-1800): below it 64x32768x512 takes 96 columns
 /// (-9%), above it 128x7168x16384 takes 128 columns split in two (-7%). The
 /// model's memory floor is a fit, not the HBM rate, and it knows no wave
