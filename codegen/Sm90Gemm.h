@@ -90,8 +90,8 @@ Sm90TailSchedule sm90TailSchedule(int64_t tiles, int64_t slots, int maxSplit,
 /// k-block ahead. Only f32 scales that vary along K can come by TMA (A per
 /// row, B per block), and only when the scale tensors' layout allows it,
 /// which the runtime learns per call; it then loads the kernel variant that
-/// matches. A kernel is built for one way (a run-time choice between both
-/// made NVRTC ~20% slower, eleventh session).
+/// matches. A kernel is built for one way: a run-time choice between both
+/// makes NVRTC ~20% slower (docs/results/h100-2026-11-22k/).
 inline constexpr int kSm90ScaleTmaA = 1;
 inline constexpr int kSm90ScaleTmaB = 2;
 

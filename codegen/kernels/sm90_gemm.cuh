@@ -18,7 +18,7 @@
 // row pitch is not 16-byte aligned).
 //
 // The generated translation unit defines, before including this file:
-//   struct Cfg { static constexpr ... };           (see Sm90GemmEmitter.cpp)
+//   struct Cfg { static constexpr ... };  (emitSm90Gemm, codegen/Sm90Gemm.cpp)
 //   void mma_k32(float (&)[Cfg::kAcc], u64 descA, u64 descB, u32 scaleD);
 //
 //===----------------------------------------------------------------------===//
@@ -715,9 +715,10 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       // serialises wgmmas whose completion it cannot prove at a use).
       if (n_units > 0 && kU == 1) {
         // Prologue, then pairs of units, leaving at whichever half has no
-        // successor to issue. (A tail after the loop, as below, held a
-        // third copy of the issue and promotion code: NVRTC took 10-20%
-        // longer on these kernels, eighth session.)
+        // successor to issue. (A tail after the loop would hold a third
+        // copy of the issue and promotion code: NVRTC takes 10-20% longer
+        // on kernels built that way; docs/journal/2026-11-22-hopper-kernel.md,
+        // 22h.)
         start(0, tc, 0, ks);
         for (int i = 0;; i += 2) {
           if (i + 1 >= n_units) {
@@ -779,12 +780,10 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       const int uwg = __shfl_sync(0xffffffffu, warp_group, 0);
       const u64 da0 = make_desc_sw128(ubase + L::kSmemA + uwg * 64 * 128);
       const u64 db0 = make_desc_sw128(ubase + L::kSmemB);
-      // One loop for whole tiles and the slices of a split tail. (A second
-      // copy with compile-time bounds for whole tiles cost a third of these
-      // kernels' NVRTC time; without it, and with the scales' path fixed at
-      // compile time (+0.5-1.5% on the other shapes), 4096x4096x7168 ran
-      // 1.1% slower and 4096x7168x16384 0.3% faster, H100, eleventh
-      // session.)
+      // One loop for whole tiles and the slices of a split tail: a second
+      // copy with compile-time bounds for whole tiles would cost a third of
+      // these kernels' NVRTC time for at most 1.1% on the H100
+      // (4096x4096x7168; docs/results/h100-2026-11-22k/).
       for (int kb = kb0; kb < kb1; ++kb, ++it) {
         const int s = next_s;
         const u32 ph = next_ph;

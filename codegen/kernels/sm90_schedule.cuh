@@ -90,8 +90,8 @@ template <class C> struct Schedule {
 /// The k-block range [begin, end) of slice `s` of `n`, balanced in units of
 /// whole promotion groups so that no promotion batch straddles two slices.
 /// A whole tile (n == 1) takes constants. 32-bit arithmetic: a 64-bit
-/// division is a subroutine call, and a call in the kernel cost 3-6% on
-/// every shape (H100, seventh session), split or not.
+/// division is a subroutine call, and a call in the kernel costs 3-6% on
+/// every shape, split or not (H100, docs/results/h100-2026-11-22g/).
 template <class C>
 __device__ __forceinline__ void split_range(int s, int n, int &begin,
                                             int &end) {

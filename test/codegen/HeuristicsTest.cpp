@@ -42,36 +42,39 @@ TEST(Sm90Heuristic, PicksTheMeasuredBestTileOnTheBenchShapes) {
   using O = PromotionOverlap;
   const Pick picks[] = {
       // Three consumer warpgroups (192x128) beat every 128-row tile at
-      // M = 4096 (sixth session, H100: +2% on 4096x4096x7168; +26% on
-      // 4096x2112x7168 over 128x128, +15% over the 176 columns it had
-      // picked).
+      // M = 4096 (H100, docs/results/h100-2026-11-22f/: +2% on
+      // 4096x4096x7168; +26% on 4096x2112x7168 over 128x128, +15% over
+      // 176 columns).
       {4096, 576, 7168, 192, 128, O::None, 1},
       {4096, 2112, 7168, 192, 128, O::None, 1, 1, 1, Raster::AlongN},
       // The last partial wave's tiles split along K where the slices are
-      // long (seventh session: +3%, +6%, and with 1x2 clusters +6% at
-      // K = 16384). Tiles whose last wave splits pair in 1x2 clusters
-      // (eleventh session: +2.0% and +1.7% on these two).
+      // long (docs/results/h100-2026-11-22g/: +3%, +6%, and with 1x2
+      // clusters +6% at K = 16384). Tiles whose last wave splits pair in
+      // 1x2 clusters (docs/results/h100-2026-11-22k/: +2.0% and +1.7% on
+      // these two).
       {4096, 4096, 7168, 192, 128, O::None, 1, 4, 2},
       {4096, 4096, 11008, 192, 128, O::None, 1, 4, 2}, // mlp's down proj.
       {4096, 7168, 16384, 192, 128, O::None, 1, 4, 2},
       // 44 tiles left over too, but slices of 11 k-blocks: not split, and
       // not paired (unsplit shapes measured -3.5% to +2.9% paired; +2.9%
-      // on this one, eleventh session).
+      // on this one, docs/results/h100-2026-11-22k/).
       {4096, 11008, 4096, 192, 128, O::None, 1, 1, 1, Raster::AlongN},
       {4096, 7168, 2048, 192, 128, O::None, 1},
       {4096, 24576, 1536, 192, 128, O::None, 1},
       {4096, 32768, 512, 192, 128, O::None, 1},
       // Up to 128 rows a 192-row tile only wastes rows. Small M is
-      // memory-bound (eighth session's DRAM term): 64 columns unsplit
+      // memory-bound (the cost model's DRAM term, fitted on
+      // docs/results/h100-2026-11-22e/): 64 columns unsplit
       // beat 128 split in two at K = 16384 (+5% on the H100: no partials
       // to move), 96 columns beat 192 at 24576x1536 (+3.5-4%).
       {128, 7168, 16384, 128, 64, O::AlternateK, 1, 1, 1, Raster::AlongN},
       {128, 24576, 1536, 128, 96, O::None, 1, 1, 1, Raster::AlongN},
       {128, 32768, 512, 128, 128, O::None, 1, 1, 1, Raster::AlongN},
       // Small M: split-K on narrow tiles fills the SMs, without overlapped
-      // promotion (within 1% either way, ~30% less NVRTC time). The tenth
-      // session's refit: 48 columns in three slices (132 CTAs, +3% over 64
-      // in three) and 32 columns in seven (+5% over four).
+      // promotion (within 1% either way, ~30% less NVRTC time). From the
+      // split-K sweep (docs/results/h100-2026-11-22j/): 48 columns in three
+      // slices (132 CTAs, +3% over 64 in three) and 32 columns in seven
+      // (+5% over four).
       {128, 2112, 7168, 128, 48, O::None, 3, 1, 1, Raster::AlongN},
       {128, 4096, 7168, 128, 64, O::None, 2, 1, 1, Raster::AlongN},
       {128, 576, 7168, 128, 32, O::None, 7, 1, 1, Raster::AlongN},

@@ -76,9 +76,10 @@ TEST(KernelCache, CompilesThenHitsMemoryThenDisk) {
   EXPECT_EQ(third->origin, CubinOrigin::Disk);
   EXPECT_EQ(third->kernel->cubin, first->kernel->cubin);
   EXPECT_EQ(third->kernel->registers, first->kernel->registers);
-  // (How fast a disk hit is, against the 5 ms, is measured by
-  // fp8-bench, not here: a timed assertion failed at 23 ms on the loaded
-  // GPU host while fp8-bench read 1.3 ms there, eleventh session.)
+  // (How fast a disk hit is, against the 5 ms bar, is measured by
+  // fp8-bench, not here: under a parallel test load a timed assertion
+  // reads 23 ms where fp8-bench reads 1.3 ms on the same GPU host;
+  // docs/results/h100-2026-11-22k/README.md.)
 }
 
 TEST(KernelCache, TruncatedOrCorruptEntryIsRebuilt) {

@@ -201,10 +201,10 @@ TEST_P(Sm90Overlap, CompilesWithTheWgmmaPipeline) {
   if (std::string(v.name) == "wgrad_1x128" && more == 2) {
     EXPECT_LE(c->spillBytes, 128) << v.name << "\n" << c->log;
   } else if (v.accumulate && overlap == 1 && blockN == 192 && more == 0) {
-    // N halves over 192 columns with accumulate-into-C: since the scales'
-    // path is fixed at compile time (eleventh session) ptxas keeps two
-    // schedule scalars (M groups, units) in local memory: stored once,
-    // reloaded once per tile, outside the k-loop (SASS read, NVRTC 13.0).
+    // N halves over 192 columns with accumulate-into-C: with the scales'
+    // path fixed at compile time (Cfg::kScaleTma) ptxas keeps two schedule
+    // scalars (M groups, units) in local memory: stored once, reloaded once
+    // per tile, outside the k-loop (SASS read, NVRTC 13.0).
     EXPECT_LE(c->spillBytes, 32) << v.name << "\n" << c->log;
   } else {
     EXPECT_EQ(c->spillBytes, 0) << v.name << "\n" << c->log;

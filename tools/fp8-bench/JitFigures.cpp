@@ -31,7 +31,8 @@ json jitFigures(const GemmRecipe &recipe, const std::vector<Shape> &shapes,
   if (dir) {
     // NVRTC's one-time start-up (its builtins, ptxas) falls on the first
     // compile of a process, whatever the kernel (30-60 ms on the CPU
-    // machine, 45 ms on the GPU host, tenth session). When the benchmark's
+    // machine, 45 ms on the GPU host, docs/results/h100-2026-11-22j/). When
+    // the benchmark's
     // kernels came from the disk cache, nothing has paid it yet: a
     // one-line kernel pays it here, timed on its own, so that the figures
     // below are the kernels' own compile times.
@@ -98,12 +99,12 @@ json jitFigures(const GemmRecipe &recipe, const std::vector<Shape> &shapes,
     // and the first shape's is not the largest one. Each kernel is
     // compiled kColdRuns times and its median taken: single compiles on
     // the GPU host spread widely from run to run (0.41-0.64 s for one
-    // kernel, eighth session); the slowest single compile is reported
-    // too.
+    // kernel; docs/journal/2026-11-22-hopper-kernel.md, 22h); the slowest
+    // single compile is reported too.
     constexpr int kColdRuns = 3;
     // Each sample is split into NVRTC's own time and the rest (the cache
     // entry written, fsynced and renamed: ~1-2 ms on the GPU host,
-    // eleventh session).
+    // docs/results/h100-2026-11-22k/gpu-check/summary.md).
     struct Cold {
       std::string kernel;
       std::vector<double> ms, nvrtcMs;
