@@ -1,7 +1,7 @@
 //===- nvrtc-harness.cpp - NVRTC compile times of generated kernels -------===//
 //
-// The eleventh session's measuring tool (docs/hopper-kernel.md): compiles
-// each generated source (fp8-codegen --emit cuda) REPS times in one
+// The measuring tool of docs/journal/2026-11-22-hopper-kernel.md, 22k:
+// compiles each generated source (fp8-codegen --emit cuda) REPS times in one
 // process, after a one-line warm-up, and prints per compile the wall, user
 // and system milliseconds, minor page faults and the peak RSS.
 //   g++ -O2 -std=c++17 nvrtc-harness.cpp -I/usr/local/cuda/include \
