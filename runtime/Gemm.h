@@ -84,7 +84,8 @@ struct GemmReport {
   /// layout allowed it); otherwise the kernel's consumers loaded them.
   bool scaleATma = false, scaleBTma = false;
   /// With FP8_KERNEL_TRACE=1: the kernel's clock stamps (kGemmTrace* below
-  /// give the layout; docs/hopper-kernel.md reads one); empty otherwise.
+  /// give the layout; docs/journal/2026-11-22-hopper-kernel.md, 22e, reads
+  /// one); empty otherwise.
   std::vector<uint32_t> trace;
 };
 
