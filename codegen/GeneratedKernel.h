@@ -1,5 +1,4 @@
-//===- GeneratedKernel.h - Emitted CUDA source + launch metadata -*- C++
-//-*-===//
+//===- GeneratedKernel.h - Emitted CUDA source + launch metadata ----------===//
 //
 // What every emitter returns: the CUDA C++ translation unit, the kernel's
 // entry name, the NVRTC target, and everything the launcher needs to know

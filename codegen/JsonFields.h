@@ -1,5 +1,4 @@
-//===- JsonFields.h - Typed, range-checked fields of JSON objects -*- C++
-//-*-===//
+//===- JsonFields.h - Typed, range-checked fields of JSON objects ---------===//
 //
 // Plans, kernel specs and the tuning database are input, not trusted output:
 // every field of them is read through JsonFields, which checks the JSON type

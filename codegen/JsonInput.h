@@ -1,5 +1,4 @@
-//===- JsonInput.h - Parsing JSON that comes from outside --------*- C++
-//-*-===//
+//===- JsonInput.h - Parsing JSON that comes from outside -------*- C++ -*-===//
 //
 // Plans, kernel specs, tiles, tuning databases and shape lists are JSON a
 // user hands us. nlohmann::json parses iteratively, but copying, dumping,

@@ -1,5 +1,4 @@
-//===- KernelSpec.h - Everything that determines one GEMM kernel -*- C++
-//-*-===//
+//===- KernelSpec.h - Everything that determines one GEMM kernel ----------===//
 //
 // A KernelSpec is the plain-C++ description of one scaled FP8 GEMM kernel:
 // the problem (shape, layouts, formats, per-operand granularity, promotion

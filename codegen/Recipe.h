@@ -1,5 +1,4 @@
-//===- Recipe.h - The FP8 recipe vocabulary ----------------------*- C++
-//-*-===//
+//===- Recipe.h - The FP8 recipe vocabulary ---------------------*- C++ -*-===//
 //
 // The plain-C++ twin of the `fp8` dialect's attributes: element and scale
 // formats, quantization granularity, scaling mode. Every layer speaks it: the

@@ -1,5 +1,4 @@
-//===- RecipeRules.h - Target-independent rules of FP8 recipes ---*- C++
-//-*-===//
+//===- RecipeRules.h - Target-independent rules of FP8 recipes --*- C++ -*-===//
 //
 // The rules a scaled FP8 GEMM and its quantization must obey on any target:
 // scale shapes against operand shapes and granularity (the ceil-div rule),

@@ -1,5 +1,4 @@
-//===- RecipeSpace.h - The space of dense GEMM recipes, enumerated -*- C++
-//-*-===//
+//===- RecipeSpace.h - The space of dense GEMM recipes, enumerated --------===//
 //
 // Every recipe a dense scaled GEMM can state, along each axis the dialect
 // has: the operands' formats, granularities, scale formats and layouts, the

@@ -1,5 +1,4 @@
-//===- Sm90Gemm.h - Hopper scaled FP8 GEMM code generator --------*- C++
-//-*-===//
+//===- Sm90Gemm.h - Hopper scaled FP8 GEMM code generator -------*- C++ -*-===//
 //
 // KernelSpec (arch sm_90a) -> a small CUDA translation unit that instantiates
 // codegen/kernels/sm90_gemm.cuh with the spec's constants and the wgmma

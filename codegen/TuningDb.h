@@ -1,5 +1,4 @@
-//===- TuningDb.h - Measured tile configurations, by recipe and shape -*- C++
-//-*-===//
+//===- TuningDb.h - Measured tile configurations, by recipe and shape -----===//
 //
 // The tuning database: tile configurations measured for concrete GEMMs, read
 // by --fp8-select-config{tuning-db=PATH} (and written by a tuner). One JSON

@@ -1,5 +1,4 @@
-//===- FP8Attrs.h - fp8 dialect attributes -----------------------*- C++
-//-*-===//
+//===- FP8Attrs.h - fp8 dialect attributes ----------------------*- C++ -*-===//
 //
 // The recipe attributes and enums, and their one-to-one conversions to and
 // from the plain C++ recipe types of codegen/Recipe.h (namespace ::fp8),

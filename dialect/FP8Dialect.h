@@ -1,5 +1,4 @@
-//===- FP8Dialect.h - The fp8 dialect ----------------------------*- C++
-//-*-===//
+//===- FP8Dialect.h - The fp8 dialect ---------------------------*- C++ -*-===//
 //
 // The `fp8` dialect: scaled FP8 matmul recipes as attributes and ops.
 // Include dialect/FP8Attrs.h for the attributes, dialect/FP8Ops.h for the ops.

@@ -1,5 +1,4 @@
-//===- FP8Ops.h - fp8 dialect operations -------------------------*- C++
-//-*-===//
+//===- FP8Ops.h - fp8 dialect operations ------------------------*- C++ -*-===//
 //
 // fp8.quantize, fp8.dequantize, fp8.scaled_matmul,
 // fp8.grouped_scaled_matmul.

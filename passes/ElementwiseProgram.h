@@ -1,5 +1,4 @@
-//===- ElementwiseProgram.h - Elementwise ops as codegen programs -*- C++
-//-*-===//
+//===- ElementwiseProgram.h - Elementwise ops as codegen programs ---------===//
 //
 // Reads an elementwise op of the graph (a linalg op whose maps are
 // identities and whose iterators are parallel, or an arith/math op on

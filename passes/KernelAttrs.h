@@ -1,5 +1,4 @@
-//===- KernelAttrs.h - The pipeline's attributes and codegen specs -*- C++
-//-*-===//
+//===- KernelAttrs.h - The pipeline's attributes and codegen specs --------===//
 //
 // What the fp8 passes and fp8-translate share: the names of the pipeline's
 // discardable attributes, and the thin adapter between MLIR and codegen's

@@ -1,5 +1,4 @@
-//===- Passes.h - fp8 passes -------------------------------------*- C++
-//-*-===//
+//===- Passes.h - fp8 passes ------------------------------------*- C++ -*-===//
 //
 // Declarations and registration of the passes of passes/Passes.td.
 //

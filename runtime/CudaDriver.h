@@ -1,5 +1,4 @@
-//===- CudaDriver.h - The CUDA driver API, loaded at first use ---*- C++
-//-*-===//
+//===- CudaDriver.h - The CUDA driver API, loaded at first use --*- C++ -*-===//
 //
 // libcuda.so.1 is opened with dlopen the first time a GPU is needed, so every
 // tool starts (and compiles kernels) on a machine without a GPU, where the

@@ -1,5 +1,4 @@
-//===- DeviceBuffer.h - Owned device memory ----------------------*- C++
-//-*-===//
+//===- DeviceBuffer.h - Owned device memory ---------------------*- C++ -*-===//
 #ifndef FP8_RUNTIME_DEVICEBUFFER_H
 #define FP8_RUNTIME_DEVICEBUFFER_H
 

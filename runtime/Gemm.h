@@ -1,5 +1,4 @@
-//===- Gemm.h - The runtime's scaled FP8 GEMM entry point --------*- C++
-//-*-===//
+//===- Gemm.h - The runtime's scaled FP8 GEMM entry point -------*- C++ -*-===//
 //
 // What a framework calls: give the recipe, the shape and device pointers; the
 // runtime checks every argument before anything reaches the GPU, picks a tile

@@ -1,5 +1,4 @@
-//===- KernelCache.h - Memory + disk cache of compiled kernels ---*- C++
-//-*-===//
+//===- KernelCache.h - Memory + disk cache of compiled kernels --*- C++ -*-===//
 //
 // Cubins are looked up in memory, then on disk under $FP8_CACHE_DIR, then
 // compiled with NVRTC. The key is the SHA-256 of the source, every device

@@ -1,5 +1,4 @@
-//===- LoadedKernels.h - Generated kernels resident on the GPU ---*- C++
-//-*-===//
+//===- LoadedKernels.h - Generated kernels resident on the GPU --*- C++ -*-===//
 //
 // The in-memory dispatch layer: a generated kernel, compiled (or found in the
 // JIT cache) and loaded as a CUmodule once per process, then found by name.

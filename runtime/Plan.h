@@ -1,5 +1,4 @@
-//===- Plan.h - A compiled model graph: buffers, steps, kernel specs -*- C++
-//-*-===//
+//===- Plan.h - A compiled model graph: buffers, steps, kernel specs ------===//
 //
 // The plan is what `fp8-translate --fp8-to-plan` writes and `fp8-run`
 // executes: the buffers of a graph (shapes may name dynamic dimensions), its

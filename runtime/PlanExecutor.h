@@ -1,5 +1,4 @@
-//===- PlanExecutor.h - A plan on the GPU ------------------------*- C++
-//-*-===//
+//===- PlanExecutor.h - A plan on the GPU -----------------------*- C++ -*-===//
 //
 // Runs a plan's steps on the GPU: every buffer allocated once, every kernel
 // JIT-compiled through the runtime's cache (NVRTC, memory + disk), the GEMM

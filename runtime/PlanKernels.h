@@ -1,5 +1,4 @@
-//===- PlanKernels.h - How a plan's elementwise steps are launched -*- C++
-//-*-===//
+//===- PlanKernels.h - How a plan's elementwise steps are launched --------===//
 //
 // The launches of a quantize, transpose or elementwise step: its kernels'
 // entry points in order, each with its grid (codegen's elementwiseLaunch)

@@ -1,5 +1,4 @@
-//===- PlanOracle.h - A plan on the CPU: the oracle and the reference -*- C++
-//-*-===//
+//===- PlanOracle.h - A plan on the CPU: the oracle and the reference -----===//
 //
 // The CPU side of fp8-run: host tensors in the device's layout, the graph's
 // inputs (.npy files or seeded random values), and two executions of a plan

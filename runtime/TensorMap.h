@@ -1,5 +1,4 @@
-//===- TensorMap.h - TMA descriptors ------------------------------*- C++
-//-*-===//
+//===- TensorMap.h - TMA descriptors ----------------------------*- C++ -*-===//
 //
 // CUtensorMap construction for 2-D row-major tensors (cuTensorMapEncodeTiled).
 //

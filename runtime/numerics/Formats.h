@@ -1,5 +1,4 @@
-//===- Formats.h - Bit-exact FP8, UE8M0, BF16 and FP16 conversions -*- C++
-//-*-===//
+//===- Formats.h - Bit-exact FP8, UE8M0, BF16 and FP16 conversions --------===//
 //
 // Our own implementation of the conversions the GPU performs, bit-identical to
 // the host code path of NVIDIA's cuda_fp8.h / cuda_bf16.h / cuda_fp16.h

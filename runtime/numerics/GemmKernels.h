@@ -1,5 +1,4 @@
-//===- GemmKernels.h - Register-tile kernels of the reference GEMM -*- C++
-//-*-===//
+//===- GemmKernels.h - Register-tile kernels of the reference GEMM --------===//
 //
 // Internal to runtime/numerics: the inner kernels ReferenceGemm.cpp drives.
 // Each computes one register tile over the whole K from packed panels, with

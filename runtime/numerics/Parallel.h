@@ -1,5 +1,4 @@
-//===- Parallel.h - A small thread pool for the CPU oracle -------*- C++
-//-*-===//
+//===- Parallel.h - A small thread pool for the CPU oracle ------*- C++ -*-===//
 //
 // The reference GEMM, quantization and statistics split their work with
 // parallelFor over one process-wide pool of std::threads. The pool size is

@@ -1,5 +1,4 @@
-//===- ReferenceGemm.h - The CPU oracle for scaled FP8 GEMMs -----*- C++
-//-*-===//
+//===- ReferenceGemm.h - The CPU oracle for scaled FP8 GEMMs ----*- C++ -*-===//
 //
 // D = dequant(A) * dequant(B)^T (+ C), A logically [M, K], B [N, K]
 // (k_major: A stored [M, K], B [N, K]; mn_major: A stored [K, M], B [K, N]).

@@ -1,5 +1,4 @@
-//===- GpuCheck.h - One GPU GEMM case against the CPU oracle -----*- C++
-//-*-===//
+//===- GpuCheck.h - One GPU GEMM case against the CPU oracle ----*- C++ -*-===//
 #ifndef FP8_TEST_RUNTIME_GPUCHECK_H
 #define FP8_TEST_RUNTIME_GPUCHECK_H
 

@@ -1,5 +1,4 @@
-//===- RegisterAll.h - One registration point for MLIR tools -----*- C++
-//-*-===//
+//===- RegisterAll.h - One registration point for MLIR tools ----*- C++ -*-===//
 //
 // Every MLIR tool of the toolkit (fp8-opt, fp8-translate, ...) registers the
 // same dialects and passes through these two functions, so a dialect a pass

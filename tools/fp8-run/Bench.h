@@ -1,5 +1,4 @@
-//===- Bench.h - fp8-run --bench: step times and cuBLASLt peers --*- C++
-//-*-===//
+//===- Bench.h - fp8-run --bench: step times and cuBLASLt peers -*- C++ -*-===//
 //
 // Times the run steps of a plan on the GPU (CUDA events around every step,
 // back to back as the plan runs, median of --iters iterations after 3

@@ -1,5 +1,4 @@
-//===- Translations.h - fp8-translate's translations -------------*- C++
-//-*-===//
+//===- Translations.h - fp8-translate's translations ------------*- C++ -*-===//
 //
 // Out of the fp8 pipeline's IR (after --fp8-compile):
 //   --fp8-to-plan  the plan JSON fp8-run executes (runtime/Plan.h)

@@ -1,5 +1,4 @@
-//===- CublasLtPeer.h - cuBLASLt GEMMs our kernels are compared with -*- C++
-//-*-===//
+//===- CublasLtPeer.h - cuBLASLt GEMMs our kernels are compared with ------===//
 //
 // The peers of fp8-bench and fp8-run --bench (library FP8CublasLtPeer), on
 // the same inputs in the same process:

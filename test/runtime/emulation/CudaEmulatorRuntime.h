@@ -1,5 +1,4 @@
-//===- CudaEmulatorRuntime.h - Launching kernels on the CPU -------*- C++
-//-*-===//
+//===- CudaEmulatorRuntime.h - Launching kernels on the CPU -----*- C++ -*-===//
 //
 // The runtime half of the CUDA emulator (CudaEmulator.h): the launch and
 // the per-thread state the emulated built-ins read. Included by the test
