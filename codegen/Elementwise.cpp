@@ -2,10 +2,10 @@
 
 #include "codegen/Elementwise.h"
 
-#include "codegen/JsonFields.h"
-#include "codegen/JsonInput.h"
-#include "codegen/RecipeRules.h"
 #include "codegen/kernels/elementwise_params.h"
+#include "core/JsonFields.h"
+#include "core/JsonInput.h"
+#include "core/RecipeRules.h"
 
 #include <nlohmann/json.hpp>
 

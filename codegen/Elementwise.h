@@ -24,8 +24,8 @@
 #define FP8_CODEGEN_ELEMENTWISE_H
 
 #include "codegen/GeneratedKernel.h"
-#include "codegen/Recipe.h"
-#include "codegen/Status.h"
+#include "core/Recipe.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <string>

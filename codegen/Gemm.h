@@ -10,8 +10,8 @@
 
 #include "codegen/GeneratedKernel.h"
 #include "codegen/Heuristics.h"
-#include "codegen/KernelSpec.h"
-#include "codegen/Status.h"
+#include "core/KernelSpec.h"
+#include "core/Status.h"
 
 namespace fp8 {
 

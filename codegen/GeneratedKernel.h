@@ -8,7 +8,7 @@
 #ifndef FP8_CODEGEN_GENERATEDKERNEL_H
 #define FP8_CODEGEN_GENERATEDKERNEL_H
 
-#include "codegen/KernelSpec.h"
+#include "core/KernelSpec.h"
 
 #include <string>
 #include <utility>

@@ -9,7 +9,7 @@
 #ifndef FP8_CODEGEN_HEURISTICS_H
 #define FP8_CODEGEN_HEURISTICS_H
 
-#include "codegen/KernelSpec.h"
+#include "core/KernelSpec.h"
 
 #include <string>
 

@@ -3,7 +3,7 @@
 #include "codegen/RecipeSpace.h"
 
 #include "codegen/Gemm.h"
-#include "codegen/RecipeRules.h"
+#include "core/RecipeRules.h"
 
 #include <map>
 

@@ -13,7 +13,7 @@
 #ifndef FP8_CODEGEN_RECIPESPACE_H
 #define FP8_CODEGEN_RECIPESPACE_H
 
-#include "codegen/KernelSpec.h"
+#include "core/KernelSpec.h"
 
 #include <optional>
 #include <string>

@@ -1,9 +1,9 @@
 //===- Sm100Gemm.cpp - Blackwell block-scaled FP8 GEMM code generator -----===//
 
 #include "codegen/Sm100Gemm.h"
-#include "codegen/Env.h"
-#include "codegen/RecipeRules.h"
 #include "codegen/Sm100ScaleLayout.h"
+#include "core/Env.h"
+#include "core/RecipeRules.h"
 
 #include <algorithm>
 #include <cstdlib>

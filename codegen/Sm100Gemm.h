@@ -26,8 +26,8 @@
 
 #include "codegen/GeneratedKernel.h"
 #include "codegen/Heuristics.h"
-#include "codegen/KernelSpec.h"
-#include "codegen/Status.h"
+#include "core/KernelSpec.h"
+#include "core/Status.h"
 
 #include <cstdint>
 

@@ -19,9 +19,9 @@
 #ifndef FP8_CODEGEN_SM100SCALELAYOUT_H
 #define FP8_CODEGEN_SM100SCALELAYOUT_H
 
-#include "codegen/Recipe.h"
-#include "codegen/Status.h"
 #include "codegen/kernels/sm100_scale_layout.cuh"
+#include "core/Recipe.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <optional>

@@ -2,7 +2,7 @@
 
 #include "codegen/Sm90Gemm.h"
 
-#include "codegen/Env.h"
+#include "core/Env.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -9,8 +9,8 @@
 #define FP8_CODEGEN_SM90GEMM_H
 
 #include "codegen/GeneratedKernel.h"
-#include "codegen/KernelSpec.h"
-#include "codegen/Status.h"
+#include "core/KernelSpec.h"
+#include "core/Status.h"
 
 #include <optional>
 #include <string>

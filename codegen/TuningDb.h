@@ -20,8 +20,8 @@
 #ifndef FP8_CODEGEN_TUNINGDB_H
 #define FP8_CODEGEN_TUNINGDB_H
 
-#include "codegen/KernelSpec.h"
-#include "codegen/Status.h"
+#include "core/KernelSpec.h"
+#include "core/Status.h"
 
 #include <optional>
 #include <string>

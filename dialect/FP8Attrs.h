@@ -1,7 +1,7 @@
 //===- FP8Attrs.h - fp8 dialect attributes ----------------------*- C++ -*-===//
 //
 // The recipe attributes and enums, and their one-to-one conversions to and
-// from the plain C++ recipe types of codegen/Recipe.h (namespace ::fp8),
+// from the plain C++ recipe types of core/Recipe.h (namespace ::fp8),
 // which codegen and the runtime use without MLIR.
 //
 // Two namespaces are called fp8: the dialect's, mlir::fp8, and codegen's,
@@ -13,9 +13,9 @@
 #ifndef FP8_DIALECT_FP8ATTRS_H
 #define FP8_DIALECT_FP8ATTRS_H
 
-#include "codegen/KernelSpec.h"
-#include "codegen/Recipe.h"
-#include "codegen/RecipeRules.h"
+#include "core/KernelSpec.h"
+#include "core/Recipe.h"
+#include "core/RecipeRules.h"
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"

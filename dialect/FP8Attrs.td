@@ -2,7 +2,7 @@
 //
 // The recipe vocabulary as attributes: granularity, scaling, the recipe of
 // one tensor and of one GEMM. Each maps one-to-one onto a type of
-// codegen/Recipe.h (helpers in dialect/FP8Attrs.h).
+// core/Recipe.h (helpers in dialect/FP8Attrs.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_DIALECT_FP8ATTRS_TD

@@ -25,9 +25,9 @@ def FP8_Dialect : Dialect {
     combination that no kernel could compute.
 
     Every attribute maps one-to-one onto the plain C++ types of
-    `codegen/Recipe.h` and `codegen/KernelSpec.h` (helpers in
+    `core/Recipe.h` and `core/KernelSpec.h` (helpers in
     `dialect/FP8Attrs.h`), and the verifiers' rules are the functions of
-    `codegen/RecipeRules.h`, which the runtime also calls before a launch.
+    `core/RecipeRules.h`, which the runtime also calls before a launch.
 
     Granularity is stated relative to a tensor as it is stored: a `br x bc`
     block spans `br` elements of dimension 0 and `bc` of dimension 1 (the

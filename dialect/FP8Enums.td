@@ -1,7 +1,7 @@
 //===- FP8Enums.td - fp8 dialect enums ---------------------*- tablegen -*-===//
 //
-// Each enum mirrors the enum of the same name in codegen/Recipe.h (or
-// codegen/KernelSpec.h) case for case; dialect/FP8Attrs.h converts.
+// Each enum mirrors the enum of the same name in core/Recipe.h (or
+// core/KernelSpec.h) case for case; dialect/FP8Attrs.h converts.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_DIALECT_FP8ENUMS_TD

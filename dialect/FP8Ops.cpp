@@ -1,7 +1,7 @@
 //===- FP8Ops.cpp - fp8 dialect operations --------------------------------===//
 //
 // Verifiers. ODS has checked types and ranks; what remains are the recipe
-// rules of codegen/RecipeRules.h, whose messages are reported unchanged, and
+// rules of core/RecipeRules.h, whose messages are reported unchanged, and
 // the pairing of the amax history operand and result.
 //
 //===----------------------------------------------------------------------===//

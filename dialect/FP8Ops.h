@@ -7,7 +7,7 @@
 #ifndef FP8_DIALECT_FP8OPS_H
 #define FP8_DIALECT_FP8OPS_H
 
-#include "codegen/RecipeRules.h"
+#include "core/RecipeRules.h"
 #include "dialect/FP8Attrs.h"
 #include "dialect/FP8Dialect.h"
 

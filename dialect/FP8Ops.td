@@ -2,7 +2,7 @@
 //
 // Quantize, dequantize, scaled GEMM, grouped scaled GEMM. Type constraints
 // are declared here; the target-independent recipe rules are
-// codegen/RecipeRules.h, called from the verifiers in FP8Ops.cpp.
+// core/RecipeRules.h, called from the verifiers in FP8Ops.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_DIALECT_FP8OPS_TD
@@ -239,7 +239,7 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul", [
     FP8_GranularityAttr:$b_granularity,
     DefaultValuedAttr<FP8_LayoutAttr, "::mlir::fp8::Layout::KMajor">:$a_layout,
     DefaultValuedAttr<FP8_LayoutAttr, "::mlir::fp8::Layout::KMajor">:$b_layout,
-    // Not a ConfinedAttr: checkPromotionInterval (codegen/RecipeRules.h)
+    // Not a ConfinedAttr: checkPromotionInterval (core/RecipeRules.h)
     // holds the rule, shared with the runtime, and names the bad value.
     OptionalAttr<I64Attr>:$promotion_interval
   );
@@ -257,7 +257,7 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul", [
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The op's recipe and shapes in codegen's terms, as the rules of
-    /// codegen/RecipeRules.h (and the runtime) see them.
+    /// core/RecipeRules.h (and the runtime) see them.
     ::fp8::ScaledGemmArgs getGemmArgs();
   }];
 }
@@ -330,7 +330,7 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The op's recipe and shapes in codegen's terms, as the rules of
-    /// codegen/RecipeRules.h (and the runtime) see them.
+    /// core/RecipeRules.h (and the runtime) see them.
     ::fp8::ScaledGemmArgs getGemmArgs();
   }];
 }

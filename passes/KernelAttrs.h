@@ -11,7 +11,7 @@
 #ifndef FP8_PASSES_KERNELATTRS_H
 #define FP8_PASSES_KERNELATTRS_H
 
-#include "codegen/KernelSpec.h"
+#include "core/KernelSpec.h"
 #include "dialect/FP8Ops.h"
 
 #include "mlir/IR/BuiltinAttributes.h"

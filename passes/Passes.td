@@ -110,7 +110,7 @@ def FP8SelectConfig : Pass<"fp8-select-config", "ModuleOp"> {
   let description = [{
     Gives every `fp8.scaled_matmul` (and full-batch grouped matmul) a tile
     configuration, visible as `fp8.tile = {block_m = ..., ...}` (the
-    KernelSpec's `tile`, codegen/KernelSpec.h) and `fp8.tile_source`:
+    KernelSpec's `tile`, core/KernelSpec.h) and `fp8.tile_source`:
 
     * from the tuning database `tuning-db` when it has the op's recipe: the
       entry with the same N and K and the nearest M, else the nearest shape
@@ -142,7 +142,7 @@ def FP8OutlineKernels : Pass<"fp8-outline-kernels", "ModuleOp"> {
     as `fp8.kernel = {kind = ..., name = ..., spec = {...}}`:
 
     * `fp8.scaled_matmul` (and full-batch grouped matmuls): a GEMM
-      KernelSpec (codegen/KernelSpec.h), checked by the generator;
+      KernelSpec (core/KernelSpec.h), checked by the generator;
     * `fp8.quantize`, `fp8.transpose`: an ElementwiseSpec
       (codegen/Elementwise.h);
     * elementwise ops (`linalg.generic` and named linalg ops whose maps are

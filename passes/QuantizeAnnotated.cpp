@@ -5,7 +5,7 @@
 // has the contract; this file the mechanics: operand layouts from the
 // contraction's indexing maps, one quantize per (value, granularity,
 // format, scaling), weights quantized at the top of the function,
-// constants folded with the CPU oracle (runtime/numerics), delayed scaling
+// constants folded with the CPU oracle (numerics/), delayed scaling
 // threaded through a new function argument and result.
 //
 //===----------------------------------------------------------------------===//
@@ -13,9 +13,9 @@
 #include "passes/KernelAttrs.h"
 #include "passes/Passes.h"
 
-#include "codegen/RecipeRules.h"
+#include "core/RecipeRules.h"
 #include "dialect/FP8Ops.h"
-#include "runtime/numerics/Quantize.h"
+#include "numerics/Quantize.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -9,7 +9,7 @@
 #include "passes/Passes.h"
 
 #include "codegen/Gemm.h"
-#include "codegen/RecipeRules.h"
+#include "core/RecipeRules.h"
 #include "dialect/FP8Ops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

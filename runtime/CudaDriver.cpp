@@ -1,7 +1,7 @@
 //===- CudaDriver.cpp - The CUDA driver API, loaded at first use ----------===//
 
 #include "runtime/CudaDriver.h"
-#include "codegen/Env.h"
+#include "core/Env.h"
 #include "runtime/Nvrtc.h"
 
 #include <cudaTypedefs.h>

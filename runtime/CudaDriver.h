@@ -10,7 +10,7 @@
 #ifndef FP8_RUNTIME_CUDADRIVER_H
 #define FP8_RUNTIME_CUDADRIVER_H
 
-#include "codegen/Status.h"
+#include "core/Status.h"
 
 #include <cuda.h>
 

@@ -1,9 +1,9 @@
 //===- Gemm.cpp - The runtime's scaled FP8 GEMM entry point ---------------===//
 
 #include "runtime/Gemm.h"
-#include "codegen/Env.h"
 #include "codegen/Gemm.h"
 #include "codegen/Sm90Gemm.h"
+#include "core/Env.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/LoadedKernels.h"
 #include "runtime/TensorMap.h"

@@ -22,8 +22,8 @@
 #ifndef FP8_RUNTIME_GEMM_H
 #define FP8_RUNTIME_GEMM_H
 
-#include "codegen/KernelSpec.h"
-#include "codegen/Status.h"
+#include "core/KernelSpec.h"
+#include "core/Status.h"
 
 #include <cuda.h>
 

@@ -1,7 +1,7 @@
 //===- KernelCache.cpp - Memory + disk cache of compiled kernels ----------===//
 
 #include "runtime/KernelCache.h"
-#include "codegen/Env.h"
+#include "core/Env.h"
 #include "runtime/Sha256.h"
 
 #include <cerrno>

@@ -20,7 +20,7 @@
 #define FP8_RUNTIME_KERNELCACHE_H
 
 #include "codegen/GeneratedKernel.h"
-#include "codegen/Status.h"
+#include "core/Status.h"
 #include "runtime/Nvrtc.h"
 
 #include <memory>

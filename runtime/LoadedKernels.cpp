@@ -1,7 +1,7 @@
 //===- LoadedKernels.cpp - Generated kernels resident on the GPU ----------===//
 
 #include "runtime/LoadedKernels.h"
-#include "codegen/Env.h"
+#include "core/Env.h"
 
 #include <chrono>
 #include <memory>

@@ -11,7 +11,7 @@
 #ifndef FP8_RUNTIME_MEMORYBUDGET_H
 #define FP8_RUNTIME_MEMORYBUDGET_H
 
-#include "codegen/Status.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
 //===- Nvrtc.cpp - Compiling generated kernels with NVRTC -----------------===//
 
 #include "runtime/Nvrtc.h"
-#include "codegen/Env.h"
+#include "core/Env.h"
 
 #include <nvrtc.h>
 

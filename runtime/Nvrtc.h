@@ -8,7 +8,7 @@
 #define FP8_RUNTIME_NVRTC_H
 
 #include "codegen/GeneratedKernel.h"
-#include "codegen/Status.h"
+#include "core/Status.h"
 
 #include <string>
 #include <vector>

@@ -2,9 +2,9 @@
 
 #include "runtime/Plan.h"
 
-#include "codegen/InputFile.h"
-#include "codegen/JsonFields.h"
-#include "codegen/JsonInput.h"
+#include "core/InputFile.h"
+#include "core/JsonFields.h"
+#include "core/JsonInput.h"
 
 #include <nlohmann/json.hpp>
 

@@ -13,9 +13,9 @@
 #define FP8_RUNTIME_PLAN_H
 
 #include "codegen/Elementwise.h"
-#include "codegen/KernelSpec.h"
-#include "codegen/RecipeRules.h"
-#include "codegen/Status.h"
+#include "core/KernelSpec.h"
+#include "core/RecipeRules.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <map>

@@ -2,7 +2,7 @@
 
 #include "runtime/PlanErrorBound.h"
 
-#include "runtime/numerics/Formats.h"
+#include "numerics/Formats.h"
 
 #include <algorithm>
 #include <cmath>

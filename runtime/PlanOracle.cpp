@@ -3,12 +3,12 @@
 #include "runtime/PlanOracle.h"
 
 #include "codegen/kernels/elementwise_params.h"
-#include "runtime/numerics/Formats.h"
-#include "runtime/numerics/Npy.h"
-#include "runtime/numerics/Parallel.h"
-#include "runtime/numerics/Quantize.h"
-#include "runtime/numerics/Random.h"
-#include "runtime/numerics/ReferenceGemm.h"
+#include "numerics/Formats.h"
+#include "numerics/Npy.h"
+#include "numerics/Parallel.h"
+#include "numerics/Quantize.h"
+#include "numerics/Random.h"
+#include "numerics/ReferenceGemm.h"
 
 #include <algorithm>
 #include <cmath>

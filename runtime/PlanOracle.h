@@ -4,7 +4,7 @@
 // inputs (.npy files or seeded random values), and two executions of a plan
 // on the CPU:
 //   - the oracle runs the plan's steps as the GPU does them, with
-//     runtime/numerics (quantize, transpose, referenceGemm with the
+//     numerics/ (quantize, transpose, referenceGemm with the
 //     promotion structure) and the elementwise programs evaluated with the
 //     kernels' own arithmetic (codegen/kernels/fp8_math.h). On the GPU's
 //     inputs to a step it reproduces the step's quantize, transpose and
@@ -19,10 +19,10 @@
 #ifndef FP8_RUNTIME_PLANORACLE_H
 #define FP8_RUNTIME_PLANORACLE_H
 
+#include "numerics/Accumulator.h"
+#include "numerics/DelayedScaling.h"
+#include "numerics/Metrics.h"
 #include "runtime/Plan.h"
-#include "runtime/numerics/Accumulator.h"
-#include "runtime/numerics/DelayedScaling.h"
-#include "runtime/numerics/Metrics.h"
 
 #include <cstdint>
 #include <map>

@@ -2,7 +2,7 @@
 
 #include "runtime/PlanVerify.h"
 
-#include "runtime/numerics/Metrics.h"
+#include "numerics/Metrics.h"
 
 #include <cmath>
 

@@ -6,7 +6,7 @@
 #ifndef FP8_RUNTIME_TENSORMAP_H
 #define FP8_RUNTIME_TENSORMAP_H
 
-#include "codegen/Status.h"
+#include "core/Status.h"
 #include "runtime/CudaDriver.h"
 
 #include <cstdint>

@@ -9,7 +9,7 @@
 // quantization is guaranteed to equal the oracle's bit for bit:
 //
 //   - FP8/UE8M0/BF16/FP16 conversions are integer operations on the float's
-//     bit pattern (the algorithm of runtime/numerics/Formats.cpp), exact on
+//     bit pattern (the algorithm of numerics/Formats.cpp), exact on
 //     any machine;
 //   - every floating-point operation is a single IEEE operation with round to
 //     nearest even: on the device the _rn intrinsics (__fadd_rn, __fmul_rn,
@@ -23,7 +23,7 @@
 //     reduction order give the same result.
 //
 // test/codegen/Fp8MathTest.cpp checks these functions bit for bit against
-// runtime/numerics (floatToFP8, scaleFromAmax, quantize, AmaxHistory).
+// numerics/ (floatToFP8, scaleFromAmax, quantize, AmaxHistory).
 //
 // No include on the device side: NVRTC gets no include path.
 //
@@ -48,7 +48,7 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 typedef long long i64;
 
-/// Element formats, numbered as fp8::DType (codegen/Recipe.h).
+/// Element formats, numbered as fp8::DType (core/Recipe.h).
 enum : int {
   kE4M3 = 0,
   kE5M2 = 1,
@@ -178,7 +178,7 @@ FP8K_FN float minnum(float a, float b) {
 }
 
 //===----------------------------------------------------------------------===//
-// Narrowing conversions (the algorithm of runtime/numerics/Formats.cpp)
+// Narrowing conversions (the algorithm of numerics/Formats.cpp)
 //===----------------------------------------------------------------------===//
 
 /// Rounds the magnitude bits `a` (sign cleared, finite) to a format with

@@ -3,7 +3,7 @@
 // codegen/kernels/fp8_math.h is the arithmetic of the generated quantize,
 // transpose and elementwise kernels; NVRTC compiles it for the GPU, g++
 // compiles it here. These tests compare it bit for bit with the CPU oracle
-// (runtime/numerics), which FormatsTest compares with cuda_fp8.h:
+// (numerics/), which FormatsTest compares with cuda_fp8.h:
 // conversions over stratified and random bit patterns, scales over every
 // format, and whole quantizations (both kernel paths, emulated with the
 // kernels' own per-block steps) and delayed-scaling sequences against
@@ -14,10 +14,10 @@
 #include "codegen/Elementwise.h"
 #include "codegen/kernels/elementwise_params.h"
 #include "codegen/kernels/fp8_math.h"
-#include "runtime/numerics/DelayedScaling.h"
-#include "runtime/numerics/Formats.h"
-#include "runtime/numerics/Quantize.h"
-#include "runtime/numerics/Random.h"
+#include "numerics/DelayedScaling.h"
+#include "numerics/Formats.h"
+#include "numerics/Quantize.h"
+#include "numerics/Random.h"
 
 #include <gtest/gtest.h>
 

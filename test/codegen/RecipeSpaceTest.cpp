@@ -12,8 +12,8 @@
 
 #include "codegen/RecipeSpace.h"
 #include "codegen/Gemm.h"
-#include "codegen/RecipeRules.h"
 #include "codegen/Sm100Gemm.h"
+#include "core/RecipeRules.h"
 
 #include <gtest/gtest.h>
 

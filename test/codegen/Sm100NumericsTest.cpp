@@ -21,11 +21,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Sm100ScaleLayout.h"
-#include "runtime/numerics/Formats.h"
-#include "runtime/numerics/Metrics.h"
-#include "runtime/numerics/Quantize.h"
-#include "runtime/numerics/Random.h"
-#include "runtime/numerics/ReferenceGemm.h"
+#include "numerics/Formats.h"
+#include "numerics/Metrics.h"
+#include "numerics/Quantize.h"
+#include "numerics/Random.h"
+#include "numerics/ReferenceGemm.h"
 
 #include <gtest/gtest.h>
 

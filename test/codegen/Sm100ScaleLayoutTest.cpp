@@ -2,7 +2,7 @@
 //
 // The scale layout the sm_100a kernels read (codegen/kernels/
 // sm100_scale_layout.cuh, the function their TMA coordinates are computed
-// with) against the oracle's quantization (runtime/numerics): every UE8M0
+// with) against the oracle's quantization (numerics/): every UE8M0
 // byte of an MX-quantized tensor lands where the layout function says, the
 // DeepSeek recipe's power-of-two scales are replicated to every 32-element K
 // block and every row of their block, and nothing else is written.
@@ -10,9 +10,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Sm100ScaleLayout.h"
-#include "runtime/numerics/Formats.h"
-#include "runtime/numerics/Quantize.h"
-#include "runtime/numerics/Random.h"
+#include "numerics/Formats.h"
+#include "numerics/Quantize.h"
+#include "numerics/Random.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- FP8AttrsTest.cpp - Dialect <-> codegen recipe conversions ----------===//
 //
-// The attributes map one-to-one onto codegen/Recipe.h: every value goes to
+// The attributes map one-to-one onto core/Recipe.h: every value goes to
 // the dialect and back unchanged, and the attributes the parser builds
 // convert to the codegen values they spell.
 //

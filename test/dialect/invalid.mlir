@@ -1,6 +1,6 @@
 // One case per diagnostic of the fp8 dialect (a message counts once whatever
 // the values in it): its attribute parsers and verifiers, its ops' type
-// constraints and verifiers, and every rule of codegen/RecipeRules.h that IR
+// constraints and verifiers, and every rule of core/RecipeRules.h that IR
 // can reach (test/codegen/RecipeRulesTest.cpp has them all).
 // RUN: fp8-opt %s -split-input-file -verify-diagnostics
 

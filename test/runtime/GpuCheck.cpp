@@ -1,6 +1,6 @@
 //===- GpuCheck.cpp - One GPU GEMM case against the CPU oracle ------------===//
 //
-// Random float inputs are quantized by the oracle (runtime/numerics) with the
+// Random float inputs are quantized by the oracle (numerics/) with the
 // case's recipe; the kernel runs on those codes and scales; its output is
 // compared with
 //   (1) the oracle's emulation of the same computation (promotion structure,
@@ -16,13 +16,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "test/runtime/GpuCheck.h"
+#include "numerics/Formats.h"
+#include "numerics/Metrics.h"
+#include "numerics/Quantize.h"
+#include "numerics/Random.h"
+#include "numerics/ReferenceGemm.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/DeviceBuffer.h"
-#include "runtime/numerics/Formats.h"
-#include "runtime/numerics/Metrics.h"
-#include "runtime/numerics/Quantize.h"
-#include "runtime/numerics/Random.h"
-#include "runtime/numerics/ReferenceGemm.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 //===- PlanErrorBoundTest.cpp - The recipe's error derived from a plan ----===//
 //
 // runtime/PlanErrorBound.h: each format's mean squared relative rounding
-// error against rounding done with runtime/numerics, and the bounds derived
+// error against rounding done with numerics/, and the bounds derived
 // for one GEMM (E4M3 x E4M3, E4M3 x E5M2, through a transpose), a chain of
 // two, the example MLP (the FFN shape: a quantization shared by two GEMMs
 // counted once) and an output no quantization reaches (the floor).
@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/PlanErrorBound.h"
+#include "numerics/Formats.h"
+#include "numerics/Random.h"
 #include "runtime/Plan.h"
-#include "runtime/numerics/Formats.h"
-#include "runtime/numerics/Random.h"
 
 #include "test/runtime/DeepSeekPlan.h"
 

@@ -2,16 +2,16 @@
 //
 // The CPU parts of fp8-run: the plan's JSON form and its version check,
 // every validation and sizing error, the delayed-scaling state, and the
-// oracle's steps against runtime/numerics called directly.
+// oracle's steps against numerics/ called directly.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Plan.h"
+#include "numerics/Formats.h"
+#include "numerics/Quantize.h"
+#include "numerics/Random.h"
+#include "numerics/ReferenceGemm.h"
 #include "runtime/PlanOracle.h"
-#include "runtime/numerics/Formats.h"
-#include "runtime/numerics/Quantize.h"
-#include "runtime/numerics/Random.h"
-#include "runtime/numerics/ReferenceGemm.h"
 
 #include "codegen/kernels/fp8_math.h"
 

@@ -2,7 +2,7 @@
 
 #include "tools/common/ToolInput.h"
 
-#include "codegen/InputFile.h"
+#include "core/InputFile.h"
 
 #include "llvm/Support/thread.h"
 

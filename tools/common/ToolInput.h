@@ -2,7 +2,7 @@
 //
 // fp8-opt and fp8-translate read their input through these functions, so
 // that neither can be crashed by its input:
-//  - only a regular file (codegen/InputFile.h) or standard input ("-") is
+//  - only a regular file (core/InputFile.h) or standard input ("-") is
 //    read, at most kMaxInputBytes of it (a directory, a device such as
 //    /dev/zero or a FIFO is refused by name);
 //  - MLIR bytecode is refused (the tools read text; the bytecode reader has

@@ -2,7 +2,7 @@
 #ifndef FP8_TOOLS_FP8_BENCH_BENCH_H
 #define FP8_TOOLS_FP8_BENCH_BENCH_H
 
-#include "codegen/Status.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -14,17 +14,17 @@
 #include "tools/fp8-bench/Bench.h"
 #include "tools/fp8-bench/JitFigures.h"
 
-#include "codegen/Env.h"
-#include "codegen/InputFile.h"
-#include "codegen/JsonInput.h"
-#include "codegen/ParseNumber.h"
 #include "codegen/Sm90Gemm.h"
+#include "core/Env.h"
+#include "core/InputFile.h"
+#include "core/JsonInput.h"
+#include "core/ParseNumber.h"
+#include "numerics/Formats.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/DeviceBuffer.h"
 #include "runtime/Gemm.h"
 #include "runtime/KernelCache.h"
 #include "runtime/Nvrtc.h"
-#include "runtime/numerics/Formats.h"
 #include "tools/peers/CublasLtPeer.h"
 
 #include <nlohmann/json.hpp>

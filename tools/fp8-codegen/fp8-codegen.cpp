@@ -15,12 +15,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Env.h"
 #include "codegen/Gemm.h"
-#include "codegen/JsonInput.h"
 #include "codegen/Sm100Gemm.h"
 #include "codegen/Sm100ScaleLayout.h"
 #include "codegen/Sm90Gemm.h"
+#include "core/Env.h"
+#include "core/JsonInput.h"
 #include "runtime/Nvrtc.h"
 #include "tools/fp8-numerics/Args.h"
 

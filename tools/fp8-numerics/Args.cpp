@@ -2,7 +2,7 @@
 
 #include "tools/fp8-numerics/Args.h"
 
-#include "codegen/ParseNumber.h"
+#include "core/ParseNumber.h"
 
 #include <cctype>
 #include <cerrno>

@@ -8,7 +8,7 @@
 #ifndef FP8_TOOLS_FP8NUMERICS_ARGS_H
 #define FP8_TOOLS_FP8NUMERICS_ARGS_H
 
-#include "codegen/Status.h"
+#include "core/Status.h"
 
 #include <cstdint>
 #include <map>

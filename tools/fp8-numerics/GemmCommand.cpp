@@ -12,14 +12,14 @@
 #include "tools/fp8-numerics/Args.h"
 #include "tools/fp8-numerics/Commands.h"
 
-#include "codegen/KernelSpec.h"
-#include "codegen/RecipeRules.h"
+#include "core/KernelSpec.h"
+#include "core/RecipeRules.h"
+#include "numerics/Metrics.h"
+#include "numerics/Parallel.h"
+#include "numerics/Quantize.h"
+#include "numerics/Random.h"
+#include "numerics/ReferenceGemm.h"
 #include "runtime/MemoryBudget.h"
-#include "runtime/numerics/Metrics.h"
-#include "runtime/numerics/Parallel.h"
-#include "runtime/numerics/Quantize.h"
-#include "runtime/numerics/Random.h"
-#include "runtime/numerics/ReferenceGemm.h"
 
 #include <nlohmann/json.hpp>
 

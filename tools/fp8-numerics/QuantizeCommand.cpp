@@ -9,12 +9,12 @@
 #include "tools/fp8-numerics/Args.h"
 #include "tools/fp8-numerics/Commands.h"
 
-#include "codegen/RecipeRules.h"
+#include "core/RecipeRules.h"
+#include "numerics/Npy.h"
+#include "numerics/Parallel.h"
+#include "numerics/Quantize.h"
+#include "numerics/Random.h"
 #include "runtime/MemoryBudget.h"
-#include "runtime/numerics/Npy.h"
-#include "runtime/numerics/Parallel.h"
-#include "runtime/numerics/Quantize.h"
-#include "runtime/numerics/Random.h"
 
 #include <nlohmann/json.hpp>
 
@@ -229,7 +229,7 @@ int runQuantize(int argc, char **argv) {
                     args.get("mode") + "'",
                 kExitUsage);
   recipe.mode = *mode;
-  // Delayed scaling is per-tensor (codegen/RecipeRules.h): make that the
+  // Delayed scaling is per-tensor (core/RecipeRules.h): make that the
   // default granularity there.
   if (recipe.mode == ScalingMode::Delayed && !args.has("granularity"))
     recipe.granularity = Granularity::perTensor(recipe.granularity.scale);

@@ -1,6 +1,6 @@
 //===- main.cpp - fp8-numerics: what does this FP8 recipe cost me? --------===//
 //
-// Two subcommands over the CPU oracle (runtime/numerics):
+// Two subcommands over the CPU oracle (numerics/):
 //   quantize  quantize a random or given (.npy) tensor and print the
 //             statistics: underflow, overflow, range collapse, errors;
 //   gemm      for one GEMM shape, a table of the error vs the promotion
@@ -11,7 +11,7 @@
 
 #include "tools/fp8-numerics/Commands.h"
 
-#include "codegen/Env.h"
+#include "core/Env.h"
 
 #include <cstdio>
 #include <cstring>

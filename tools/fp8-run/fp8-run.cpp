@@ -21,8 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Env.h"
-#include "codegen/ParseNumber.h"
+#include "core/Env.h"
+#include "core/ParseNumber.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/MemoryBudget.h"
 #include "runtime/Plan.h"

@@ -14,8 +14,8 @@
 #ifndef FP8_TOOLS_PEERS_CUBLASLTPEER_H
 #define FP8_TOOLS_PEERS_CUBLASLTPEER_H
 
-#include "codegen/Recipe.h"
-#include "codegen/Status.h"
+#include "core/Recipe.h"
+#include "core/Status.h"
 
 #include <cublasLt.h>
 #include <cuda.h>

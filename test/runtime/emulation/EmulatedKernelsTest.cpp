@@ -19,10 +19,10 @@
 
 #include "codegen/Elementwise.h"
 #include "codegen/kernels/elementwise_params.h"
+#include "numerics/Random.h"
 #include "runtime/Plan.h"
 #include "runtime/PlanKernels.h"
 #include "runtime/PlanOracle.h"
-#include "runtime/numerics/Random.h"
 #include "test/runtime/emulation/CudaEmulatorRuntime.h"
 
 #include <gtest/gtest.h>

@@ -1,0 +1,382 @@
+//===- KernelSpec.cpp - Kernel naming and JSON form
+//------------------------===//
+
+#include "core/KernelSpec.h"
+
+#include "core/InputFile.h"
+#include "core/JsonFields.h"
+#include "core/JsonInput.h"
+
+#include <nlohmann/json.hpp>
+
+namespace fp8 {
+
+using json = nlohmann::json;
+
+bool TileConfig::operator==(const TileConfig &o) const {
+  return blockM == o.blockM && blockN == o.blockN && blockK == o.blockK &&
+         stages == o.stages && mathWarpgroups == o.mathWarpgroups &&
+         clusterM == o.clusterM && clusterN == o.clusterN &&
+         raster == o.raster && swizzleGroup == o.swizzleGroup &&
+         persistent == o.persistent && splitK == o.splitK &&
+         tailSplit == o.tailSplit && ctaGroup == o.ctaGroup &&
+         overlap == o.overlap;
+}
+
+bool KernelSpec::operator==(const KernelSpec &o) const {
+  return arch == o.arch && kind == o.kind && m == o.m && n == o.n && k == o.k &&
+         groups == o.groups && a == o.a && b == o.b &&
+         promotionInterval == o.promotionInterval && out == o.out &&
+         accumulate == o.accumulate && tile == o.tile;
+}
+
+static std::string_view kindName(GemmKind k) {
+  switch (k) {
+  case GemmKind::Dense:
+    return "dense";
+  case GemmKind::GroupedContiguous:
+    return "grouped_contiguous";
+  case GemmKind::GroupedMasked:
+    return "grouped_masked";
+  }
+  return "?";
+}
+
+static std::optional<GemmKind> parseKind(std::string_view s) {
+  for (GemmKind k :
+       {GemmKind::Dense, GemmKind::GroupedContiguous, GemmKind::GroupedMasked})
+    if (kindName(k) == s)
+      return k;
+  return std::nullopt;
+}
+
+static std::string granTag(const Granularity &g) {
+  auto dim = [](int64_t v) {
+    return v == Granularity::kWhole ? std::string("w") : std::to_string(v);
+  };
+  std::string s = dim(g.rows) + "x" + dim(g.cols);
+  if (g.scale == ScaleFormat::F32Pow2)
+    s += "p2";
+  else if (g.scale == ScaleFormat::UE8M0)
+    s += "e8";
+  return s;
+}
+
+static std::string_view fmtTag(DType t) {
+  switch (t) {
+  case DType::E4M3FN:
+    return "e4m3";
+  case DType::E5M2:
+    return "e5m2";
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::F32:
+    return "f32";
+  case DType::UE8M0:
+    return "e8m0";
+  }
+  return "x";
+}
+
+std::string KernelSpec::kernelName() const {
+  // M is deliberately absent: one kernel serves every M (it is a launch
+  // argument), so the cache shares it across token counts.
+  std::string s = "fp8_gemm_";
+  s += arch == Arch::SM90a ? "sm90a" : "sm100a";
+  if (kind != GemmKind::Dense)
+    s += kind == GemmKind::GroupedContiguous ? "_gc" : "_gm";
+  s += "_n" + std::to_string(n) + "_k" + std::to_string(k);
+  s += "_";
+  s += fmtTag(a.format);
+  s += a.layout == Layout::KMajor ? "t" : "n";
+  s += granTag(a.granularity);
+  s += "_";
+  s += fmtTag(b.format);
+  s += b.layout == Layout::KMajor ? "t" : "n";
+  s += granTag(b.granularity);
+  s += "_p" + std::to_string(promotionInterval);
+  s += "_";
+  s += fmtTag(out);
+  if (accumulate)
+    s += "acc";
+  s += "_" + std::to_string(tile.blockM) + "x" + std::to_string(tile.blockN) +
+       "x" + std::to_string(tile.blockK);
+  s += "s" + std::to_string(tile.stages) + "w" +
+       std::to_string(tile.mathWarpgroups);
+  s +=
+      "c" + std::to_string(tile.clusterM) + "x" + std::to_string(tile.clusterN);
+  s += tile.raster == Raster::AlongN ? "rn" : "rm";
+  s += std::to_string(tile.swizzleGroup);
+  if (!tile.persistent)
+    s += "np";
+  if (tile.splitK > 1)
+    s += "sk" + std::to_string(tile.splitK);
+  if (tile.tailSplit > 1)
+    s += "ts" + std::to_string(tile.tailSplit);
+  if (tile.ctaGroup > 1)
+    s += "cg" + std::to_string(tile.ctaGroup);
+  if (tile.overlap != PromotionOverlap::None)
+    s += tile.overlap == PromotionOverlap::AlternateK ? "ovk" : "ovn";
+  return s;
+}
+
+Status checkDenseGemmShape(const KernelSpec &s) {
+  if (s.kind != GemmKind::Dense)
+    return errorf("the ", toString(s.arch),
+                  " generator supports dense GEMMs only; grouped GEMMs are "
+                  "not implemented yet");
+  if (s.n <= 0 || s.k <= 0)
+    return errorf("expected positive N and K, found N = ", s.n, ", K = ", s.k);
+  if (s.n > (int64_t(1) << 31) - 1 || s.k > (int64_t(1) << 31) - 1)
+    return errorf("expected N and K below 2^31, found N = ", s.n,
+                  ", K = ", s.k);
+  if (s.k % 16 != 0)
+    return errorf("expected K (", s.k,
+                  ") to be a multiple of 16: TMA needs 16-byte aligned row "
+                  "strides for the FP8 operands");
+  return Status::ok();
+}
+
+std::string_view toString(PromotionOverlap o) {
+  switch (o) {
+  case PromotionOverlap::None:
+    return "none";
+  case PromotionOverlap::AlternateK:
+    return "k";
+  case PromotionOverlap::AlternateN:
+    return "n";
+  }
+  return "?";
+}
+
+std::optional<PromotionOverlap> parsePromotionOverlap(std::string_view s) {
+  if (s == "none")
+    return PromotionOverlap::None;
+  if (s == "k")
+    return PromotionOverlap::AlternateK;
+  if (s == "n")
+    return PromotionOverlap::AlternateN;
+  return std::nullopt;
+}
+
+static json granToJSON(const Granularity &g) { return toString(g); }
+
+static json operandToJSON(const OperandSpec &o) {
+  return json{{"format", std::string(toString(o.format))},
+              {"layout", std::string(toString(o.layout))},
+              {"granularity", granToJSON(o.granularity)}};
+}
+
+static json tileToJSON(const TileConfig &t) {
+  return json{{"block_m", t.blockM},
+              {"block_n", t.blockN},
+              {"block_k", t.blockK},
+              {"stages", t.stages},
+              {"math_warpgroups", t.mathWarpgroups},
+              {"cluster_m", t.clusterM},
+              {"cluster_n", t.clusterN},
+              {"raster", t.raster == Raster::AlongN ? "along_n" : "along_m"},
+              {"swizzle_group", t.swizzleGroup},
+              {"persistent", t.persistent},
+              {"split_k", t.splitK},
+              {"tail_split", t.tailSplit},
+              {"cta_group", t.ctaGroup},
+              {"overlap", std::string(toString(t.overlap))}};
+}
+
+std::string toJSON(const TileConfig &tile, int indent) {
+  return tileToJSON(tile).dump(indent);
+}
+
+std::string toJSON(const KernelSpec &s, int indent) {
+  json j{{"arch", std::string(toString(s.arch))},
+         {"kind", std::string(kindName(s.kind))},
+         {"m", s.m},
+         {"n", s.n},
+         {"k", s.k},
+         {"groups", s.groups},
+         {"a", operandToJSON(s.a)},
+         {"b", operandToJSON(s.b)},
+         {"promotion_interval", s.promotionInterval},
+         {"out", std::string(toString(s.out))},
+         {"accumulate", s.accumulate},
+         {"tile", tileToJSON(s.tile)}};
+  return j.dump(indent);
+}
+
+namespace {
+/// An integer field of TileConfig: its JSON key, its member and its range.
+/// The ranges hold what any generator emits (the union over the archs;
+/// codegen's arch checks narrow them): the JSON reader and checkTileConfig
+/// both use this one table, so that no value outside it reaches the
+/// generators' arithmetic (a block of 0 divides by zero).
+struct TileIntField {
+  const char *key;
+  int TileConfig::*member;
+  IntRange range;
+  Presence presence;
+};
+
+constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
+
+const TileIntField kTileIntFields[] = {
+    {"block_m", &TileConfig::blockM, {1, 256}, Presence::Required},
+    {"block_n", &TileConfig::blockN, {1, 256}, Presence::Required},
+    {"block_k", &TileConfig::blockK, {1, 256}, Presence::Required},
+    // At least double buffering; 32 stages of the smallest tile (64 x 8)
+    // already exceed shared memory on both archs.
+    {"stages", &TileConfig::stages, {2, 32}, Presence::Required},
+    {"math_warpgroups",
+     &TileConfig::mathWarpgroups,
+     {1, 4},
+     Presence::Optional},
+    {"cluster_m", &TileConfig::clusterM, {1, 2}, Presence::Optional},
+    {"cluster_n", &TileConfig::clusterN, {1, 2}, Presence::Optional},
+    {"swizzle_group", &TileConfig::swizzleGroup, {1, 64}, Presence::Optional},
+    // One slice per 128-element k-block at most: K < 2^31.
+    {"split_k", &TileConfig::splitK, {1, int64_t(1) << 24}, Presence::Optional},
+    {"tail_split", &TileConfig::tailSplit, {1, 8}, Presence::Optional},
+    {"cta_group", &TileConfig::ctaGroup, {1, 2}, Presence::Optional},
+};
+
+/// An integer field of KernelSpec (see TileIntField).
+struct SpecIntField {
+  const char *key;
+  int64_t KernelSpec::*member;
+  IntRange range;
+  Presence presence;
+};
+
+const SpecIntField kSpecIntFields[] = {
+    // kDynamic (-1): M known only at launch.
+    {"m", &KernelSpec::m, {kDynamic, kMaxDim}, Presence::Optional},
+    {"n", &KernelSpec::n, {1, kMaxDim}, Presence::Required},
+    {"k", &KernelSpec::k, {1, kMaxDim}, Presence::Required},
+    {"groups", &KernelSpec::groups, {1, kMaxDim}, Presence::Optional},
+    // 0: tensor-core accumulation only.
+    {"promotion_interval",
+     &KernelSpec::promotionInterval,
+     {0, kMaxDim},
+     Presence::Required},
+};
+
+std::optional<Raster> parseRaster(std::string_view s) {
+  if (s == "along_n")
+    return Raster::AlongN;
+  if (s == "along_m")
+    return Raster::AlongM;
+  return std::nullopt;
+}
+} // namespace
+
+Status checkTileConfig(const TileConfig &t) {
+  for (const TileIntField &f : kTileIntFields)
+    if (!f.range.contains(t.*f.member))
+      return integerFieldError(f.key, "tile", f.range,
+                               std::to_string(t.*f.member));
+  return Status::ok();
+}
+
+Status checkKernelSpec(const KernelSpec &s) {
+  for (const SpecIntField &f : kSpecIntFields)
+    if (!f.range.contains(s.*f.member))
+      return integerFieldError(f.key, "kernel spec", f.range,
+                               std::to_string(s.*f.member));
+  return checkTileConfig(s.tile);
+}
+
+static Status readTile(const json &j, TileConfig &t) {
+  if (!j.is_object())
+    return errorf("expected 'tile' to be an object, found ", j.type_name());
+  JsonFields f(j, "tile");
+  for (const TileIntField &field : kTileIntFields)
+    FP8_RETURN_IF_ERROR(
+        f.integer(field.key, t.*field.member, field.range, field.presence));
+  FP8_RETURN_IF_ERROR(f.enumeration("raster", t.raster, parseRaster,
+                                    "one of along_n, along_m",
+                                    Presence::Optional));
+  FP8_RETURN_IF_ERROR(
+      f.boolean("persistent", t.persistent, Presence::Optional));
+  FP8_RETURN_IF_ERROR(f.enumeration("overlap", t.overlap, parsePromotionOverlap,
+                                    "one of none, k, n", Presence::Optional));
+  return Status::ok();
+}
+
+static Status readOperand(const json &j, const char *name, OperandSpec &o) {
+  if (!j.is_object())
+    return errorf("expected operand '", name, "' to be an object, found ",
+                  j.type_name());
+  JsonFields f(j, std::string("operand '") + name + "'");
+  FP8_RETURN_IF_ERROR(f.enumeration(
+      "format", o.format, [](const std::string &s) { return parseDType(s); },
+      "an element type"));
+  FP8_RETURN_IF_ERROR(f.enumeration(
+      "layout", o.layout, [](const std::string &s) { return parseLayout(s); },
+      "one of k_major, mn_major", Presence::Optional));
+  std::string g;
+  FP8_RETURN_IF_ERROR(f.string("granularity", g));
+  auto gran = parseGranularity(g);
+  if (!gran)
+    return gran.status();
+  o.granularity = *gran;
+  return Status::ok();
+}
+
+Expected<TileConfig> tileConfigFromJSON(const std::string &text) {
+  auto parsed = parseJsonInput(text, "tile config");
+  if (!parsed)
+    return parsed.status();
+  json j = std::move(*parsed);
+  TileConfig t;
+  FP8_RETURN_IF_ERROR(readTile(j, t));
+  return t;
+}
+
+Expected<KernelSpec> kernelSpecFromJSON(const std::string &text) {
+  auto parsed = parseJsonInput(text, "kernel spec");
+  if (!parsed)
+    return parsed.status();
+  json j = std::move(*parsed);
+  if (!j.is_object())
+    return errorf("expected a kernel spec object, found ", j.type_name());
+  KernelSpec s;
+  JsonFields f(j, "kernel spec");
+  FP8_RETURN_IF_ERROR(f.enumeration(
+      "arch", s.arch, [](const std::string &a) { return parseArch(a); },
+      "one of sm_90a, sm_100a"));
+  FP8_RETURN_IF_ERROR(f.enumeration(
+      "kind", s.kind, parseKind,
+      "one of dense, grouped_contiguous, grouped_masked", Presence::Optional));
+  for (const SpecIntField &field : kSpecIntFields)
+    FP8_RETURN_IF_ERROR(
+        f.integer(field.key, s.*field.member, field.range, field.presence));
+  FP8_RETURN_IF_ERROR(f.enumeration(
+      "out", s.out, [](const std::string &t) { return parseDType(t); },
+      "an element type"));
+  FP8_RETURN_IF_ERROR(
+      f.boolean("accumulate", s.accumulate, Presence::Optional));
+  const json *a = nullptr, *b = nullptr, *tile = nullptr;
+  FP8_RETURN_IF_ERROR(f.object("a", a));
+  FP8_RETURN_IF_ERROR(f.object("b", b));
+  FP8_RETURN_IF_ERROR(f.object("tile", tile));
+  FP8_RETURN_IF_ERROR(readOperand(*a, "a", s.a));
+  FP8_RETURN_IF_ERROR(readOperand(*b, "b", s.b));
+  FP8_RETURN_IF_ERROR(readTile(*tile, s.tile));
+  FP8_RETURN_IF_ERROR(checkKernelSpec(s));
+  return s;
+}
+
+Expected<KernelSpec> loadKernelSpec(const std::string &path) {
+  Expected<std::string> text =
+      readInputFile(path, kMaxKernelSpecBytes, "kernel spec");
+  if (!text)
+    return text.status();
+  Expected<KernelSpec> spec = kernelSpecFromJSON(*text);
+  if (!spec)
+    return spec.status().withContext("kernel spec '" + path + "'");
+  return spec;
+}
+
+} // namespace fp8
