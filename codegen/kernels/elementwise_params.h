@@ -3,7 +3,7 @@
 //
 // The one kernel parameter of every quantize, transpose and elementwise
 // kernel (codegen/kernels/elementwise.cuh), passed by value. The runtime
-// fills it from this very header (runtime/PlanExecutor.cpp includes it as
+// fills it from this very header (runtime/plan/PlanExecutor.cpp includes it as
 // "codegen/kernels/elementwise_params.h"), so host and device agree on the
 // layout by construction; both sides static_assert its size.
 //
@@ -34,7 +34,7 @@ enum : int { kRowChunk = 64, kColsPerCta = 256 };
 /// [batch * scaleRows, scaleCols] grid goes to
 /// scaleMirror[r * mirrorStrideRows + c * mirrorStrideCols], in the scales'
 /// format. The GPU executor points it at an f32 scratch when a GEMM reads the
-/// scales (runtime/PlanScaleMirror.h): A's 1x128 scales transposed,
+/// scales (runtime/plan/PlanScaleMirror.h): A's 1x128 scales transposed,
 /// [K/128][Mpad] (strides 1, Mpad), or B's block scales with their pitch
 /// padded, [N/128][pad4(K/128)] (strides pad4(K/128), 1). Null: no mirror.
 struct EwParams {

@@ -4,9 +4,9 @@
 // The arithmetic of the generated quantize, transpose and elementwise kernels,
 // written once for both sides: NVRTC compiles it into every such kernel
 // (included as "fp8/fp8_math.h"), and the CPU oracle of plans
-// (runtime/PlanOracle.cpp) and the unit tests compile the very same functions
-// with g++ (included as "codegen/kernels/fp8_math.h"). That is how the GPU's
-// quantization is guaranteed to equal the oracle's bit for bit:
+// (runtime/plan/PlanOracle.cpp) and the unit tests compile the very same
+// functions with g++ (included as "codegen/kernels/fp8_math.h"). That is how
+// the GPU's quantization is guaranteed to equal the oracle's bit for bit:
 //
 //   - FP8/UE8M0/BF16/FP16 conversions are integer operations on the float's
 //     bit pattern (the algorithm of numerics/Formats.cpp), exact on

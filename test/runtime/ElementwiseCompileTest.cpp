@@ -4,8 +4,8 @@
 // format, delayed scaling, fused programs), transpose and elementwise
 // kernel is compiled to a cubin for sm_90a and sm_100a, without spills,
 // within the cold-compile budget; the 1x128 and 128x128 quantize, whose
-// scales the GPU executor mirrors for the GEMM (runtime/PlanScaleMirror.h),
-// store them twice.
+// scales the GPU executor mirrors for the GEMM
+// (runtime/plan/PlanScaleMirror.h), store them twice.
 //
 //===----------------------------------------------------------------------===//
 

@@ -404,7 +404,7 @@ TEST(GemmGpu, ScaleLoadPaths) {
     }
   // B scale pitches that are not 16 bytes (9 and 86 k-blocks), stored with
   // rows padded to a multiple of 4 as the plan executor's mirror stores
-  // them (runtime/PlanScaleMirror.h): by TMA.
+  // them (runtime/plan/PlanScaleMirror.h): by TMA.
   for (int bn : widths) {
     GpuCase c{recipe(kTok, kBlk, 128), 1000, 2112, 1040};
     c.scaleBPitch = 12;

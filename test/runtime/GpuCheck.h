@@ -20,7 +20,7 @@ struct GpuCase {
   bool outerContiguousScales = false;
   /// Store B's f32 [outer][K blocks] scales with rows this many scales apart
   /// (0: packed), padding zeroed, as the plan executor's mirror of B's
-  /// scales does (runtime/PlanScaleMirror.h).
+  /// scales does (runtime/plan/PlanScaleMirror.h).
   int64_t scaleBPitch = 0;
   /// Non-negative inputs (|x|): every partial sum grows, so the tensor
   /// cores' truncating accumulation loses the most, and how K is grouped

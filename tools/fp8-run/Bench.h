@@ -11,7 +11,7 @@
 #ifndef FP8_TOOLS_FP8RUN_BENCH_H
 #define FP8_TOOLS_FP8RUN_BENCH_H
 
-#include "runtime/PlanExecutor.h"
+#include "runtime/plan/PlanExecutor.h"
 
 #include <string>
 #include <vector>

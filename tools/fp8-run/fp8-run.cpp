@@ -8,7 +8,7 @@
 // Loads a plan (fp8-translate --fp8-to-plan), JIT-compiles its kernels
 // through the runtime's cache, allocates its buffers, runs the prepare steps
 // once and the run steps in order, writes the graph outputs as .npy, and on
-// request verifies the run (--verify, runtime/PlanVerify.h: every step and
+// request verifies the run (--verify, runtime/plan/PlanVerify.h: every step and
 // output against the CPU oracle, which decides; the outputs' quantization
 // error against the unquantized graph, within a bound derived from the
 // plan's recipe or --similarity-bound) and times the steps next to cuBLASLt
@@ -25,10 +25,10 @@
 #include "core/ParseNumber.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/MemoryBudget.h"
-#include "runtime/Plan.h"
-#include "runtime/PlanExecutor.h"
-#include "runtime/PlanOracle.h"
-#include "runtime/PlanVerify.h"
+#include "runtime/plan/Plan.h"
+#include "runtime/plan/PlanExecutor.h"
+#include "runtime/plan/PlanOracle.h"
+#include "runtime/plan/PlanVerify.h"
 #include "tools/fp8-run/Bench.h"
 
 #include <nlohmann/json.hpp>
@@ -569,7 +569,7 @@ int run(int argc, char **argv) {
               mib(double((*gpu)->deviceBytes())).c_str());
   {
     // The scales some GEMMs read in their TMA layout: A's transposed, B's
-    // with a padded pitch (runtime/PlanScaleMirror.h).
+    // with a padded pitch (runtime/plan/PlanScaleMirror.h).
     const ScaleMirrorPlan &mp = (*gpu)->scaleMirrors();
     json jm = json::array();
     for (size_t mi = 0; mi < mp.mirrors.size(); ++mi) {

@@ -1,6 +1,6 @@
 //===- PlanTranslation.cpp - fp8-translate --fp8-to-plan ------------------===//
 //
-// The pipeline's IR -> runtime/Plan.h. Every tensor value a step touches
+// The pipeline's IR -> runtime/plan/Plan.h. Every tensor value a step touches
 // becomes a buffer (arguments: inputs, weights or amax-history states;
 // returned values: outputs; constants; temporaries); dynamic sizes are
 // followed through the ops (tensor.dim -> tensor.empty -> results) and named

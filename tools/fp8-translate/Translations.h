@@ -1,7 +1,7 @@
 //===- Translations.h - fp8-translate's translations ------------*- C++ -*-===//
 //
 // Out of the fp8 pipeline's IR (after --fp8-compile):
-//   --fp8-to-plan  the plan JSON fp8-run executes (runtime/Plan.h)
+//   --fp8-to-plan  the plan JSON fp8-run executes (runtime/plan/Plan.h)
 //   --fp8-to-cuda  the CUDA source of every kernel (codegen/)
 // Both are thin adapters: the kernels are the fp8.kernel attributes'
 // specs, handed to codegen unchanged.
@@ -10,7 +10,7 @@
 #ifndef FP8_TOOLS_FP8TRANSLATE_TRANSLATIONS_H
 #define FP8_TOOLS_FP8TRANSLATE_TRANSLATIONS_H
 
-#include "runtime/Plan.h"
+#include "runtime/plan/Plan.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"

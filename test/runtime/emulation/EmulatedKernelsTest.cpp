@@ -5,12 +5,12 @@
 // (EmitKernels.cpp writes them at build time) are compiled with g++ against
 // a small CUDA emulator (CudaEmulator.h: real threads per CTA, barriers,
 // warp shuffles, atomics), launched as the GPU executor launches them (the
-// entry points, grids and parameter of runtime/PlanKernels.h, on a 1-SM
+// entry points, grids and parameter of runtime/plan/PlanKernels.h, on a 1-SM
 // "GPU" so that the grid-stride loops wrap), and their outputs compared
 // bit for bit with the CPU oracle's (runStepOnCpu) on ragged shapes and
 // stacks of matrices. Delayed scaling runs several steps on one
 // amax-history state. Quantize kernels also run with a scale mirror
-// (EwParams::scaleMirror, runtime/PlanScaleMirror.h), transposed (A's) or
+// (EwParams::scaleMirror, runtime/plan/PlanScaleMirror.h), transposed (A's) or
 // with a padded pitch (B's), which must hold the scales bit for bit. What this
 // cannot show: the GPU's memory model, its speed, NVRTC's code generation
 // (compiled, not run, by ElementwiseCompileTest).
@@ -20,9 +20,9 @@
 #include "codegen/Elementwise.h"
 #include "codegen/kernels/elementwise_params.h"
 #include "numerics/Random.h"
-#include "runtime/Plan.h"
-#include "runtime/PlanKernels.h"
-#include "runtime/PlanOracle.h"
+#include "runtime/plan/Plan.h"
+#include "runtime/plan/PlanKernels.h"
+#include "runtime/plan/PlanOracle.h"
 #include "test/runtime/emulation/CudaEmulatorRuntime.h"
 
 #include <gtest/gtest.h>
@@ -75,7 +75,7 @@ Shape shapeOf(const Shape3 &s) {
 }
 
 /// Runs the step's kernels as the executor launches them
-/// (runtime/PlanKernels.h: the same entry points, grids and parameter), on
+/// (runtime/plan/PlanKernels.h: the same entry points, grids and parameter), on
 /// a 1-SM "GPU" so that the grid-stride loops wrap.
 void runEmulated(const EmulatedKernel &k, const PlanStep &step,
                  const Shape &input, HostBuffers &buffers,
@@ -251,7 +251,8 @@ std::vector<size_t> quantizeKernels() {
   return out;
 }
 
-/// The two mirror layouts the executor asks for (runtime/PlanScaleMirror.h).
+/// The two mirror layouts the executor asks for
+/// (runtime/plan/PlanScaleMirror.h).
 enum class MirrorLayout {
   Transposed, ///< A's: [scaleCols][pad4(rows)], strides (1, pad4(rows))
   PaddedRows, ///< B's: [rows][pad4(scaleCols)], strides (pad4(scaleCols), 1)

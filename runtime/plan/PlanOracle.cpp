@@ -1,6 +1,6 @@
 //===- PlanOracle.cpp - A plan on the CPU: the oracle and the reference ---===//
 
-#include "runtime/PlanOracle.h"
+#include "runtime/plan/PlanOracle.h"
 
 #include "codegen/kernels/elementwise_params.h"
 #include "numerics/Formats.h"

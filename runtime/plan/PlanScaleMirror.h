@@ -17,13 +17,13 @@
 //     [N/128][pad4(K/128)].
 // The plan, its buffers and what verification compares stay as they are.
 // Which steps do this is decided here, without a GPU, so that it is unit
-// tested; runtime/PlanExecutor.cpp allocates and passes the mirrors.
+// tested; runtime/plan/PlanExecutor.cpp allocates and passes the mirrors.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_PLANSCALEMIRROR_H
 #define FP8_RUNTIME_PLANSCALEMIRROR_H
 
-#include "runtime/Plan.h"
+#include "runtime/plan/Plan.h"
 
 #include <cstdint>
 #include <optional>

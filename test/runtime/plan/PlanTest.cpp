@@ -6,16 +6,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Plan.h"
+#include "runtime/plan/Plan.h"
 #include "numerics/Formats.h"
 #include "numerics/Quantize.h"
 #include "numerics/Random.h"
 #include "numerics/ReferenceGemm.h"
-#include "runtime/PlanOracle.h"
+#include "runtime/plan/PlanOracle.h"
 
 #include "codegen/kernels/fp8_math.h"
 
-#include "test/runtime/DeepSeekPlan.h"
+#include "test/runtime/plan/DeepSeekPlan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- Plan.cpp - A compiled model graph: buffers, steps, kernel specs ----===//
 
-#include "runtime/Plan.h"
+#include "runtime/plan/Plan.h"
 
 #include "core/InputFile.h"
 #include "core/JsonFields.h"

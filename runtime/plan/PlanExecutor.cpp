@@ -1,13 +1,13 @@
 //===- PlanExecutor.cpp - A plan on the GPU -------------------------------===//
 
-#include "runtime/PlanExecutor.h"
+#include "runtime/plan/PlanExecutor.h"
 
 #include "codegen/Elementwise.h"
 #include "codegen/Gemm.h"
 #include "codegen/kernels/elementwise_params.h"
 #include "runtime/Gemm.h"
 #include "runtime/LoadedKernels.h"
-#include "runtime/PlanKernels.h"
+#include "runtime/plan/PlanKernels.h"
 
 #include <algorithm>
 

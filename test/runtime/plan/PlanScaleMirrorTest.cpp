@@ -1,6 +1,6 @@
 //===- PlanScaleMirrorTest.cpp - Which GEMMs read mirrored scales ---------===//
 //
-// runtime/PlanScaleMirror.h decides, without a GPU, which GEMM steps read
+// runtime/plan/PlanScaleMirror.h decides, without a GPU, which GEMM steps read
 // their 1x128 A scales from a quantize step's transposed mirror, or their
 // 128x128 B scales from a copy with a 16-byte pitch (the layouts the sm_90a
 // kernel takes by TMA), and with which strides. Here: both rules on a small
@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/PlanScaleMirror.h"
-#include "runtime/Plan.h"
+#include "runtime/plan/PlanScaleMirror.h"
+#include "runtime/plan/Plan.h"
 
-#include "test/runtime/DeepSeekPlan.h"
+#include "test/runtime/plan/DeepSeekPlan.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #ifndef FP8_TEST_RUNTIME_DEEPSEEKPLAN_H
 #define FP8_TEST_RUNTIME_DEEPSEEKPLAN_H
 
-#include "runtime/Plan.h"
+#include "runtime/plan/Plan.h"
 
 #include <string>
 

@@ -17,10 +17,10 @@
 #ifndef FP8_TEST_RUNTIME_PERTENSORPLAN_H
 #define FP8_TEST_RUNTIME_PERTENSORPLAN_H
 
-#include "runtime/Plan.h"
-#include "runtime/PlanOracle.h"
+#include "runtime/plan/Plan.h"
+#include "runtime/plan/PlanOracle.h"
 
-#include "test/runtime/DeepSeekPlan.h"
+#include "test/runtime/plan/DeepSeekPlan.h"
 
 #include <cmath>
 #include <string>

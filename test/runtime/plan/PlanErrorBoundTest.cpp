@@ -1,6 +1,6 @@
 //===- PlanErrorBoundTest.cpp - The recipe's error derived from a plan ----===//
 //
-// runtime/PlanErrorBound.h: each format's mean squared relative rounding
+// runtime/plan/PlanErrorBound.h: each format's mean squared relative rounding
 // error against rounding done with numerics/, and the bounds derived
 // for one GEMM (E4M3 x E4M3, E4M3 x E5M2, through a transpose), a chain of
 // two, the example MLP (the FFN shape: a quantization shared by two GEMMs
@@ -8,12 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/PlanErrorBound.h"
+#include "runtime/plan/PlanErrorBound.h"
 #include "numerics/Formats.h"
 #include "numerics/Random.h"
-#include "runtime/Plan.h"
+#include "runtime/plan/Plan.h"
 
-#include "test/runtime/DeepSeekPlan.h"
+#include "test/runtime/plan/DeepSeekPlan.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 //   - outputs against the oracle: every graph output against the whole plan
 //     run on the CPU oracle from the same inputs; the similarity must stay
 //     within the bound derived from the plan's recipe
-//     (runtime/PlanErrorBound.h): a GPU departing from the oracle by more
+//     (runtime/plan/PlanErrorBound.h): a GPU departing from the oracle by more
 //     than the recipe's own error is wrong. Non-finite values fail;
 //   - the recipe's quantization error: every graph output against the
 //     unquantized reference graph, within the derived bound or one the
@@ -23,9 +23,9 @@
 #ifndef FP8_RUNTIME_PLANVERIFY_H
 #define FP8_RUNTIME_PLANVERIFY_H
 
-#include "runtime/Plan.h"
-#include "runtime/PlanErrorBound.h"
-#include "runtime/PlanOracle.h"
+#include "runtime/plan/Plan.h"
+#include "runtime/plan/PlanErrorBound.h"
+#include "runtime/plan/PlanOracle.h"
 
 #include <optional>
 #include <string>
@@ -61,7 +61,7 @@ struct SimilarityCheck {
 
 /// Where the bound of the quantization-error check comes from.
 enum class BoundSource : uint8_t {
-  Derived, ///< the plan's recipe (runtime/PlanErrorBound.h)
+  Derived, ///< the plan's recipe (runtime/plan/PlanErrorBound.h)
   Stated,  ///< the user (fp8-run --similarity-bound)
 };
 

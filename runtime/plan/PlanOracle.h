@@ -12,7 +12,7 @@
 //   - the reference runs the unquantized graph (matmuls in FP64 from the
 //     high-precision inputs, rounded to each value's element type): what
 //     the recipe's quantization error is measured against
-//     (runtime/PlanVerify.h).
+//     (runtime/plan/PlanVerify.h).
 // Plain C++ (no CUDA): unit tests run it in CI.
 //
 //===----------------------------------------------------------------------===//
@@ -22,7 +22,7 @@
 #include "numerics/Accumulator.h"
 #include "numerics/DelayedScaling.h"
 #include "numerics/Metrics.h"
-#include "runtime/Plan.h"
+#include "runtime/plan/Plan.h"
 
 #include <cstdint>
 #include <map>

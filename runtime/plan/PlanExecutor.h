@@ -14,9 +14,9 @@
 #include "runtime/CudaDriver.h"
 #include "runtime/DeviceBuffer.h"
 #include "runtime/KernelCache.h"
-#include "runtime/Plan.h"
-#include "runtime/PlanOracle.h"
-#include "runtime/PlanScaleMirror.h"
+#include "runtime/plan/Plan.h"
+#include "runtime/plan/PlanOracle.h"
+#include "runtime/plan/PlanScaleMirror.h"
 
 #include <memory>
 #include <string>
@@ -82,7 +82,7 @@ public:
   /// Whether that GEMM took its B scales by TMA (GemmReport::scaleBTma).
   bool gemmScaleBTma(size_t index) const;
   /// The scales mirrored in the GEMM's TMA layout
-  /// (runtime/PlanScaleMirror.h).
+  /// (runtime/plan/PlanScaleMirror.h).
   const ScaleMirrorPlan &scaleMirrors() const { return mirrors_; }
 
 private:

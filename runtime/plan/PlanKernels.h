@@ -13,7 +13,7 @@
 
 #include "codegen/Elementwise.h"
 #include "codegen/kernels/elementwise_params.h"
-#include "runtime/Plan.h"
+#include "runtime/plan/Plan.h"
 
 #include <functional>
 #include <string>
@@ -37,7 +37,7 @@ std::vector<AuxStepLaunch> auxStepLaunches(const PlanStep &step,
 /// buffer lives, `amax` the step's amax scratch (quantize, block path).
 /// A quantize step also writes its scales to `scaleMirror` when it is not
 /// null, scale (r, c) at r * mirrorStrideRows + c * mirrorStrideCols
-/// (runtime/PlanScaleMirror.h).
+/// (runtime/plan/PlanScaleMirror.h).
 fp8k::EwParams
 auxStepParams(const PlanStep &step, const Shape &input,
               const std::function<void *(const std::string &)> &address,

@@ -1,9 +1,9 @@
 //===- PlanVerifyTest.cpp - The verdict on a plan's run, without a GPU ----===//
 //
-// runtime/PlanVerify.h on runs computed on the CPU as an H100 computes them
-// (the oracle with the tensor cores' accumulator model), the checker always
-// holding the correct plan (test/runtime/PerTensorPlan.h): a run of that
-// plan passes every check; a run of the plan with a wrong kernel constant
+// runtime/plan/PlanVerify.h on runs computed on the CPU as an H100 computes
+// them (the oracle with the tensor cores' accumulator model), the checker
+// always holding the correct plan (test/runtime/plan/PerTensorPlan.h): a run of
+// that plan passes every check; a run of the plan with a wrong kernel constant
 // (the GEMM's promotion interval 0 instead of 128) fails at the GEMM step
 // and at the output against the oracle, while its quantize steps still
 // pass; a non-finite value fails; the bounds and their sources reach the
@@ -11,12 +11,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/PlanVerify.h"
-#include "runtime/Plan.h"
-#include "runtime/PlanErrorBound.h"
-#include "runtime/PlanOracle.h"
+#include "runtime/plan/PlanVerify.h"
+#include "runtime/plan/Plan.h"
+#include "runtime/plan/PlanErrorBound.h"
+#include "runtime/plan/PlanOracle.h"
 
-#include "test/runtime/PerTensorPlan.h"
+#include "test/runtime/plan/PerTensorPlan.h"
 
 #include <gtest/gtest.h>
 

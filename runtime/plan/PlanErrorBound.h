@@ -28,7 +28,7 @@
 #ifndef FP8_RUNTIME_PLANERRORBOUND_H
 #define FP8_RUNTIME_PLANERRORBOUND_H
 
-#include "runtime/Plan.h"
+#include "runtime/plan/Plan.h"
 
 #include <string>
 #include <vector>

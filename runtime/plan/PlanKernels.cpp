@@ -1,6 +1,6 @@
 //===- PlanKernels.cpp - How a plan's elementwise steps are launched ------===//
 
-#include "runtime/PlanKernels.h"
+#include "runtime/plan/PlanKernels.h"
 
 namespace fp8 {
 

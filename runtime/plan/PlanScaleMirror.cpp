@@ -1,6 +1,6 @@
 //===- PlanScaleMirror.cpp - GEMM scales in their TMA layout --------------===//
 
-#include "runtime/PlanScaleMirror.h"
+#include "runtime/plan/PlanScaleMirror.h"
 
 #include <cstdint>
 

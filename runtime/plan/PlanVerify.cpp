@@ -1,6 +1,6 @@
 //===- PlanVerify.cpp - The verdict on a run of a plan --------------------===//
 
-#include "runtime/PlanVerify.h"
+#include "runtime/plan/PlanVerify.h"
 
 #include "numerics/Metrics.h"
 

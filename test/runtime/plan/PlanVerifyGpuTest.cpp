@@ -1,9 +1,9 @@
 //===- PlanVerifyGpuTest.cpp - The verdict on a plan's GPU run ------------===//
 //
 // Runs on the GPU machine (ctest label "gpu", via scripts/gpu-check.sh).
-// The per-tensor E4M3 GEMM plan of test/runtime/PerTensorPlan.h (M=64,
+// The per-tensor E4M3 GEMM plan of test/runtime/plan/PerTensorPlan.h (M=64,
 // N=128, K=4096, promotion every 128, positive inputs) runs on the GPU
-// through the plan executor and is checked by runtime/PlanVerify.h with
+// through the plan executor and is checked by runtime/plan/PlanVerify.h with
 // the plan as compiled: the run of that plan passes every check; the run
 // of the plan with the GEMM's promotion interval set to 0 (a wrong kernel
 // constant: the tensor cores' truncating accumulator then sums all of K)
@@ -12,10 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/PlanExecutor.h"
-#include "runtime/PlanVerify.h"
+#include "runtime/plan/PlanExecutor.h"
+#include "runtime/plan/PlanVerify.h"
 
-#include "test/runtime/PerTensorPlan.h"
+#include "test/runtime/plan/PerTensorPlan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- PlanErrorBound.cpp - What a plan's recipe is expected to cost ------===//
 
-#include "runtime/PlanErrorBound.h"
+#include "runtime/plan/PlanErrorBound.h"
 
 #include "numerics/Formats.h"
 
