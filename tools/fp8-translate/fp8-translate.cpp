@@ -12,7 +12,8 @@
 
 #include "tools/common/RegisterAll.h"
 #include "tools/common/ToolInput.h"
-#include "tools/fp8-translate/Translations.h"
+
+#include "passes/Export.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -25,11 +26,11 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
-namespace mlir::fp8 {
-LogicalResult translateToCuda(ModuleOp module, llvm::raw_ostream &os);
-} // namespace mlir::fp8
-
-void mlir::fp8::registerFP8Translations() {
+namespace {
+/// --fp8-to-plan and --fp8-to-cuda.
+void registerFP8Translations() {
+  using namespace mlir;
+  using namespace mlir::fp8;
   auto dialects = [](DialectRegistry &registry) {
     registerAllDialects(registry);
   };
@@ -53,10 +54,12 @@ void mlir::fp8::registerFP8Translations() {
       dialects);
 }
 
+} // namespace
+
 int main(int argc, char **argv) {
   namespace cl = llvm::cl;
   llvm::InitLLVM init(argc, argv);
-  mlir::fp8::registerFP8Translations();
+  registerFP8Translations();
   static cl::opt<std::string> inputFilename(
       cl::Positional, cl::desc("<input file>"), cl::init("-"));
   static cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),

@@ -1,11 +1,11 @@
-//===- CudaTranslation.cpp - fp8-translate --fp8-to-cuda ------------------===//
+//===- ExportCuda.cpp - The compiled IR as CUDA source --------------------===//
 //
 // The CUDA source of every kernel of the module, in op order, each once:
 // the fp8.kernel specs handed to codegen (emitGemm, emitElementwise).
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/fp8-translate/Translations.h"
+#include "passes/Export.h"
 
 #include "passes/KernelAttrs.h"
 
@@ -16,10 +16,6 @@
 
 using namespace mlir;
 using namespace mlir::fp8;
-
-namespace mlir::fp8 {
-LogicalResult translateToCuda(ModuleOp module, llvm::raw_ostream &os);
-} // namespace mlir::fp8
 
 LogicalResult mlir::fp8::translateToCuda(ModuleOp module,
                                          llvm::raw_ostream &os) {

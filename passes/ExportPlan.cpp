@@ -1,4 +1,4 @@
-//===- PlanTranslation.cpp - fp8-translate --fp8-to-plan ------------------===//
+//===- ExportPlan.cpp - The compiled IR as a plan -------------------------===//
 //
 // The pipeline's IR -> runtime/plan/Plan.h. Every tensor value a step touches
 // becomes a buffer (arguments: inputs, weights or amax-history states;
@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/fp8-translate/Translations.h"
+#include "passes/Export.h"
 
 #include "passes/ElementwiseProgram.h"
 #include "passes/KernelAttrs.h"
