@@ -28,13 +28,15 @@
 #include "codegen/Heuristics.h"
 #include "core/KernelSpec.h"
 #include "core/Status.h"
+#include "core/Target.h"
 
 #include <cstdint>
 
 namespace fp8 {
 
 /// Largest dynamic shared memory a Blackwell (sm_100) CTA may use (227 KiB).
-inline constexpr int kSm100MaxSharedBytes = 232448;
+inline constexpr int kSm100MaxSharedBytes =
+    targetInfo(Arch::SM100a).maxSharedBytes;
 /// Tensor-memory columns of one SM (128 lanes x 512 columns x 32 bits).
 inline constexpr int kSm100TmemColumns = 512;
 

@@ -11,6 +11,7 @@
 #include "codegen/GeneratedKernel.h"
 #include "core/KernelSpec.h"
 #include "core/Status.h"
+#include "core/Target.h"
 
 #include <optional>
 #include <string>
@@ -18,7 +19,8 @@
 namespace fp8 {
 
 /// Largest dynamic shared memory a Hopper CTA may use (227 KiB).
-inline constexpr int kSm90MaxSharedBytes = 232448;
+inline constexpr int kSm90MaxSharedBytes =
+    targetInfo(Arch::SM90a).maxSharedBytes;
 
 /// How one operand's scales enter the kernel.
 struct Sm90ScalePlan {

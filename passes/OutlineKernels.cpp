@@ -14,6 +14,7 @@
 
 #include "codegen/Elementwise.h"
 #include "codegen/Gemm.h"
+#include "core/Target.h"
 #include "dialect/FP8Ops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -126,7 +127,11 @@ struct OutlineKernelsPass
       // The runtime picks the tile for the actual M; the recipe and shape
       // must suit the generator whatever it picks.
       check.m = 4096;
-      check.tile = ::fp8::selectConfig(check, 132).tile;
+      // With the pipeline's default SM count (an H100's, for either arch:
+      // the runtime re-selects for the device it runs on).
+      check.tile = ::fp8::selectConfig(
+                       check, ::fp8::targetInfo(::fp8::Arch::SM90a).smCount)
+                       .tile;
       spec->tile = check.tile;
     }
     if (::fp8::Status s = ::fp8::checkGemmSpec(check); !s)

@@ -6,6 +6,8 @@
 #ifndef FP8_PASSES_PASSES_H
 #define FP8_PASSES_PASSES_H
 
+#include "core/Target.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::fp8 {

@@ -128,8 +128,9 @@ def FP8SelectConfig : Pass<"fp8-select-config", "ModuleOp"> {
   let options = [
     Option<"tuningDb", "tuning-db", "std::string", /*default=*/"\"\"",
            "Tuning database (JSON, docs/pipeline.md); empty: the heuristic">,
-    Option<"smCount", "sm-count", "int", /*default=*/"132",
-           "SMs of the target GPU (132: H100 SXM)">,
+    Option<"smCount", "sm-count", "int",
+           /*default=*/"::fp8::targetInfo(::fp8::Arch::SM90a).smCount",
+           "SMs of the target GPU (default: an H100 SXM's, core/Target.h)">,
     Option<"mHint", "m-hint", "int64_t", /*default=*/"4096",
            "Rows a dynamic M is configured for; 0: let the runtime choose">,
   ];

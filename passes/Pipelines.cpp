@@ -26,9 +26,9 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       *this, "tuning-db",
       llvm::cl::desc("Tuning database (JSON); empty: the heuristic"),
       llvm::cl::init("")};
-  Option<int> smCount{*this, "sm-count",
-                      llvm::cl::desc("SMs of the target GPU"),
-                      llvm::cl::init(132)};
+  Option<int> smCount{
+      *this, "sm-count", llvm::cl::desc("SMs of the target GPU"),
+      llvm::cl::init(::fp8::targetInfo(::fp8::Arch::SM90a).smCount)};
   Option<int64_t> mHint{
       *this, "m-hint",
       llvm::cl::desc("Rows a dynamic M is configured for; 0: the runtime "

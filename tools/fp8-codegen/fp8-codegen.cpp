@@ -21,6 +21,7 @@
 #include "codegen/Sm90Gemm.h"
 #include "core/Env.h"
 #include "core/JsonInput.h"
+#include "core/Target.h"
 #include "runtime/Nvrtc.h"
 #include "tools/fp8-numerics/Args.h"
 
@@ -199,7 +200,7 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
   }
 
   // The tile: the heuristic's choice for M (default 4096), then --tile's keys.
-  int sms = bw ? 148 : 132;
+  int sms = targetInfo(s.arch).smCount;
   if (args.has("sms")) {
     auto v = args.getInt("sms", 1, 1024);
     if (!v)

@@ -23,6 +23,7 @@
 
 #include "core/Env.h"
 #include "core/ParseNumber.h"
+#include "core/Target.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/MemoryBudget.h"
 #include "runtime/plan/Plan.h"
@@ -70,7 +71,8 @@ struct Options {
   bool writeOutputs = true;
   bool verify = false, bench = false, compileOnly = false, cpu = false;
   int iters = 20;
-  int smCount = 132;
+  /// --sm-count: the H100's, for plans compiled without a GPU at hand.
+  int smCount = targetInfo(Arch::SM90a).smCount;
   std::optional<double> similarityBound; ///< stated; else derived
   std::string jsonOut;
 };

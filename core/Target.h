@@ -1,0 +1,41 @@
+//===- Target.h - What the toolkit assumes of each target GPU ---*- C++ -*-===//
+//
+// One row per architecture: the GPU whose figures are the defaults, its SM
+// count (the heuristics' default when the GPU is not at hand: the passes,
+// fp8-codegen, fp8-run --compile-only), and the dynamic shared memory one
+// CTA may use. The runtime reads the real device's values where it has one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_CORE_TARGET_H
+#define FP8_CORE_TARGET_H
+
+#include "core/Recipe.h"
+
+namespace fp8 {
+
+struct TargetInfo {
+  Arch arch;
+  const char *gpu;    ///< the GPU the defaults describe
+  int smCount;        ///< its SMs
+  int maxSharedBytes; ///< dynamic shared memory per CTA (opt-in), bytes
+};
+
+/// Indexed by Arch.
+inline constexpr TargetInfo kTargets[] = {
+    // H100 SXM: 132 SMs, 227 KiB of shared memory per CTA.
+    {Arch::SM90a, "H100 SXM", 132, 232448},
+    // B200: 148 SMs, 227 KiB per CTA.
+    {Arch::SM100a, "B200", 148, 232448},
+};
+
+constexpr const TargetInfo &targetInfo(Arch arch) {
+  return kTargets[static_cast<int>(arch)];
+}
+
+static_assert(targetInfo(Arch::SM90a).arch == Arch::SM90a &&
+                  targetInfo(Arch::SM100a).arch == Arch::SM100a,
+              "kTargets is indexed by Arch");
+
+} // namespace fp8
+
+#endif // FP8_CORE_TARGET_H
