@@ -117,12 +117,6 @@ std::string granTag(const Granularity &g) {
   return s;
 }
 
-std::string fmtTag(DType t) {
-  return t == DType::E5M2     ? "e5m2"
-         : t == DType::E4M3FN ? "e4m3"
-                              : std::string(toString(t));
-}
-
 /// A float as an exact C++ expression.
 std::string floatLiteral(float v) {
   if (!std::isfinite(v)) {
@@ -592,12 +586,12 @@ std::string ElementwiseSpec::kernelName() const {
   case AuxKind::Elementwise:
     return "fp8_ew_" + std::string(toString(out)) + "_" + h;
   case AuxKind::Quantize:
-    return "fp8_quant_" + fmtTag(quant.format) + "_" +
+    return "fp8_quant_" + std::string(tagOf(quant.format)) + "_" +
            granTag(quant.granularity) +
            (quant.mode == ScalingMode::Delayed ? "_delayed" : "") +
            (program.instrs.empty() ? "" : "_fused") + "_" + h;
   case AuxKind::Transpose:
-    return "fp8_transpose_" + fmtTag(quant.format) + "_" +
+    return "fp8_transpose_" + std::string(tagOf(quant.format)) + "_" +
            granTag(quant.granularity) + "_" + h;
   }
   return "fp8_aux_" + h;

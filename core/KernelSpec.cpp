@@ -62,24 +62,6 @@ static std::string granTag(const Granularity &g) {
   return s;
 }
 
-static std::string_view fmtTag(DType t) {
-  switch (t) {
-  case DType::E4M3FN:
-    return "e4m3";
-  case DType::E5M2:
-    return "e5m2";
-  case DType::BF16:
-    return "bf16";
-  case DType::F16:
-    return "f16";
-  case DType::F32:
-    return "f32";
-  case DType::UE8M0:
-    return "e8m0";
-  }
-  return "x";
-}
-
 std::string KernelSpec::kernelName() const {
   // M is deliberately absent: one kernel serves every M (it is a launch
   // argument), so the cache shares it across token counts.
@@ -89,16 +71,16 @@ std::string KernelSpec::kernelName() const {
     s += kind == GemmKind::GroupedContiguous ? "_gc" : "_gm";
   s += "_n" + std::to_string(n) + "_k" + std::to_string(k);
   s += "_";
-  s += fmtTag(a.format);
+  s += tagOf(a.format);
   s += a.layout == Layout::KMajor ? "t" : "n";
   s += granTag(a.granularity);
   s += "_";
-  s += fmtTag(b.format);
+  s += tagOf(b.format);
   s += b.layout == Layout::KMajor ? "t" : "n";
   s += granTag(b.granularity);
   s += "_p" + std::to_string(promotionInterval);
   s += "_";
-  s += fmtTag(out);
+  s += tagOf(out);
   if (accumulate)
     s += "acc";
   s += "_" + std::to_string(tile.blockM) + "x" + std::to_string(tile.blockN) +

@@ -6,23 +6,31 @@
 
 namespace fp8 {
 
-std::string_view toString(DType t) {
-  switch (t) {
-  case DType::E4M3FN:
-    return "e4m3fn";
-  case DType::E5M2:
-    return "e5m2";
-  case DType::BF16:
-    return "bf16";
-  case DType::F16:
-    return "f16";
-  case DType::F32:
-    return "f32";
-  case DType::UE8M0:
-    return "ue8m0";
-  }
-  return "?";
+namespace {
+/// Every spelling of each element type, in one place.
+struct DTypeNames {
+  DType type;
+  std::string_view name, tag, mlir;
+};
+constexpr DTypeNames kDTypeNames[] = {
+    {DType::E4M3FN, "e4m3fn", "e4m3", "f8E4M3FN"},
+    {DType::E5M2, "e5m2", "e5m2", "f8E5M2"},
+    {DType::BF16, "bf16", "bf16", "bf16"},
+    {DType::F16, "f16", "f16", "f16"},
+    {DType::F32, "f32", "f32", "f32"},
+    {DType::UE8M0, "ue8m0", "e8m0", "f8E8M0FNU"},
+};
+const DTypeNames &namesOf(DType t) {
+  for (const DTypeNames &n : kDTypeNames)
+    if (n.type == t)
+      return n;
+  return kDTypeNames[0]; // unreachable: every DType has a row
 }
+} // namespace
+
+std::string_view toString(DType t) { return namesOf(t).name; }
+std::string_view tagOf(DType t) { return namesOf(t).tag; }
+std::string_view mlirNameOf(DType t) { return namesOf(t).mlir; }
 
 std::string_view toString(ScaleFormat f) {
   switch (f) {
@@ -81,13 +89,10 @@ static std::optional<E> lookup(std::string_view s, const E (&values)[N]) {
 }
 
 std::optional<DType> parseDType(std::string_view s) {
-  if (s == "e4m3" || s == "f8E4M3FN")
-    return DType::E4M3FN;
-  if (s == "f8E5M2")
-    return DType::E5M2;
-  const DType all[] = {DType::E4M3FN, DType::E5M2, DType::BF16,
-                       DType::F16,    DType::F32,  DType::UE8M0};
-  return lookup(s, all);
+  for (const DTypeNames &n : kDTypeNames)
+    if (s == n.name || s == n.tag || s == n.mlir)
+      return n.type;
+  return std::nullopt;
 }
 
 std::optional<ScaleFormat> parseScaleFormat(std::string_view s) {

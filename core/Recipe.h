@@ -130,6 +130,12 @@ struct QuantRecipe {
 
 /// "e4m3fn", "e5m2", "bf16", "f16", "f32", "ue8m0".
 std::string_view toString(DType t);
+/// The short spelling in kernel names: "e4m3", "e5m2", "bf16", "f16",
+/// "f32", "e8m0".
+std::string_view tagOf(DType t);
+/// MLIR's spelling of the element type: "f8E4M3FN", "f8E5M2", "bf16",
+/// "f16", "f32", "f8E8M0FNU".
+std::string_view mlirNameOf(DType t);
 /// "f32", "f32_pow2", "ue8m0".
 std::string_view toString(ScaleFormat f);
 /// "current", "delayed".
@@ -144,6 +150,7 @@ std::string_view toString(Arch a);
 /// "<rows>x<cols>" in general), with ":<scale format>" appended unless f32.
 std::string toString(const Granularity &g);
 
+/// Any spelling of toString, tagOf or mlirNameOf.
 std::optional<DType> parseDType(std::string_view s);
 std::optional<ScaleFormat> parseScaleFormat(std::string_view s);
 std::optional<ScalingMode> parseScalingMode(std::string_view s);

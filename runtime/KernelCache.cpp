@@ -372,10 +372,11 @@ Expected<CubinHandle> KernelCache::get(const GeneratedKernel &kernel) {
   auto k = std::make_shared<const CompiledKernel>(std::move(*compiled));
   if (env::jitDebug())
     std::fprintf(stderr,
-                 "[fp8-jit] %s: compiled in %.1f ms (%d registers, %d bytes "
-                 "spilled, %d bytes stack)\n",
-                 kernel.name.c_str(), k->compileSeconds * 1e3, k->registers,
-                 k->spillBytes, k->stackBytes);
+                 "[fp8-jit] %s: compiled in %.1f ms (%.1f ms of CPU; %d "
+                 "registers, %d bytes spilled, %d bytes stack)\n",
+                 kernel.name.c_str(), k->compileSeconds * 1e3,
+                 k->compileCpuSeconds * 1e3, k->registers, k->spillBytes,
+                 k->stackBytes);
   if (!handle.path.empty()) {
     Status w = writeEntry(handle.path, handle.key, *k);
     if (!w.isOk())

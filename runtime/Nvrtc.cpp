@@ -9,8 +9,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
+#include <time.h>
 
 namespace fp8 {
+
+namespace {
+/// CPU time of the calling thread: NVRTC and ptxas run in it.
+double threadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+} // namespace
 
 std::string nvrtcVersionString() {
   int major = 0, minor = 0;
@@ -144,6 +154,7 @@ void disableNvrtcCache() {
 Expected<CompiledKernel> compileWithNvrtc(const GeneratedKernel &kernel) {
   disableNvrtcCache();
   auto start = std::chrono::steady_clock::now();
+  const double cpuStart = threadCpuSeconds();
   Program p;
   FP8_RETURN_IF_ERROR(createProgram(kernel, p));
   std::vector<std::string> opts = nvrtcOptions(kernel.arch);
@@ -176,6 +187,7 @@ Expected<CompiledKernel> compileWithNvrtc(const GeneratedKernel &kernel) {
   out.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+  out.compileCpuSeconds = threadCpuSeconds() - cpuStart;
   parsePtxasInfo(out.log, out);
   return out;
 }

@@ -17,10 +17,12 @@ namespace fp8 {
 
 /// A cubin and what ptxas said about it.
 struct CompiledKernel {
-  std::string name;        ///< entry point
-  std::vector<char> cubin; ///< the binary
-  std::string log;         ///< NVRTC + ptxas log (ptxas -v)
-  double compileSeconds = 0;
+  std::string name;             ///< entry point
+  std::vector<char> cubin;      ///< the binary
+  std::string log;              ///< NVRTC + ptxas log (ptxas -v)
+  double compileSeconds = 0;    ///< wall time of the compile
+  double compileCpuSeconds = 0; ///< CPU time of the compiling thread (what
+                                ///< the compile costs, whatever else runs)
   int registers = -1;  ///< per thread, from ptxas -v (-1: not reported)
   int spillBytes = -1; ///< spill stores + loads (-1: not reported)
   int stackBytes = -1; ///< stack frame (-1: not reported)

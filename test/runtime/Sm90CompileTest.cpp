@@ -128,7 +128,10 @@ TEST_P(Sm90Compile, CompilesWithoutSpills) {
     EXPECT_EQ(c->stackBytes, 0) << v.name << "\n" << c->log;
   }
   EXPECT_GT(c->registers, 0);
-  EXPECT_LT(c->compileSeconds, 2.0) << "(budget 0.5 s on the GPU machine)";
+  // CPU time, not wall time: the bound holds on a busy CI machine too.
+  EXPECT_LT(c->compileCpuSeconds, 2.0)
+      << "(wall " << c->compileSeconds
+      << " s; budget 0.5 s on the GPU machine)";
   if (split < 0)
     EXPECT_NE(g->source.find("kTailSplit = " + std::to_string(-split)),
               std::string::npos);
