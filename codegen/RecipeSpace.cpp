@@ -74,7 +74,7 @@ KernelSpec recipeSpec(const RecipePoint &p, Arch arch, int64_t m, int64_t n,
   s.k = k;
   s.a = p.a;
   s.b = p.b;
-  s.promotionInterval = p.promotionInterval.value_or(0);
+  s.promotionInterval = p.promotionInterval;
   s.out = p.out;
   return s;
 }

@@ -146,18 +146,16 @@ Status checkSm100Recipe(const KernelSpec &s) {
                   "both operands and their scales K-major), found A ",
                   toString(s.a.layout), " and B ", toString(s.b.layout),
                   ": transpose the operand first");
-  const int64_t p = s.promotionInterval;
-  const std::optional<int64_t> interval =
-      p == 0 ? std::nullopt : std::optional<int64_t>(p);
-  FP8_RETURN_IF_ERROR(checkGemmRecipe(s.a, s.b, interval, s.out));
+  FP8_RETURN_IF_ERROR(checkGemmRecipe(s.a, s.b, s.promotionInterval, s.out));
   auto pa = planScales(s, true);
   if (!pa)
     return pa.status();
   auto pb = planScales(s, false);
   if (!pb)
     return pb.status();
-  if (p != 0 && p != kMmaK)
-    return errorf("expected promotion interval 32 (or 0) on sm_100a, found ", p,
+  if (s.promotionInterval && *s.promotionInterval != kMmaK)
+    return errorf("expected promotion interval 32 (or 0) on sm_100a, found ",
+                  *s.promotionInterval,
                   ": every K = 32 tcgen05.mma step adds its (block-scaled) "
                   "products to the FP32 accumulator in tensor memory, which "
                   "is promotion every 32 elements");

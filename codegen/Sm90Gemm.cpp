@@ -3,6 +3,7 @@
 #include "codegen/Sm90Gemm.h"
 
 #include "core/Env.h"
+#include "core/RecipeRules.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -81,8 +82,8 @@ bool wideRegisters(const KernelSpec &s) {
 int maxUnchunkedBlockN(const KernelSpec &s) {
   // Several promotions per k-block (interval 32 or 64) keep the next
   // k-block's scales live across more code: 192 columns spill there.
-  const int64_t p = s.promotionInterval;
-  return wideRegisters(s) && !(p > 0 && p < 128) ? 192 : 160;
+  const int64_t p = s.promotionInterval.value_or(128);
+  return wideRegisters(s) && p >= 128 ? 192 : 160;
 }
 
 /// Widest promoted tile: chunking reaches 256 (wgmma's N limit) when the
@@ -90,9 +91,9 @@ int maxUnchunkedBlockN(const KernelSpec &s) {
 /// end of each k-block) and there is no split-K; the chunked kernel holds
 /// 128 + 64 accumulator floats per thread.
 int maxPromotedBlockN(const KernelSpec &s) {
-  const bool chunkable = s.promotionInterval > 0 &&
-                         128 % s.promotionInterval == 0 && s.tile.splitK == 1 &&
-                         wideRegisters(s);
+  const bool chunkable = s.promotionInterval &&
+                         128 % *s.promotionInterval == 0 &&
+                         s.tile.splitK == 1 && wideRegisters(s);
   // Several promotions per k-block spill above 192 chunked columns.
   if (chunkable)
     return s.promotionInterval == 128 ? 256 : 192;
@@ -105,12 +106,11 @@ int maxPromotedBlockN(const KernelSpec &s) {
 /// promotion intervals of at most one k-block, and without split-K).
 int mmaN(const KernelSpec &s) {
   const int bn = s.tile.blockN;
-  const int64_t p = s.promotionInterval;
   if (s.tile.overlap == PromotionOverlap::AlternateN)
     return bn / 2;
   if (s.tile.overlap == PromotionOverlap::AlternateK)
     return bn;
-  if (p > 0 && bn > maxUnchunkedBlockN(s))
+  if (s.promotionInterval && bn > maxUnchunkedBlockN(s))
     return bn / 2; // maxPromotedBlockN admits this only when chunkable
   return bn;
 }
@@ -216,28 +216,9 @@ Status checkSm90Recipe(const KernelSpec &s) {
   auto pb = planSm90Scales(s, false);
   if (!pb)
     return pb.status();
-  const int64_t p = s.promotionInterval;
-  if (p < 0 || p % 32 != 0)
-    return errorf("expected the promotion interval (", p,
-                  ") to be 0 or a positive multiple of 32 on sm_90a");
-  for (const Sm90ScalePlan *plan : {&*pa, &*pb}) {
-    if (plan->mode != Sm90ScalePlan::Mode::K)
-      continue;
-    const char *name = plan == &*pa ? "A" : "B";
-    if (p == 0)
-      return errorf("expected a promotion interval: ", name,
-                    "'s scales vary along K and can only be applied when "
-                    "partial sums are promoted");
-    if (plan->kBlock % p != 0)
-      return errorf("expected the promotion interval (", p,
-                    ") to divide the K block of ", name, "'s scales (",
-                    plan->kBlock, ")");
-  }
-  if (pa->mode == Sm90ScalePlan::Mode::K &&
-      pb->mode == Sm90ScalePlan::Mode::K && pa->kBlock != pb->kBlock)
-    return errorf("expected equal K blocks for A's and B's scales, found ",
-                  pa->kBlock, " and ", pb->kBlock);
-  return Status::ok();
+  // The recipe's rules (core/RecipeRules.h): the interval, the K blocks of
+  // the scales, and promotion wherever a scale varies along K.
+  return checkGemmRecipe(s.a, s.b, s.promotionInterval, s.out);
 }
 
 Status checkSm90Spec(const KernelSpec &s) {
@@ -248,7 +229,7 @@ Status checkSm90Spec(const KernelSpec &s) {
   FP8_RETURN_IF_ERROR(checkSm90Recipe(s));
   auto pa = planSm90Scales(s, true);
   auto pb = planSm90Scales(s, false);
-  const int64_t p = s.promotionInterval;
+  const bool promoted = s.promotionInterval.has_value();
 
   const TileConfig &t = s.tile;
   if (t.blockK != 128)
@@ -290,10 +271,11 @@ Status checkSm90Spec(const KernelSpec &s) {
                     toString(s.b.granularity));
   }
   if (t.overlap != PromotionOverlap::None) {
-    if (p != 128)
+    if (s.promotionInterval != 128)
       return errorf("expected a promotion interval of 128 with overlap '",
                     toString(t.overlap),
-                    "' (the accumulators alternate every k-block), found ", p);
+                    "' (the accumulators alternate every k-block), found ",
+                    promotionToInt(s.promotionInterval));
     const int maxN = maxOverlapBlockN(s);
     const int step = t.overlap == PromotionOverlap::AlternateN ? 16 : 8;
     if (t.blockN < step || t.blockN > maxN || t.blockN % step != 0)
@@ -305,11 +287,11 @@ Status checkSm90Spec(const KernelSpec &s) {
   // Promoted tiles keep two accumulators in registers; wider ones are
   // split into two N chunks (promotion at least every k-block, no split-K).
   const int maxN = t.overlap != PromotionOverlap::None ? maxOverlapBlockN(s)
-                   : p > 0                             ? maxPromotedBlockN(s)
+                   : promoted                          ? maxPromotedBlockN(s)
                                                        : kMaxBlockN;
   if (t.blockN < 8 || t.blockN > maxN || t.blockN % 8 != 0)
     return errorf("expected block_n to be a multiple of 8 in [8, ", maxN, "]",
-                  p > 0 && maxN < kMaxBlockN
+                  promoted && maxN < kMaxBlockN
                       ? " (two accumulators live in registers; tiles over "
                         "192 need f32 scales, a promotion interval of 128 and "
                         "no split-K)"
@@ -499,9 +481,9 @@ int sm90ScaleBlocksB(const KernelSpec &s) {
 } // namespace
 
 int sm90GroupBlocks(const KernelSpec &s) {
-  const int64_t steps = s.promotionInterval / 32;
-  if (steps <= 0)
+  if (!s.promotionInterval)
     return 1;
+  const int64_t steps = *s.promotionInterval / 32;
   return int(std::lcm<int64_t>(steps, 4) / 4);
 }
 
@@ -623,8 +605,9 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
                                                      : 2)
      << ";\n"
 
-     << "  static constexpr int kPromoSteps = " << s.promotionInterval / 32
-     << "; // promotion interval " << s.promotionInterval << " / k32\n"
+     << "  static constexpr int kPromoSteps = "
+     << promotionToInt(s.promotionInterval) / 32 << "; // promotion interval "
+     << promotionToInt(s.promotionInterval) << " / k32\n"
      << "  static constexpr int kGroupBlocks = " << sm90GroupBlocks(s)
      << "; // k-blocks per slice unit (whole promotion groups)\n"
      << "  static constexpr int kSplitK = " << t.splitK << ";\n"

@@ -9,6 +9,7 @@
 #define FP8_CODEGEN_SM90GEMM_H
 
 #include "codegen/GeneratedKernel.h"
+#include "codegen/kernels/sm90_params.h"
 #include "core/KernelSpec.h"
 #include "core/Status.h"
 #include "core/Target.h"
@@ -93,8 +94,8 @@ Sm90TailSchedule sm90TailSchedule(int64_t tiles, int64_t slots, int maxSplit,
 /// which the runtime learns per call; it then loads the kernel variant that
 /// matches. A kernel is built for one way: a run-time choice between both
 /// makes NVRTC ~20% slower (docs/results/h100-2026-11-22k/).
-inline constexpr int kSm90ScaleTmaA = 1;
-inline constexpr int kSm90ScaleTmaB = 2;
+inline constexpr int kSm90ScaleTmaA = fp8k::kScaleTmaA;
+inline constexpr int kSm90ScaleTmaB = fp8k::kScaleTmaB;
 
 /// The operands of `spec` whose K scales can come by TMA (kSm90ScaleTma*
 /// bits): the default kernel takes all of them that way.

@@ -62,46 +62,58 @@ static std::string granTag(const Granularity &g) {
   return s;
 }
 
+namespace {
+/// The part of a spec's identity that is the problem: every field but M, the
+/// group count (the dense generators take none) and the tile.
+std::string problemPart(const KernelSpec &s) {
+  std::string p = "fp8_gemm_";
+  p += s.arch == Arch::SM90a ? "sm90a" : "sm100a";
+  if (s.kind != GemmKind::Dense)
+    p += s.kind == GemmKind::GroupedContiguous ? "_gc" : "_gm";
+  p += "_n" + std::to_string(s.n) + "_k" + std::to_string(s.k);
+  p += "_";
+  p += tagOf(s.a.format);
+  p += s.a.layout == Layout::KMajor ? "t" : "n";
+  p += granTag(s.a.granularity);
+  p += "_";
+  p += tagOf(s.b.format);
+  p += s.b.layout == Layout::KMajor ? "t" : "n";
+  p += granTag(s.b.granularity);
+  p += "_p" + std::to_string(promotionToInt(s.promotionInterval));
+  p += "_";
+  p += tagOf(s.out);
+  if (s.accumulate)
+    p += "acc";
+  return p;
+}
+
+std::string tilePart(const TileConfig &t) {
+  std::string p = std::to_string(t.blockM) + "x" + std::to_string(t.blockN) +
+                  "x" + std::to_string(t.blockK);
+  p += "s" + std::to_string(t.stages) + "w" + std::to_string(t.mathWarpgroups);
+  p += "c" + std::to_string(t.clusterM) + "x" + std::to_string(t.clusterN);
+  p += t.raster == Raster::AlongN ? "rn" : "rm";
+  p += std::to_string(t.swizzleGroup);
+  if (!t.persistent)
+    p += "np";
+  if (t.splitK > 1)
+    p += "sk" + std::to_string(t.splitK);
+  if (t.tailSplit > 1)
+    p += "ts" + std::to_string(t.tailSplit);
+  if (t.ctaGroup > 1)
+    p += "cg" + std::to_string(t.ctaGroup);
+  if (t.overlap != PromotionOverlap::None)
+    p += t.overlap == PromotionOverlap::AlternateK ? "ovk" : "ovn";
+  return p;
+}
+} // namespace
+
 std::string KernelSpec::kernelName() const {
-  // M is deliberately absent: one kernel serves every M (it is a launch
-  // argument), so the cache shares it across token counts.
-  std::string s = "fp8_gemm_";
-  s += arch == Arch::SM90a ? "sm90a" : "sm100a";
-  if (kind != GemmKind::Dense)
-    s += kind == GemmKind::GroupedContiguous ? "_gc" : "_gm";
-  s += "_n" + std::to_string(n) + "_k" + std::to_string(k);
-  s += "_";
-  s += tagOf(a.format);
-  s += a.layout == Layout::KMajor ? "t" : "n";
-  s += granTag(a.granularity);
-  s += "_";
-  s += tagOf(b.format);
-  s += b.layout == Layout::KMajor ? "t" : "n";
-  s += granTag(b.granularity);
-  s += "_p" + std::to_string(promotionInterval);
-  s += "_";
-  s += tagOf(out);
-  if (accumulate)
-    s += "acc";
-  s += "_" + std::to_string(tile.blockM) + "x" + std::to_string(tile.blockN) +
-       "x" + std::to_string(tile.blockK);
-  s += "s" + std::to_string(tile.stages) + "w" +
-       std::to_string(tile.mathWarpgroups);
-  s +=
-      "c" + std::to_string(tile.clusterM) + "x" + std::to_string(tile.clusterN);
-  s += tile.raster == Raster::AlongN ? "rn" : "rm";
-  s += std::to_string(tile.swizzleGroup);
-  if (!tile.persistent)
-    s += "np";
-  if (tile.splitK > 1)
-    s += "sk" + std::to_string(tile.splitK);
-  if (tile.tailSplit > 1)
-    s += "ts" + std::to_string(tile.tailSplit);
-  if (tile.ctaGroup > 1)
-    s += "cg" + std::to_string(tile.ctaGroup);
-  if (tile.overlap != PromotionOverlap::None)
-    s += tile.overlap == PromotionOverlap::AlternateK ? "ovk" : "ovn";
-  return s;
+  return problemPart(*this) + "_" + tilePart(tile);
+}
+
+std::string KernelSpec::problemKey() const {
+  return problemPart(*this) + "_m" + std::to_string(m);
 }
 
 Status checkDenseGemmShape(const KernelSpec &s) {
@@ -181,7 +193,7 @@ std::string toJSON(const KernelSpec &s, int indent) {
          {"groups", s.groups},
          {"a", operandToJSON(s.a)},
          {"b", operandToJSON(s.b)},
-         {"promotion_interval", s.promotionInterval},
+         {"promotion_interval", promotionToInt(s.promotionInterval)},
          {"out", std::string(toString(s.out))},
          {"accumulate", s.accumulate},
          {"tile", tileToJSON(s.tile)}};
@@ -237,12 +249,10 @@ const SpecIntField kSpecIntFields[] = {
     {"n", &KernelSpec::n, {1, kMaxDim}, Presence::Required},
     {"k", &KernelSpec::k, {1, kMaxDim}, Presence::Required},
     {"groups", &KernelSpec::groups, {1, kMaxDim}, Presence::Optional},
-    // 0: tensor-core accumulation only.
-    {"promotion_interval",
-     &KernelSpec::promotionInterval,
-     {0, kMaxDim},
-     Presence::Required},
 };
+
+/// promotion_interval: 0 (written for nullopt) or a positive interval.
+constexpr IntRange kPromotionRange{0, kMaxDim};
 
 std::optional<Raster> parseRaster(std::string_view s) {
   if (s == "along_n")
@@ -266,6 +276,10 @@ Status checkKernelSpec(const KernelSpec &s) {
     if (!f.range.contains(s.*f.member))
       return integerFieldError(f.key, "kernel spec", f.range,
                                std::to_string(s.*f.member));
+  if (s.promotionInterval && (*s.promotionInterval == 0 ||
+                              !kPromotionRange.contains(*s.promotionInterval)))
+    return integerFieldError("promotion_interval", "kernel spec", {1, kMaxDim},
+                             std::to_string(*s.promotionInterval));
   return checkTileConfig(s.tile);
 }
 
@@ -334,6 +348,10 @@ Expected<KernelSpec> kernelSpecFromJSON(const std::string &text) {
   for (const SpecIntField &field : kSpecIntFields)
     FP8_RETURN_IF_ERROR(
         f.integer(field.key, s.*field.member, field.range, field.presence));
+  int64_t promotion = 0;
+  FP8_RETURN_IF_ERROR(
+      f.integer("promotion_interval", promotion, kPromotionRange));
+  s.promotionInterval = promotionFromInt(promotion);
   FP8_RETURN_IF_ERROR(f.enumeration(
       "out", s.out, [](const std::string &t) { return parseDType(t); },
       "an element type"));

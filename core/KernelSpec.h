@@ -102,18 +102,32 @@ struct KernelSpec {
   OperandSpec a;
   OperandSpec b;
   /// K elements between promotions of the tensor-core partial sums into the
-  /// FP32 accumulator (DeepSeek-V3: 128); 0 = tensor-core accumulation only.
-  int64_t promotionInterval = 128;
+  /// FP32 accumulator (DeepSeek-V3: 128); nullopt: tensor-core accumulation
+  /// only (written 0 in JSON and in kernel names).
+  std::optional<int64_t> promotionInterval = 128;
   DType out = DType::BF16;
   bool accumulate = false; ///< D = A*B^T + C
   TileConfig tile;
 
-  /// A stable, readable, unique kernel name (a C identifier) derived from
-  /// every field that changes the generated code.
+  /// The spec's identity, from one writer. kernelName: a stable, readable,
+  /// unique kernel name (a C identifier) from every field that changes the
+  /// generated code, which is every field but M (a launch argument: one
+  /// kernel serves every M). problemKey: every field but the tile, M
+  /// included (what a tile is chosen for).
   std::string kernelName() const;
+  std::string problemKey() const;
 
   bool operator==(const KernelSpec &o) const;
 };
+
+/// A promotion interval as JSON, kernel names and command lines spell it,
+/// 0 for none, and back.
+inline std::optional<int64_t> promotionFromInt(int64_t p) {
+  return p == 0 ? std::nullopt : std::optional<int64_t>(p);
+}
+inline int64_t promotionToInt(std::optional<int64_t> p) {
+  return p.value_or(0);
+}
 
 /// Checks that every integer field of a tile is in the range any generator
 /// emits (block_m, block_n, block_k in [1, 256], stages in [2, 32],
@@ -128,9 +142,9 @@ Status checkTileConfig(const TileConfig &tile);
 
 /// checkTileConfig, and the integer fields of the spec: m in [-1, 2^31)
 /// (-1: dynamic), n, k and groups in [1, 2^31), promotion_interval in
-/// [0, 2^31). The one field check of a KernelSpec: kernelSpecFromJSON (plans,
-/// the tuning database, fp8.kernel attributes), checkGemmSpec and the plan's
-/// validation all run it.
+/// (1, 2^31) when set. The one field check of a KernelSpec: kernelSpecFromJSON
+/// (plans, the tuning database, fp8.kernel attributes), checkGemmSpec and the
+/// plan's validation all run it.
 Status checkKernelSpec(const KernelSpec &spec);
 
 /// The checks both GEMM generators share: a dense GEMM, 0 < N, K < 2^31 and

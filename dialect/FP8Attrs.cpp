@@ -349,3 +349,28 @@ LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << s.message();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// GemmSpecAttr
+//===----------------------------------------------------------------------===//
+
+Attribute GemmSpecAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  DictionaryAttr fields;
+  if (parser.parseLess() || parser.parseAttribute(fields) ||
+      parser.parseGreater())
+    return {};
+  ::fp8::Expected<::fp8::KernelSpec> spec =
+      ::fp8::kernelSpecFromJSON(attributeToJson(fields));
+  if (!spec) {
+    parser.emitError(loc) << spec.message();
+    return {};
+  }
+  return get(parser.getContext(), *spec);
+}
+
+void GemmSpecAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  printJsonAsAttribute(printer.getStream(), ::fp8::toJSON(getSpec()));
+  printer << '>';
+}

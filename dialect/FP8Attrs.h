@@ -21,7 +21,18 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include "llvm/ADT/Hashing.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <optional>
+
+namespace fp8 {
+/// The hash a KernelSpec attribute parameter needs (equality is
+/// KernelSpec::operator==).
+inline llvm::hash_code hash_value(const KernelSpec &s) {
+  return llvm::hash_combine(s.kernelName(), s.m, s.groups);
+}
+} // namespace fp8
 
 #include "dialect/FP8Enums.h.inc"
 
@@ -93,6 +104,20 @@ Type fromRecipe(MLIRContext *ctx, ::fp8::DType type);
 
 /// A shape in codegen's terms: dynamic sizes become ::fp8::kDynamic.
 ::fp8::Shape toRecipeShape(ArrayRef<int64_t> shape);
+
+//===----------------------------------------------------------------------===//
+// The JSON schema of the kernel specs as attributes (dialect/AttrJson.cpp).
+//===----------------------------------------------------------------------===//
+
+/// The attribute form of a JSON document: objects become dictionaries,
+/// arrays arrays, strings strings, integers i64, other numbers f64, booleans
+/// bools, null unit. Null on invalid JSON.
+Attribute jsonToAttribute(MLIRContext *ctx, llvm::StringRef json);
+/// The inverse of jsonToAttribute.
+std::string attributeToJson(Attribute attr);
+/// Prints a JSON document (valid: a spec's toJSON) as the text of the
+/// attribute jsonToAttribute makes of it, integers without a type.
+void printJsonAsAttribute(llvm::raw_ostream &os, llvm::StringRef json);
 
 } // namespace mlir::fp8
 

@@ -177,4 +177,36 @@ def FP8_RecipeAttr : FP8_Attr<"Recipe", "recipe"> {
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// GEMM kernel spec
+//===----------------------------------------------------------------------===//
+
+def FP8_GemmSpecAttr : FP8_Attr<"GemmSpec", "gemm"> {
+  let summary = "the spec of one generated FP8 GEMM kernel";
+  let description = [{
+    Everything that determines one GEMM kernel and its launch: the target,
+    the problem (shape, operand formats, layouts and granularities as
+    stored, promotion interval, result type) and the tile configuration.
+    The attribute holds codegen's `KernelSpec` (`core/KernelSpec.h`) itself:
+    `--fp8-select-config` derives it from the matmul once, with its tile,
+    `--fp8-outline-kernels` names it, and the plan export and the CUDA
+    export hand it to codegen and the runtime as it is.
+
+    Its text is a dictionary with the field names and spellings of the
+    plan's kernel specs, read by the same reader and held to the same
+    ranges (`promotion_interval = 0`: tensor-core accumulation only,
+    `m = -1`: M known at launch; fields with a default may be left out).
+
+    ```mlir
+    #fp8.gemm<{a = {format = "e4m3fn", granularity = "1x128", layout = "k_major"},
+               arch = "sm_90a", b = {format = "e4m3fn", granularity = "128x128",
+               layout = "k_major"}, k = 7168, m = -1, n = 4096, out = "bf16",
+               promotion_interval = 128,
+               tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4}}>
+    ```
+  }];
+  let parameters = (ins "::fp8::KernelSpec":$spec);
+  let hasCustomAssemblyFormat = 1;
+}
+
 #endif // FP8_DIALECT_FP8ATTRS_TD

@@ -122,10 +122,6 @@ Expected<std::vector<float>> referenceGemm(const QuantizedTensor &a,
   if (!shape)
     return shape.status();
   const GemmShape s = *shape;
-  if (opts.promotionInterval < 0)
-    return errorf("expected promotion_interval to be 0 (tensor-core "
-                  "accumulation only) or positive, found ",
-                  opts.promotionInterval);
   const AccumulatorModel &model = opts.accumulator;
   if (model.mantissaBits < 0 || model.mantissaBits > kMaxAccumulatorBits)
     return errorf("expected the accumulator mantissa bits to be in [0, ",
@@ -145,9 +141,7 @@ Expected<std::vector<float>> referenceGemm(const QuantizedTensor &a,
                   " mantissa bits, found ", model.groupK);
   OperandSpec specA{a.format, layoutA, a.granularity};
   OperandSpec specB{b.format, layoutB, b.granularity};
-  std::optional<int64_t> interval;
-  if (opts.promotionInterval > 0)
-    interval = opts.promotionInterval;
+  const std::optional<int64_t> interval = opts.promotionInterval;
   FP8_RETURN_IF_ERROR(checkGemmRecipe(specA, specB, interval, DType::F32));
 
   std::vector<float> d(size_t(s.m * s.n), 0.0f);

@@ -52,9 +52,10 @@ struct GemmShape {
 struct ReferenceGemmOptions {
   /// K elements between promotions of the partial sums into the FP32
   /// accumulator (KernelSpec::promotionInterval): a positive multiple of 32
-  /// dividing the K block of scales that vary along K, or 0 for tensor-core
-  /// accumulation only (fp8::checkPromotionInterval has the rules).
-  int64_t promotionInterval = 128;
+  /// dividing the K block of scales that vary along K, or nullopt for
+  /// tensor-core accumulation only (fp8::checkPromotionInterval has the
+  /// rules).
+  std::optional<int64_t> promotionInterval = 128;
   /// How each chunk's partial sum is built: FP32 (default) or the truncating
   /// tensor-core model (kHopperFP8Accumulator for an H100).
   AccumulatorModel accumulator;

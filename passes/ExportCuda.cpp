@@ -27,13 +27,12 @@ LogicalResult mlir::fp8::translateToCuda(ModuleOp module,
       return WalkResult::advance();
     std::string source;
     if (k->kind == "gemm") {
-      ::fp8::Expected<::fp8::KernelSpec> spec =
-          ::fp8::kernelSpecFromJSON(k->specJson);
-      if (!spec) {
-        op->emitError("bad fp8.kernel: ") << spec.message();
+      if (!k->gemm) {
+        op->emitError("bad fp8.kernel: expected its spec to be a #fp8.gemm "
+                      "attribute");
         return WalkResult::interrupt();
       }
-      ::fp8::Expected<::fp8::GeneratedKernel> g = ::fp8::emitGemm(*spec);
+      ::fp8::Expected<::fp8::GeneratedKernel> g = ::fp8::emitGemm(*k->gemm);
       if (!g) {
         op->emitError("cannot generate kernel ")
             << k->name << ": " << g.message();

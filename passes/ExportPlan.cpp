@@ -17,6 +17,7 @@
 
 #include "passes/ElementwiseProgram.h"
 #include "passes/KernelAttrs.h"
+#include "passes/PlanShapes.h"
 
 #include "dialect/FP8Ops.h"
 
@@ -35,15 +36,6 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 namespace {
-
-/// A dimension while sizes are followed: static, or ceil(class / divisor).
-struct SymDim {
-  int64_t value = 0;
-  int cls = -1;
-  int64_t divisor = 1;
-  bool isStatic() const { return cls < 0; }
-};
-using SymShape = SmallVector<SymDim>;
 
 std::string describe(Operation *op) {
   std::string s = op->getName().getStringRef().str();
@@ -76,9 +68,9 @@ public:
     // Sizes.
     for (BlockArgument a : body.getArguments())
       if (auto t = dyn_cast<RankedTensorType>(a.getType()))
-        shapes_[a] = fresh(t);
+        shapes_.addArgument(a, t);
     for (Operation &op : body)
-      if (failed(shape(&op)))
+      if (failed(shapes_.shape(&op)))
         return failure();
 
     // Steps.
@@ -92,8 +84,7 @@ public:
       if (failed(reference(&op)))
         return failure();
     finishBuffers();
-    for (int c : classOrder_)
-      plan_.dims.push_back(className(c));
+    plan_.dims = shapes_.dimNames();
     if (::fp8::Status s = ::fp8::validatePlan(plan_); !s)
       return emitError(fn_.getLoc(), "the plan is inconsistent: ")
              << s.message();
@@ -101,191 +92,6 @@ public:
   }
 
 private:
-  //===--------------------------------------------------------------------===//
-  // Sizes
-  //===--------------------------------------------------------------------===//
-
-  int find(int c) {
-    while (parent_[size_t(c)] != c)
-      c = parent_[size_t(c)] = parent_[size_t(parent_[size_t(c)])];
-    return c;
-  }
-  void unite(int a, int b) {
-    a = find(a);
-    b = find(b);
-    if (a != b)
-      parent_[size_t(std::max(a, b))] = std::min(a, b);
-  }
-  SymShape fresh(RankedTensorType t) {
-    SymShape s;
-    for (int64_t d : t.getShape()) {
-      SymDim sd;
-      if (ShapedType::isDynamic(d)) {
-        sd.cls = int(parent_.size());
-        parent_.push_back(sd.cls);
-      } else {
-        sd.value = d;
-      }
-      s.push_back(sd);
-    }
-    return s;
-  }
-  void unifyShapes(const SymShape &a, const SymShape &b) {
-    for (size_t i = 0; i < a.size() && i < b.size(); ++i)
-      if (!a[i].isStatic() && !b[i].isStatic() && a[i].divisor == 1 &&
-          b[i].divisor == 1)
-        unite(a[i].cls, b[i].cls);
-  }
-  /// The class behind an index value (tensor.dim of a tensor, index casts).
-  std::optional<SymDim> indexDim(Value v) {
-    if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
-      return indexDim(cast.getIn());
-    auto dim = v.getDefiningOp<tensor::DimOp>();
-    if (!dim)
-      return std::nullopt;
-    std::optional<int64_t> index = dim.getConstantIndex();
-    auto it = shapes_.find(dim.getSource());
-    if (!index || it == shapes_.end() || *index >= int64_t(it->second.size()))
-      return std::nullopt;
-    return it->second[size_t(*index)];
-  }
-  /// Scales of a tensor of shape `s`: the last two dimensions divided by the
-  /// granularity's blocks.
-  FailureOr<SymShape> scaleShape(Operation *op, const SymShape &s,
-                                 const ::fp8::Granularity &g) {
-    SymShape out(s);
-    for (size_t i = s.size() - 2; i < s.size(); ++i) {
-      const int64_t block = i + 1 == s.size() ? g.cols : g.rows;
-      SymDim &d = out[i];
-      if (block == ::fp8::Granularity::kWhole) {
-        d = SymDim{1, -1, 1};
-      } else if (d.isStatic()) {
-        d.value = (d.value + block - 1) / block;
-      } else if (d.divisor == 1) {
-        d.divisor = block;
-      } else {
-        return op->emitError("cannot describe the scale shape of a tensor "
-                             "whose size is already a quotient");
-      }
-    }
-    return out;
-  }
-
-  LogicalResult shape(Operation *op) {
-    if (op->getNumResults() == 0)
-      return success();
-    auto set = [&](Value v, SymShape s) { shapes_[v] = std::move(s); };
-    auto typeShape = [&](Value v) -> SymShape {
-      return fresh(cast<RankedTensorType>(v.getType()));
-    };
-    if (auto e = dyn_cast<tensor::EmptyOp>(op)) {
-      SymShape s = typeShape(e.getResult());
-      unsigned dyn = 0;
-      for (size_t i = 0; i < s.size(); ++i) {
-        if (s[i].isStatic())
-          continue;
-        std::optional<SymDim> d = indexDim(e.getDynamicSizes()[dyn++]);
-        if (!d || d->isStatic() || d->divisor != 1)
-          return op->emitError("cannot follow this tensor's dynamic size: "
-                               "expected it to be a tensor.dim of another "
-                               "tensor of the graph");
-        unite(s[i].cls, d->cls);
-      }
-      set(e.getResult(), s);
-      return success();
-    }
-    if (auto q = dyn_cast<QuantizeOp>(op)) {
-      // Copies: set() may grow the map and move its entries.
-      const SymShape in = shapes_.at(q.getInput());
-      set(q.getOutput(), in);
-      FailureOr<SymShape> s = scaleShape(op, in, toRecipe(q.getGranularity()));
-      if (failed(s))
-        return failure();
-      set(q.getScale(), *s);
-      if (q.getNewHistory())
-        set(q.getNewHistory(), typeShape(q.getNewHistory()));
-      if (q.getStats())
-        set(q.getStats(), typeShape(q.getStats()));
-      return success();
-    }
-    if (auto t = dyn_cast<TransposeOp>(op)) {
-      SymShape in = shapes_.at(t.getInput());
-      SymShape sc = shapes_.at(t.getScale());
-      std::swap(in[in.size() - 1], in[in.size() - 2]);
-      std::swap(sc[sc.size() - 1], sc[sc.size() - 2]);
-      set(t.getOutput(), in);
-      set(t.getOutputScale(), sc);
-      return success();
-    }
-    if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op)) {
-      ::fp8::ScaledGemmArgs args;
-      Value a, b, c;
-      if (auto mm = dyn_cast<ScaledMatmulOp>(op)) {
-        args = mm.getGemmArgs();
-        a = mm.getA();
-        b = mm.getB();
-        c = mm.getC();
-      } else {
-        auto g = cast<GroupedScaledMatmulOp>(op);
-        args = g.getGemmArgs();
-        a = g.getA();
-        b = g.getB();
-      }
-      const SymShape sa = shapes_.at(a), sb = shapes_.at(b);
-      const size_t lead = sa.size() == 3 ? 1 : 0;
-      const bool aK = args.a.layout == ::fp8::Layout::KMajor;
-      const bool bK = args.b.layout == ::fp8::Layout::KMajor;
-      SymShape d = typeShape(op->getResult(0));
-      SymShape want;
-      if (lead)
-        want.push_back(sa[0]);
-      want.push_back(aK ? sa[lead] : sa[lead + 1]);
-      want.push_back(bK ? sb[lead] : sb[lead + 1]);
-      unifyShapes(d, want);
-      SymShape ka{aK ? sa[lead + 1] : sa[lead]},
-          kb{bK ? sb[lead + 1] : sb[lead]};
-      unifyShapes(ka, kb);
-      if (c)
-        unifyShapes(d, shapes_.at(c));
-      set(op->getResult(0), d);
-      return success();
-    }
-    if (isElementwiseCandidate(op)) {
-      SymShape r = typeShape(op->getResult(0));
-      for (Value v : op->getOperands())
-        if (auto it = shapes_.find(v); it != shapes_.end())
-          unifyShapes(r, it->second);
-      set(op->getResult(0), r);
-      return success();
-    }
-    for (Value r : op->getResults())
-      if (auto t = dyn_cast<RankedTensorType>(r.getType()))
-        set(r, fresh(t));
-    return success();
-  }
-
-  std::string className(int cls) {
-    cls = find(cls);
-    auto it = classNames_.find(cls);
-    if (it != classNames_.end())
-      return it->second;
-    const std::string name = classOrder_.empty()
-                                 ? "M"
-                                 : "M" + std::to_string(classOrder_.size() + 1);
-    classOrder_.push_back(cls);
-    classNames_[cls] = name;
-    return name;
-  }
-
-  ::fp8::ShapeExpr shapeExpr(Value v) {
-    ::fp8::ShapeExpr out;
-    for (const SymDim &d : shapes_.at(v))
-      out.push_back(d.isStatic()
-                        ? ::fp8::DimExpr::constant(d.value)
-                        : ::fp8::DimExpr::symbol(className(d.cls), d.divisor));
-    return out;
-  }
-
   //===--------------------------------------------------------------------===//
   // Buffers
   //===--------------------------------------------------------------------===//
@@ -315,7 +121,7 @@ private:
     ::fp8::PlanBuffer b;
     b.name = nameOf(v);
     b.dtype = *dtype;
-    b.shape = shapeExpr(v);
+    b.shape = shapes_.shapeExpr(v);
     b.role = ::fp8::BufferRole::Temp;
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       b.role = ::fp8::BufferRole::Input;
@@ -400,17 +206,18 @@ private:
     s.op = describe(op);
     SmallVector<Value> ins, outs;
     if (kernel->kind == "gemm") {
-      ::fp8::Expected<::fp8::KernelSpec> spec =
-          ::fp8::kernelSpecFromJSON(kernel->specJson);
-      if (!spec)
-        return op->emitError("bad fp8.kernel: ") << spec.message();
-      s.kind = ::fp8::StepKind::Gemm;
-      s.gemm = *spec;
-      int64_t batch = 1;
-      std::string why;
-      if (failed(gemmSpecOf(op, arch_, batch, why)))
+      if (!kernel->gemm)
+        return op->emitError("bad fp8.kernel: expected its spec to be a "
+                             "#fp8.gemm attribute");
+      auto grouped = dyn_cast<GroupedScaledMatmulOp>(op);
+      if (!isa<ScaledMatmulOp>(op) && !(grouped && isFullBatch(grouped))) {
+        std::string why;
+        (void)gemmSpecOf(op, arch_, why);
         return op->emitError("the runtime cannot execute this GEMM: ") << why;
-      s.batch = batch;
+      }
+      s.kind = ::fp8::StepKind::Gemm;
+      s.gemm = *kernel->gemm;
+      s.batch = batchOf(op);
       if (auto src = op->getAttrOfType<StringAttr>(kTileSourceAttr)) {
         s.tileSource = src.getValue().str();
         s.runtimeTile = src.getValue() == "runtime";
@@ -555,7 +362,7 @@ private:
             ::fp8::PlanBuffer b;
             b.name = nameOf(v) + "_source";
             b.dtype = *toDType(source.getElementType());
-            b.shape = shapeExpr(v);
+            b.shape = shapes_.shapeExpr(v);
             b.role = ::fp8::BufferRole::Constant;
             b.data = rawData(source);
             it->second = b.name;
@@ -574,20 +381,10 @@ private:
     if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op)) {
       ::fp8::RefOp r;
       r.kind = ::fp8::RefOp::Kind::Matmul;
-      ::fp8::ScaledGemmArgs args;
-      Value a, b, c;
-      if (auto mm = dyn_cast<ScaledMatmulOp>(op)) {
-        args = mm.getGemmArgs();
-        a = mm.getA();
-        b = mm.getB();
-        c = mm.getC();
-      } else {
-        auto g = cast<GroupedScaledMatmulOp>(op);
-        args = g.getGemmArgs();
-        a = g.getA();
-        b = g.getB();
-        r.batched = true;
-      }
+      const GemmOperands ops = gemmOperandsOf(op);
+      const ::fp8::ScaledGemmArgs &args = ops.args;
+      const Value a = ops.a, b = ops.b, c = ops.c;
+      r.batched = ops.grouped;
       auto ta = traceOperand(op, a, args.a.layout);
       auto tb = traceOperand(op, b, args.b.layout);
       if (failed(ta) || failed(tb))
@@ -627,7 +424,7 @@ private:
   LogicalResult addRef(::fp8::RefOp r, Value out) {
     r.out = nameOf(out);
     r.dtype = *toDType(cast<RankedTensorType>(out.getType()).getElementType());
-    r.shape = shapeExpr(out);
+    r.shape = shapes_.shapeExpr(out);
     refValues_.insert(out);
     plan_.reference.push_back(std::move(r));
     return success();
@@ -635,11 +432,8 @@ private:
 
   func::FuncOp fn_;
   ::fp8::Arch arch_;
+  SymbolicShapes shapes_;
   ::fp8::Plan plan_;
-  std::vector<int> parent_;
-  std::vector<int> classOrder_;
-  std::map<int, std::string> classNames_;
-  llvm::DenseMap<Value, SymShape> shapes_;
   llvm::DenseMap<Value, std::string> names_;
   llvm::DenseMap<Value, std::string> bufferOf_;
   llvm::DenseMap<Operation *, std::string> sourceBuffers_;

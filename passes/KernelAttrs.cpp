@@ -4,92 +4,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "llvm/Support/JSON.h"
-
-#include <nlohmann/json.hpp>
 
 using namespace mlir;
 using namespace mlir::fp8;
-
-namespace {
-Attribute fromJson(MLIRContext *ctx, const llvm::json::Value &v) {
-  Builder b(ctx);
-  if (const llvm::json::Object *o = v.getAsObject()) {
-    SmallVector<NamedAttribute> fields;
-    for (const auto &kv : *o)
-      fields.push_back(
-          b.getNamedAttr(kv.first.str(), fromJson(ctx, kv.second)));
-    return b.getDictionaryAttr(fields);
-  }
-  if (const llvm::json::Array *a = v.getAsArray()) {
-    SmallVector<Attribute> elems;
-    for (const llvm::json::Value &e : *a)
-      elems.push_back(fromJson(ctx, e));
-    return b.getArrayAttr(elems);
-  }
-  if (std::optional<llvm::StringRef> s = v.getAsString())
-    return b.getStringAttr(*s);
-  if (std::optional<bool> flag = v.getAsBoolean())
-    return b.getBoolAttr(*flag);
-  if (std::optional<int64_t> i = v.getAsInteger())
-    return b.getI64IntegerAttr(*i);
-  if (std::optional<double> d = v.getAsNumber())
-    return b.getF64FloatAttr(*d);
-  return b.getUnitAttr();
-}
-
-/// nlohmann's form (that of codegen's readers), not llvm::json's: llvm::json
-/// prints a float of integral value without a fraction (4.0 as "4"), which
-/// would turn a float attribute into an integer field that passes.
-nlohmann::json toJson(Attribute a) {
-  if (auto d = dyn_cast<DictionaryAttr>(a)) {
-    nlohmann::json o = nlohmann::json::object();
-    for (NamedAttribute n : d)
-      o[n.getName().getValue().str()] = toJson(n.getValue());
-    return o;
-  }
-  if (auto arr = dyn_cast<ArrayAttr>(a)) {
-    nlohmann::json out = nlohmann::json::array();
-    for (Attribute e : arr)
-      out.push_back(toJson(e));
-    return out;
-  }
-  if (auto s = dyn_cast<StringAttr>(a))
-    return s.getValue().str();
-  if (auto b = dyn_cast<BoolAttr>(a))
-    return b.getValue();
-  if (auto i = dyn_cast<IntegerAttr>(a)) {
-    // Every integer as its exact value: a 64-bit one as such, one beyond 64
-    // bits (or an unsigned one beyond INT64_MAX) as a float, which the spec
-    // readers refuse for an integer field with its value in the message,
-    // rather than a truncated or wrapped integer that could pass.
-    const APInt &v = i.getValue();
-    const bool isUnsigned = i.getType().isUnsignedInteger();
-    if (isUnsigned ? v.getActiveBits() < 64 : v.getSignificantBits() <= 64)
-      return isUnsigned ? int64_t(v.getZExtValue()) : v.getSExtValue();
-    llvm::APFloat wide(llvm::APFloat::IEEEdouble());
-    (void)wide.convertFromAPInt(v, /*IsSigned=*/!isUnsigned,
-                                llvm::APFloat::rmNearestTiesToEven);
-    return wide.convertToDouble();
-  }
-  if (auto f = dyn_cast<FloatAttr>(a))
-    return f.getValueAsDouble();
-  return nullptr;
-}
-} // namespace
-
-Attribute mlir::fp8::jsonToAttribute(MLIRContext *ctx, llvm::StringRef json) {
-  llvm::Expected<llvm::json::Value> v = llvm::json::parse(json);
-  if (!v) {
-    llvm::consumeError(v.takeError());
-    return {};
-  }
-  return fromJson(ctx, *v);
-}
-
-std::string mlir::fp8::attributeToJson(Attribute attr) {
-  return toJson(attr).dump();
-}
 
 std::optional<::fp8::Arch> mlir::fp8::getTarget(ModuleOp module) {
   auto s = module->getAttrOfType<StringAttr>(kTargetAttr);
@@ -124,14 +41,27 @@ bool mlir::fp8::isFullBatch(GroupedScaledMatmulOp op) {
          c.getSplatValue<APInt>().getSExtValue() == a.getDimSize(1);
 }
 
-FailureOr<::fp8::KernelSpec> mlir::fp8::gemmSpecOf(Operation *op,
-                                                   ::fp8::Arch arch,
-                                                   int64_t &batch,
-                                                   std::string &why) {
+GemmOperands mlir::fp8::gemmOperandsOf(Operation *op) {
+  GemmOperands o;
+  if (auto mm = dyn_cast<ScaledMatmulOp>(op)) {
+    o.args = mm.getGemmArgs();
+    o.a = mm.getA();
+    o.b = mm.getB();
+    o.c = mm.getC();
+  } else if (auto g = dyn_cast<GroupedScaledMatmulOp>(op)) {
+    o.args = g.getGemmArgs();
+    o.a = g.getA();
+    o.b = g.getB();
+    o.grouped = true;
+  }
+  return o;
+}
+
+FailureOr<::fp8::KernelSpec>
+mlir::fp8::gemmSpecOf(Operation *op, ::fp8::Arch arch, std::string &why) {
   ::fp8::ScaledGemmArgs args;
   size_t lead = 0;
   bool accumulate = false;
-  batch = 1;
   if (auto mm = dyn_cast<ScaledMatmulOp>(op)) {
     args = mm.getGemmArgs();
     accumulate = mm.getC() != nullptr;
@@ -143,8 +73,7 @@ FailureOr<::fp8::KernelSpec> mlir::fp8::gemmSpecOf(Operation *op,
     }
     args = g.getGemmArgs();
     lead = 1;
-    batch = args.aShape[0];
-    if (batch == ::fp8::kDynamic) {
+    if (args.aShape[0] == ::fp8::kDynamic) {
       why = "expected a static batch count";
       return failure();
     }
@@ -172,34 +101,46 @@ FailureOr<::fp8::KernelSpec> mlir::fp8::gemmSpecOf(Operation *op,
         (spec.k == ::fp8::kDynamic ? std::string("?") : std::to_string(spec.k));
     return failure();
   }
-  spec.promotionInterval = args.promotionInterval.value_or(0);
+  spec.promotionInterval = args.promotionInterval;
   spec.out = args.out;
   spec.accumulate = accumulate;
-  if (std::optional<::fp8::TileConfig> t = getTile(op))
-    spec.tile = *t;
   return spec;
 }
 
-std::optional<::fp8::TileConfig> mlir::fp8::getTile(Operation *op) {
-  auto d = op->getAttrOfType<DictionaryAttr>(kTileAttr);
-  if (!d)
-    return std::nullopt;
-  ::fp8::Expected<::fp8::TileConfig> t =
-      ::fp8::tileConfigFromJSON(attributeToJson(d));
-  if (!t)
-    return std::nullopt;
-  return *t;
+int64_t mlir::fp8::batchOf(Operation *op) {
+  auto g = dyn_cast<GroupedScaledMatmulOp>(op);
+  if (!g)
+    return 1;
+  return cast<RankedTensorType>(g.getA().getType()).getDimSize(0);
+}
+
+std::optional<::fp8::KernelSpec> mlir::fp8::getGemmSpec(Operation *op) {
+  if (auto a = op->getAttrOfType<GemmSpecAttr>(kGemmAttr))
+    return a.getSpec();
+  return std::nullopt;
+}
+
+void mlir::fp8::setGemmSpec(Operation *op, const ::fp8::KernelSpec &spec) {
+  op->setAttr(kGemmAttr, GemmSpecAttr::get(op->getContext(), spec));
+}
+
+static void setKernelAttr(Operation *op, llvm::StringRef kind,
+                          llvm::StringRef name, Attribute spec) {
+  Builder b(op->getContext());
+  op->setAttr(kKernelAttr, b.getDictionaryAttr(
+                               {b.getNamedAttr("kind", b.getStringAttr(kind)),
+                                b.getNamedAttr("name", b.getStringAttr(name)),
+                                b.getNamedAttr("spec", spec)}));
+}
+
+void mlir::fp8::setGemmKernel(Operation *op, const ::fp8::KernelSpec &spec) {
+  setKernelAttr(op, "gemm", spec.kernelName(),
+                GemmSpecAttr::get(op->getContext(), spec));
 }
 
 void mlir::fp8::setKernel(Operation *op, llvm::StringRef kind,
                           llvm::StringRef name, llvm::StringRef specJson) {
-  Builder b(op->getContext());
-  op->setAttr(kKernelAttr,
-              b.getDictionaryAttr(
-                  {b.getNamedAttr("kind", b.getStringAttr(kind)),
-                   b.getNamedAttr("name", b.getStringAttr(name)),
-                   b.getNamedAttr(
-                       "spec", jsonToAttribute(op->getContext(), specJson))}));
+  setKernelAttr(op, kind, name, jsonToAttribute(op->getContext(), specJson));
 }
 
 std::optional<KernelRef> mlir::fp8::getKernel(Operation *op) {
@@ -208,9 +149,15 @@ std::optional<KernelRef> mlir::fp8::getKernel(Operation *op) {
     return std::nullopt;
   auto kind = d.getAs<StringAttr>("kind");
   auto name = d.getAs<StringAttr>("name");
-  auto spec = d.getAs<DictionaryAttr>("spec");
+  Attribute spec = d.get("spec");
   if (!kind || !name || !spec)
     return std::nullopt;
-  return KernelRef{kind.getValue().str(), name.getValue().str(),
-                   attributeToJson(spec)};
+  KernelRef ref{kind.getValue().str(), name.getValue().str(), std::nullopt, ""};
+  if (auto g = dyn_cast<GemmSpecAttr>(spec))
+    ref.gemm = g.getSpec();
+  else if (isa<DictionaryAttr>(spec))
+    ref.specJson = attributeToJson(spec);
+  else
+    return std::nullopt;
+  return ref;
 }

@@ -2,10 +2,10 @@
 //
 // What the fp8 passes and fp8-translate share: the names of the pipeline's
 // discardable attributes, and the thin adapter between MLIR and codegen's
-// plain-C++ specs. Kernel specs live in the IR as dictionaries that mirror
-// their JSON form one-to-one (fp8.kernel = {kind, name, spec = {...}},
-// fp8.tile = {block_m = 128 : i64, ...}): codegen's toJSON/fromJSON define
-// the schema, these helpers only convert JSON <-> attributes.
+// plain-C++ specs. A GEMM's spec is a typed attribute holding codegen's
+// KernelSpec (#fp8.gemm, fp8.gemm until outlined, then in fp8.kernel = {kind,
+// name, spec}); the quantize, transpose and elementwise specs are
+// dictionaries mirroring their JSON form one-to-one.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_PASSES_KERNELATTRS_H
@@ -33,8 +33,8 @@ inline constexpr llvm::StringLiteral kHistoryAttr = "fp8.amax_history";
 inline constexpr llvm::StringLiteral kHistoryOfAttr = "fp8.amax_history_of";
 /// The module's target arch ("sm_90a", "sm_100a"), set by verify-target.
 inline constexpr llvm::StringLiteral kTargetAttr = "fp8.target";
-/// A GEMM's tile configuration (TileConfig JSON as a dictionary).
-inline constexpr llvm::StringLiteral kTileAttr = "fp8.tile";
+/// A GEMM's spec with its tile (#fp8.gemm), until it becomes a kernel.
+inline constexpr llvm::StringLiteral kGemmAttr = "fp8.gemm";
 /// Where the tile came from ("heuristic: ...", "tuning-db: ...", "runtime").
 inline constexpr llvm::StringLiteral kTileSourceAttr = "fp8.tile_source";
 /// A kernel: {kind = "gemm" | "quantize" | ..., name = ..., spec = {...}}.
@@ -46,13 +46,6 @@ inline constexpr llvm::StringLiteral kSourceAttr = "fp8.source";
 /// On a grouped matmul built from a batched matmul: every group is full.
 inline constexpr llvm::StringLiteral kFullBatchAttr = "fp8.full_batch";
 
-/// The attribute form of a JSON document: objects become dictionaries,
-/// arrays arrays, strings strings, integers i64, other numbers f64, booleans
-/// bools, null unit. Null on invalid JSON.
-Attribute jsonToAttribute(MLIRContext *ctx, llvm::StringRef json);
-/// The inverse of jsonToAttribute.
-std::string attributeToJson(Attribute attr);
-
 /// The module's fp8.target, if set.
 std::optional<::fp8::Arch> getTarget(ModuleOp module);
 
@@ -60,24 +53,47 @@ std::optional<::fp8::Arch> getTarget(ModuleOp module);
 /// group full (built by --fp8-quantize-annotated, fp8.full_batch).
 bool isFullBatch(GroupedScaledMatmulOp op);
 
-/// The GEMM an FP8 matmul op runs, in codegen's terms, for `arch`, with the
-/// op's fp8.tile when it has one: fp8.scaled_matmul, or a full-batch grouped
-/// matmul (one dense GEMM per group: `batch` receives the count).
-/// Failure (with `why`) for other ops or a dynamic N or K.
-FailureOr<::fp8::KernelSpec> gemmSpecOf(Operation *op, ::fp8::Arch arch,
-                                        int64_t &batch, std::string &why);
-
-/// The op's fp8.tile, when present and well-formed.
-std::optional<::fp8::TileConfig> getTile(Operation *op);
-
-/// The parts of an fp8.kernel attribute.
-struct KernelRef {
-  std::string kind, name, specJson;
+/// The operands of an FP8 GEMM op (fp8.scaled_matmul or
+/// fp8.grouped_scaled_matmul): its recipe's arguments, A, B, and C (null
+/// when absent).
+struct GemmOperands {
+  ::fp8::ScaledGemmArgs args;
+  Value a, b, c;
+  bool grouped = false;
 };
-/// Sets fp8.kernel on `op`.
+/// Null `a` for any other op.
+GemmOperands gemmOperandsOf(Operation *op);
+
+/// The GEMM an FP8 matmul op runs, in codegen's terms, for `arch`, with the
+/// default tile: fp8.scaled_matmul, or a full-batch grouped matmul (one
+/// dense GEMM per group, batchOf). Failure (with `why`) for other ops or a
+/// dynamic N or K. --fp8-select-config derives every spec with it, once.
+FailureOr<::fp8::KernelSpec> gemmSpecOf(Operation *op, ::fp8::Arch arch,
+                                        std::string &why);
+
+/// The dense GEMMs one FP8 matmul op launches: the group count of a
+/// full-batch grouped matmul, 1 otherwise.
+int64_t batchOf(Operation *op);
+
+/// The op's fp8.gemm (set by --fp8-select-config), if any.
+std::optional<::fp8::KernelSpec> getGemmSpec(Operation *op);
+/// Sets fp8.gemm on `op`.
+void setGemmSpec(Operation *op, const ::fp8::KernelSpec &spec);
+
+/// The parts of an fp8.kernel attribute: a GEMM's spec as it is, the
+/// others' as their JSON.
+struct KernelRef {
+  std::string kind, name;
+  std::optional<::fp8::KernelSpec> gemm; ///< kind "gemm": the #fp8.gemm spec
+  std::string specJson;                  ///< other kinds
+};
+/// Sets fp8.kernel on `op` for a GEMM: its kernel name and spec.
+void setGemmKernel(Operation *op, const ::fp8::KernelSpec &spec);
+/// Sets fp8.kernel on `op` for a quantize, transpose or elementwise kernel.
 void setKernel(Operation *op, llvm::StringRef kind, llvm::StringRef name,
                llvm::StringRef specJson);
-/// The op's fp8.kernel, if any.
+/// The op's fp8.kernel, if any. A kind "gemm" whose spec is not a
+/// #fp8.gemm attribute has no `gemm`.
 std::optional<KernelRef> getKernel(Operation *op);
 
 /// The element type of a ranked tensor value as codegen names it.

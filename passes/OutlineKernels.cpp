@@ -1,6 +1,6 @@
 //===- OutlineKernels.cpp - --fp8-outline-kernels -------------------------===//
 //
-// One kernel per step: a GEMM KernelSpec on every FP8 GEMM, an
+// One kernel per step: the GEMM spec of every FP8 GEMM (its fp8.gemm), an
 // ElementwiseSpec on every quantize, transpose and elementwise op (an
 // elementwise op feeding only a quantize is fused into it), each as an
 // fp8.kernel attribute. Any other op is one the runtime cannot execute: an
@@ -14,7 +14,6 @@
 
 #include "codegen/Elementwise.h"
 #include "codegen/Gemm.h"
-#include "core/Target.h"
 #include "dialect/FP8Ops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -112,32 +111,29 @@ struct OutlineKernelsPass
   }
 
   LogicalResult outlineGemm(Operation *op) {
-    int64_t batch = 1;
-    std::string why;
-    FailureOr<::fp8::KernelSpec> spec = gemmSpecOf(op, arch, batch, why);
-    if (failed(spec))
-      return op->emitOpError("cannot run on the runtime: ") << why;
-    auto source = op->getAttrOfType<StringAttr>(kTileSourceAttr);
-    const bool runtimeTile = source && source.getValue() == "runtime";
-    if (!runtimeTile && !op->hasAttr(kTileAttr))
+    std::optional<::fp8::KernelSpec> spec = getGemmSpec(op);
+    if (!spec) {
+      std::string why;
+      if (failed(gemmSpecOf(op, arch, why)))
+        return op->emitOpError("cannot run on the runtime: ") << why;
       return op->emitOpError("expected a tile configuration (run "
                              "--fp8-select-config first)");
-    ::fp8::KernelSpec check = *spec;
-    if (runtimeTile) {
-      // The runtime picks the tile for the actual M; the recipe and shape
-      // must suit the generator whatever it picks.
-      check.m = 4096;
-      // With the pipeline's default SM count (an H100's, for either arch:
-      // the runtime re-selects for the device it runs on).
-      check.tile = ::fp8::selectConfig(
-                       check, ::fp8::targetInfo(::fp8::Arch::SM90a).smCount)
-                       .tile;
-      spec->tile = check.tile;
     }
+    if (spec->arch != arch)
+      return op->emitOpError("expected a GEMM spec for the module's target ")
+             << ::fp8::toString(arch) << ", found one for "
+             << ::fp8::toString(spec->arch);
+    // A tile the runtime re-selects is checked at the M it was chosen for
+    // (--fp8-select-config).
+    ::fp8::KernelSpec check = *spec;
+    auto source = op->getAttrOfType<StringAttr>(kTileSourceAttr);
+    if (source && source.getValue() == "runtime")
+      check.m = 4096;
     if (::fp8::Status s = ::fp8::checkGemmSpec(check); !s)
       return op->emitOpError("has no kernel on ")
              << ::fp8::toString(arch) << ": " << s.message();
-    setKernel(op, "gemm", spec->kernelName(), ::fp8::toJSON(*spec));
+    setGemmKernel(op, *spec);
+    op->removeAttr(kGemmAttr);
     return success();
   }
 

@@ -108,9 +108,11 @@ def FP8VerifyTarget : Pass<"fp8-verify-target", "ModuleOp"> {
 def FP8SelectConfig : Pass<"fp8-select-config", "ModuleOp"> {
   let summary = "chooses the tile configuration of every FP8 GEMM";
   let description = [{
-    Gives every `fp8.scaled_matmul` (and full-batch grouped matmul) a tile
-    configuration, visible as `fp8.tile = {block_m = ..., ...}` (the
-    KernelSpec's `tile`, core/KernelSpec.h) and `fp8.tile_source`:
+    Derives the GEMM spec of every `fp8.scaled_matmul` (and full-batch
+    grouped matmul), the one place it is derived, and gives it a tile
+    configuration. Both are recorded as `fp8.gemm = #fp8.gemm<{...}>` (a
+    KernelSpec, core/KernelSpec.h, with its `tile`), the tile's origin as
+    `fp8.tile_source`:
 
     * from the tuning database `tuning-db` when it has the op's recipe: the
       entry with the same N and K and the nearest M, else the nearest shape
@@ -121,7 +123,8 @@ def FP8SelectConfig : Pass<"fp8-select-config", "ModuleOp"> {
 
     A dynamic M is configured for `m-hint` rows; `m-hint=0` leaves the
     choice to the runtime at launch, for the actual M
-    (`fp8.tile_source = "runtime"`). Needs the module's `fp8.target`
+    (`fp8.tile_source = "runtime"`; the tile recorded is the one for
+    M = 4096, which the recipe and shape must suit). Needs the module's `fp8.target`
     (run `--fp8-verify-target` first).
   }];
   let dependentDialects = ["::mlir::fp8::FP8Dialect"];
@@ -140,10 +143,11 @@ def FP8OutlineKernels : Pass<"fp8-outline-kernels", "ModuleOp"> {
   let summary = "gives every step of the graph its kernel spec";
   let description = [{
     Attaches to every op that becomes a kernel its spec, in codegen's terms,
-    as `fp8.kernel = {kind = ..., name = ..., spec = {...}}`:
+    as `fp8.kernel = {kind = ..., name = ..., spec = ...}`:
 
-    * `fp8.scaled_matmul` (and full-batch grouped matmuls): a GEMM
-      KernelSpec (core/KernelSpec.h), checked by the generator;
+    * `fp8.scaled_matmul` (and full-batch grouped matmuls): its `fp8.gemm`
+      spec from `--fp8-select-config`, checked by the generator, named, and
+      moved into the kernel (`spec = #fp8.gemm<{...}>`);
     * `fp8.quantize`, `fp8.transpose`: an ElementwiseSpec
       (codegen/Elementwise.h);
     * elementwise ops (`linalg.generic` and named linalg ops whose maps are

@@ -2,7 +2,8 @@
 //
 // The tile configuration of every FP8 GEMM: the tuning database's when it
 // has the recipe (same N and K, nearest M; else the nearest shape), else the
-// runtime's heuristic; recorded as fp8.tile and fp8.tile_source.
+// runtime's heuristic; recorded, with the GEMM's spec, as fp8.gemm and
+// fp8.tile_source.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 
 #include "codegen/Gemm.h"
 #include "codegen/TuningDb.h"
+#include "core/Target.h"
 #include "dialect/FP8Ops.h"
 
 #include "mlir/IR/Builders.h"
@@ -62,57 +64,67 @@ struct SelectConfigPass
       signalPassFailure();
   }
 
+  /// Derives the op's GEMM spec (the one place it is derived), chooses its
+  /// tile and records both as fp8.gemm, with fp8.tile_source.
   LogicalResult configure(Operation *op, ::fp8::Arch arch,
                           const std::optional<::fp8::TuningDb> &db) {
-    int64_t batch = 1;
     std::string why;
-    FailureOr<::fp8::KernelSpec> spec = gemmSpecOf(op, arch, batch, why);
-    if (failed(spec))
+    FailureOr<::fp8::KernelSpec> derived = gemmSpecOf(op, arch, why);
+    if (failed(derived))
       return success(); // no kernel for it: --fp8-outline-kernels says why
+    ::fp8::KernelSpec spec = *derived;
     Builder b(op->getContext());
+    auto record = [&](const ::fp8::TileConfig &tile,
+                      const std::string &source) {
+      spec.tile = tile;
+      setGemmSpec(op, spec);
+      op->setAttr(kTileSourceAttr, b.getStringAttr(source));
+      return success();
+    };
+    // The tile is chosen for `sized`: the spec with a dynamic M replaced by
+    // the hint. The spec recorded keeps M dynamic.
+    ::fp8::KernelSpec sized = spec;
     std::string hint;
-    if (spec->m == ::fp8::kDynamic) {
+    if (spec.m == ::fp8::kDynamic) {
       if (mHint == 0) {
-        op->setAttr(kTileSourceAttr, b.getStringAttr("runtime"));
-        op->removeAttr(kTileAttr);
-        return success();
+        // The runtime picks the tile for the actual M. The tile recorded is
+        // the one for M = 4096 with the pipeline's default SM count (an
+        // H100's, for either arch): the recipe and shape must suit the
+        // generator whatever the runtime picks.
+        sized.m = 4096;
+        return record(::fp8::selectConfig(
+                          sized, ::fp8::targetInfo(::fp8::Arch::SM90a).smCount)
+                          .tile,
+                      "runtime");
       }
-      spec->m = mHint;
+      sized.m = mHint;
       hint = " for M = " + std::to_string(mHint) + " (m-hint)";
     }
-    auto record = [&](const std::string &source) {
-      op->setAttr(kTileAttr,
-                  jsonToAttribute(op->getContext(), ::fp8::toJSON(spec->tile)));
-      op->setAttr(kTileSourceAttr, b.getStringAttr(source));
-    };
     if (db) {
       if (std::optional<::fp8::TuningDb::Match> m =
-              db->lookup(*spec, spec->m)) {
-        ::fp8::KernelSpec tuned = *spec;
+              db->lookup(sized, sized.m)) {
+        ::fp8::KernelSpec tuned = sized;
         tuned.tile = m->tile;
         ::fp8::Status legal = ::fp8::checkGemmSpec(tuned);
         const std::string shape = std::to_string(m->m) + "x" +
                                   std::to_string(m->n) + "x" +
                                   std::to_string(m->k);
-        if (legal) {
-          spec->tile = m->tile;
-          record(std::string("tuning-db: ") +
-                 (m->exact ? "exact " : "nearest, measured at ") + shape +
-                 hint);
-          return success();
-        }
+        if (legal)
+          return record(m->tile,
+                        std::string("tuning-db: ") +
+                            (m->exact ? "exact " : "nearest, measured at ") +
+                            shape + hint);
         op->emitWarning("the tuning database's tile (measured at ")
             << shape << ") does not fit this GEMM: " << legal.message()
             << "; using the heuristic";
       }
     }
-    ::fp8::ConfigChoice choice = ::fp8::selectConfig(*spec, smCount);
-    spec->tile = choice.tile;
-    if (::fp8::Status legal = ::fp8::checkGemmSpec(*spec); !legal)
+    sized.tile = ::fp8::selectConfig(sized, smCount).tile;
+    if (::fp8::Status legal = ::fp8::checkGemmSpec(sized); !legal)
       return op->emitOpError("has no legal tile configuration on ")
              << ::fp8::toString(arch) << ": " << legal.message();
-    record("heuristic" + hint + ", " + std::to_string(smCount) + " SMs");
-    return success();
+    return record(sized.tile,
+                  "heuristic" + hint + ", " + std::to_string(smCount) + " SMs");
   }
 };
 

@@ -108,7 +108,7 @@ template <typename Op> LogicalResult verifyGemm(Op op, ::fp8::Arch arch) {
   probe.a.layout = probe.b.layout = ::fp8::Layout::KMajor;
   probe.a.granularity = toRecipe(op.getAGranularity());
   probe.b.granularity = toRecipe(op.getBGranularity());
-  probe.promotionInterval = args.promotionInterval.value_or(0);
+  probe.promotionInterval = args.promotionInterval;
   probe.out = args.out;
   if (::fp8::Status s = ::fp8::checkTargetRecipe(probe); !s)
     return op.emitOpError() << s.message();

@@ -3,6 +3,7 @@
 #include "runtime/Gemm.h"
 #include "codegen/Gemm.h"
 #include "codegen/Sm90Gemm.h"
+#include "codegen/kernels/sm90_params.h"
 #include "core/Env.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/LoadedKernels.h"
@@ -18,26 +19,8 @@ namespace fp8 {
 
 namespace {
 
-/// Host mirror of fp8k::GemmParams (codegen/kernels/sm90_gemm.cuh); both
-/// sides assert the same size.
-struct Sm90Params {
-  int m;
-  int scaleTma; ///< the variant's Cfg::kScaleTma: descriptors 3 and 4 set
-  const void *sa;
-  int64_t saLdOuter, saLdK;
-  const void *sb;
-  int64_t sbLdOuter, sbLdK;
-  const void *c;
-  int64_t ldc;
-  void *d;
-  int64_t ldd;
-  float *workspace;
-  int *counters;
-  uint32_t *trace; ///< FP8_KERNEL_TRACE: the kernel's clock stamps
-  int tailFirst;   ///< TileConfig::tailSplit: Sm90TailSchedule::first
-  int tailSplit;   ///< TileConfig::tailSplit: Sm90TailSchedule::split
-};
-static_assert(sizeof(Sm90Params) == 120, "must match fp8k::GemmParams");
+/// The kernel's parameter, from the header NVRTC compiles it with.
+using Sm90Params = fp8k::GemmParams;
 
 /// The trace buffer of FP8_KERNEL_TRACE runs (one per process; traced calls
 /// synchronise their stream before it is reused).
@@ -144,25 +127,11 @@ Status getWorkspace(const CudaDriver &d, CUstream stream, size_t partialBytes,
   return Status::ok();
 }
 
-std::string problemKey(const GemmRecipe &r, int64_t m, int64_t n, int64_t k) {
-  std::ostringstream os;
-  os << m << ',' << n << ',' << k << ',' << int(r.a.format) << ','
-     << int(r.a.layout) << ',' << r.a.granularity.rows << ','
-     << r.a.granularity.cols << ',' << int(r.a.granularity.scale) << ','
-     << int(r.b.format) << ',' << int(r.b.layout) << ',' << r.b.granularity.rows
-     << ',' << r.b.granularity.cols << ',' << int(r.b.granularity.scale) << ','
-     << r.promotionInterval << ',' << int(r.out) << ',' << r.accumulate;
-  return os.str();
-}
-
 std::mutex gConfigMutex;
 std::unordered_map<std::string, TileConfig> gConfigs;
 
-} // namespace
-
-Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &r, int64_t m, int64_t n,
-                                    int64_t k, int smCount,
-                                    const std::optional<TileConfig> &tile) {
+/// The spec of a recipe's GEMM: the runtime launches sm_90a kernels.
+KernelSpec specOf(const GemmRecipe &r, int64_t m, int64_t n, int64_t k) {
   KernelSpec spec;
   spec.arch = Arch::SM90a;
   spec.m = m;
@@ -173,10 +142,20 @@ Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &r, int64_t m, int64_t n,
   spec.promotionInterval = r.promotionInterval;
   spec.out = r.out;
   spec.accumulate = r.accumulate;
+  return spec;
+}
+
+/// `spec` at M = m with the tile to launch: `tile` if given, else the
+/// spec's own unless `select`, else the heuristic's for `smCount` SMs
+/// (remembered per problem).
+Expected<KernelSpec> launchSpec(KernelSpec spec, int64_t m, int smCount,
+                                const std::optional<TileConfig> &tile,
+                                bool select) {
+  spec.m = m;
   if (tile) {
     spec.tile = *tile;
-  } else {
-    std::string key = problemKey(r, m, n, k);
+  } else if (select) {
+    const std::string key = spec.problemKey();
     std::lock_guard<std::mutex> lock(gConfigMutex);
     if (auto it = gConfigs.find(key); it != gConfigs.end()) {
       spec.tile = it->second;
@@ -191,8 +170,10 @@ Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &r, int64_t m, int64_t n,
   return spec;
 }
 
-Status checkGemmArgs(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
-                     const GemmTensors &t) {
+/// The checks of checkGemmArgs on a spec (N, K and the recipe from it).
+Status checkTensors(const KernelSpec &r, int64_t m, const GemmTensors &t) {
+  const int64_t n = r.n, k = r.k;
+
   if (m < 0 || n <= 0 || k <= 0)
     return errorf("expected M >= 0, N > 0 and K > 0, found M = ", m,
                   ", N = ", n, ", K = ", k);
@@ -252,89 +233,112 @@ Status checkGemmArgs(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
   return Status::ok();
 }
 
-Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
-            const GemmTensors &t, CUstream stream, const GemmOptions &options,
-            GemmReport *report) {
-  FP8_RETURN_IF_ERROR(checkGemmArgs(r, m, n, k, t));
-  if (m == 0)
-    return Status::ok();
-  auto dev = CudaDevice::get();
-  if (!dev)
-    return dev.status();
-  const CudaDriver &d = *(*dev)->driver;
-  auto spec = gemmKernelSpec(r, m, n, k, (*dev)->smCount, options.tile);
-  if (!spec)
-    return spec.status();
+} // namespace
 
+Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &r, int64_t m, int64_t n,
+                                    int64_t k, int smCount,
+                                    const std::optional<TileConfig> &tile) {
+  return launchSpec(specOf(r, m, n, k), m, smCount, tile, /*select=*/true);
+}
+
+Status checkGemmArgs(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
+                     const GemmTensors &t) {
+  if (m < 0 || n <= 0 || k <= 0)
+    return errorf("expected M >= 0, N > 0 and K > 0, found M = ", m,
+                  ", N = ", n, ", K = ", k);
+  return checkTensors(specOf(r, m, n, k), m, t);
+}
+
+namespace {
+
+/// The operands of one launch as stored: pitches (elements), the output's
+/// element size and the scale tensors' geometry.
+struct Operands {
   int64_t ar, ac, br, bc;
-  storedShape(r.a, m, k, ar, ac);
-  storedShape(r.b, n, k, br, bc);
-  const int64_t lda = t.lda ? t.lda : ac, ldb = t.ldb ? t.ldb : bc;
-  const int64_t ldd = t.ldd ? t.ldd : n, ldc = t.ldc ? t.ldc : n;
-  const int64_t ob = sizeOf(r.out);
-  ScaleGeometry sa = scaleGeometry(r.a, m, k, t.scaleALdOuter, t.scaleALdK);
-  ScaleGeometry sb = scaleGeometry(r.b, n, k, t.scaleBLdOuter, t.scaleBLdK);
+  int64_t lda, ldb, ldd, ldc, ob;
+  ScaleGeometry sa, sb;
+};
 
-  if (options.checkExtents) {
-    FP8_RETURN_IF_ERROR(checkExtent(d, t.a, (ar - 1) * lda + ac, "A"));
-    FP8_RETURN_IF_ERROR(checkExtent(d, t.b, (br - 1) * ldb + bc, "B"));
-    FP8_RETURN_IF_ERROR(checkExtent(d, t.d, ((m - 1) * ldd + n) * ob, "D"));
-    if (r.accumulate)
-      FP8_RETURN_IF_ERROR(checkExtent(d, t.c, ((m - 1) * ldc + n) * ob, "C"));
-    FP8_RETURN_IF_ERROR(
-        checkExtent(d, t.scaleA,
-                    ((sa.rows - 1) * sa.ldOuter + (sa.cols - 1) * sa.ldK + 1) *
-                        scaleBytes(r.a),
-                    "the scales of A"));
-    FP8_RETURN_IF_ERROR(
-        checkExtent(d, t.scaleB,
-                    ((sb.rows - 1) * sb.ldOuter + (sb.cols - 1) * sb.ldK + 1) *
-                        scaleBytes(r.b),
-                    "the scales of B"));
-  }
+Operands operandsOf(const KernelSpec &s, int64_t m, const GemmTensors &t) {
+  Operands o;
+  storedShape(s.a, m, s.k, o.ar, o.ac);
+  storedShape(s.b, s.n, s.k, o.br, o.bc);
+  o.lda = t.lda ? t.lda : o.ac;
+  o.ldb = t.ldb ? t.ldb : o.bc;
+  o.ldd = t.ldd ? t.ldd : s.n;
+  o.ldc = t.ldc ? t.ldc : s.n;
+  o.ob = sizeOf(s.out);
+  o.sa = scaleGeometry(s.a, m, s.k, t.scaleALdOuter, t.scaleALdK);
+  o.sb = scaleGeometry(s.b, s.n, s.k, t.scaleBLdOuter, t.scaleBLdK);
+  return o;
+}
 
-  const KernelSpec s = *spec;
-  // The K scales that come by TMA with each pipeline stage: those the kernel
-  // can take that way whose tensors' layout allows it ([K blocks][outer]
-  // with the outer index contiguous (A), or [outer][K blocks] with K blocks
-  // contiguous (B); 16-byte aligned base and pitches). The consumers of the
-  // kernel variant loaded for the rest read them from global memory.
+/// Asks the driver whether every buffer is device memory as large as the
+/// shape needs.
+Status checkExtents(const CudaDriver &d, const KernelSpec &s, int64_t m,
+                    const GemmTensors &t, const Operands &o) {
+  const int64_t n = s.n;
+  FP8_RETURN_IF_ERROR(checkExtent(d, t.a, (o.ar - 1) * o.lda + o.ac, "A"));
+  FP8_RETURN_IF_ERROR(checkExtent(d, t.b, (o.br - 1) * o.ldb + o.bc, "B"));
+  FP8_RETURN_IF_ERROR(checkExtent(d, t.d, ((m - 1) * o.ldd + n) * o.ob, "D"));
+  if (s.accumulate)
+    FP8_RETURN_IF_ERROR(checkExtent(d, t.c, ((m - 1) * o.ldc + n) * o.ob, "C"));
+  const ScaleGeometry &sa = o.sa, &sb = o.sb;
+  FP8_RETURN_IF_ERROR(
+      checkExtent(d, t.scaleA,
+                  ((sa.rows - 1) * sa.ldOuter + (sa.cols - 1) * sa.ldK + 1) *
+                      scaleBytes(s.a),
+                  "the scales of A"));
+  return checkExtent(d, t.scaleB,
+                     ((sb.rows - 1) * sb.ldOuter + (sb.cols - 1) * sb.ldK + 1) *
+                         scaleBytes(s.b),
+                     "the scales of B");
+}
+
+/// A scale tensor as a TMA box source.
+struct ScaleBox {
+  const void *base;
+  int64_t inner, outer, pitch; // elements; inner contiguous
+};
+
+/// The K scales that come by TMA with each pipeline stage: those the kernel
+/// can take that way whose tensors' layout allows it ([K blocks][outer]
+/// with the outer index contiguous (A), or [outer][K blocks] with K blocks
+/// contiguous (B); 16-byte aligned base and pitches). The consumers of the
+/// kernel variant loaded for the rest read them from global memory.
+std::optional<ScaleBox> scaleBox(bool isA, const GemmTensors &t,
+                                 const Operands &o) {
   static const int scaleTmaAllowed = env::scaleTmaMask();
-  struct ScaleBox {
-    const void *base;
-    int64_t inner, outer, pitch; // elements; inner contiguous
-  };
-  auto scaleBox = [&](bool isA) -> std::optional<ScaleBox> {
-    const ScaleGeometry &g = isA ? sa : sb;
-    ScaleBox b{isA ? t.scaleA : t.scaleB, isA ? g.rows : g.cols,
-               isA ? g.cols : g.rows, isA ? g.ldK : g.ldOuter};
-    const int64_t step = isA ? g.ldOuter : g.ldK; // must be 1
-    if (b.outer == 1)
-      b.pitch = (b.inner + 3) / 4 * 4; // unused: any 16-byte multiple
-    if (!(scaleTmaAllowed & (isA ? kSm90ScaleTmaA : kSm90ScaleTmaB)) ||
-        (step != 1 && b.inner > 1) || b.pitch % 4 != 0 ||
-        reinterpret_cast<uintptr_t>(b.base) % 16 != 0)
-      return std::nullopt;
-    return b;
-  };
-  const int canTma = sm90ScaleTmaOperands(s);
-  int scaleTma = 0;
-  for (int bit : {kSm90ScaleTmaA, kSm90ScaleTmaB})
-    if ((canTma & bit) && scaleBox(bit == kSm90ScaleTmaA))
-      scaleTma |= bit;
+  const ScaleGeometry &g = isA ? o.sa : o.sb;
+  ScaleBox b{isA ? t.scaleA : t.scaleB, isA ? g.rows : g.cols,
+             isA ? g.cols : g.rows, isA ? g.ldK : g.ldOuter};
+  const int64_t step = isA ? g.ldOuter : g.ldK; // must be 1
+  if (b.outer == 1)
+    b.pitch = (b.inner + 3) / 4 * 4; // unused: any 16-byte multiple
+  if (!(scaleTmaAllowed & (isA ? kSm90ScaleTmaA : kSm90ScaleTmaB)) ||
+      (step != 1 && b.inner > 1) || b.pitch % 4 != 0 ||
+      reinterpret_cast<uintptr_t>(b.base) % 16 != 0)
+    return std::nullopt;
+  return b;
+}
 
-  // TMA descriptors, in kernel-parameter order: A, B, D, and the K scales
-  // of A and B that come by TMA (unused slots stay zero). A scale
-  // descriptor the driver refuses sends that operand's scales to the
-  // consumers: the variant that loads them.
-  CUtensorMap maps[5];
-  const LoadedKernel *loaded = nullptr;
+/// Loads the kernel variant for `scaleTma` and encodes its TMA descriptors,
+/// in kernel-parameter order: A, B, D, and the K scales of A and B that
+/// come by TMA (unused slots stay zero). A scale descriptor the driver
+/// refuses sends that operand's scales to the consumers: the variant that
+/// loads them (`scaleTma` is updated).
+Expected<const LoadedKernel *> loadWithMaps(const CudaDriver &d,
+                                            const KernelSpec &s, int64_t m,
+                                            const GemmTensors &t,
+                                            const Operands &o, int &scaleTma,
+                                            CUtensorMap (&maps)[5]) {
+  const int64_t n = s.n, k = s.k;
   for (;;) {
     auto kernel = loadKernel(sm90KernelName(s, scaleTma),
                              [&] { return emitSm90Gemm(s, scaleTma); });
     if (!kernel)
       return kernel.status();
-    loaded = *kernel;
+    const LoadedKernel *loaded = *kernel;
     std::memset(maps, 0, sizeof(maps));
     int refused = 0;
     for (const TmaPlan &p : loaded->launch.tma) {
@@ -342,25 +346,25 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
       int slot = 0;
       switch (p.operand) {
       case TmaPlan::Operand::A:
-        map = encodeTensorMap2D(d, t.a, 1, m, k, lda, p.boxOuter, p.boxInner,
+        map = encodeTensorMap2D(d, t.a, 1, m, k, o.lda, p.boxOuter, p.boxInner,
                                 p.swizzleBytes, "A");
         break;
       case TmaPlan::Operand::B:
         slot = 1;
-        map = encodeTensorMap2D(d, t.b, 1, n, k, ldb, p.boxOuter, p.boxInner,
+        map = encodeTensorMap2D(d, t.b, 1, n, k, o.ldb, p.boxOuter, p.boxInner,
                                 p.swizzleBytes, "B");
         break;
       case TmaPlan::Operand::D:
         if (!loaded->launch.tmaStore)
           continue;
         slot = 2;
-        map = encodeTensorMap2D(d, t.d, p.elemBytes, m, n, ldd * ob, p.boxOuter,
-                                p.boxInner, p.swizzleBytes, "D");
+        map = encodeTensorMap2D(d, t.d, p.elemBytes, m, n, o.ldd * o.ob,
+                                p.boxOuter, p.boxInner, p.swizzleBytes, "D");
         break;
       case TmaPlan::Operand::ScaleA:
       case TmaPlan::Operand::ScaleB: {
         const bool isA = p.operand == TmaPlan::Operand::ScaleA;
-        const ScaleBox b = *scaleBox(isA);
+        const ScaleBox b = *scaleBox(isA, t, o);
         slot = isA ? 3 : 4;
         map = encodeTensorMap2D(d, b.base, 4, uint64_t(b.outer),
                                 uint64_t(b.inner), uint64_t(b.pitch) * 4,
@@ -378,50 +382,68 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
       maps[slot] = *map;
     }
     if (!refused)
-      break;
+      return loaded;
     scaleTma &= ~refused;
   }
-  const LoadedKernel &kn = *loaded;
-  const LaunchInfo &li = kn.launch;
+}
 
-  // Mirrors Schedule<Cfg> in sm90_gemm.cuh: units are cluster tile groups
-  // times K slices (split-K), or whole tile groups and then the slices of
-  // the split tail; the tile grid is padded to whole clusters.
+/// The grid and the schedule's parameters of one launch.
+struct Sm90Grid {
+  int64_t grid;
+  Sm90TailSchedule tail;
+  int64_t groups, mTiles, nTiles;
+};
+
+/// Mirrors Schedule<Cfg> in sm90_gemm.cuh: units are cluster tile groups
+/// times K slices (split-K), or whole tile groups and then the slices of
+/// the split tail; the tile grid is padded to whole clusters.
+Sm90Grid sm90Grid(const LoadedKernel &kn, int64_t m, int64_t n, int smCount) {
+  const LaunchInfo &li = kn.launch;
   const int64_t mGroups = ceilDiv(ceilDiv(m, li.blockM), li.clusterM);
   const int64_t nGroups = ceilDiv(ceilDiv(n, li.blockN), li.clusterN);
-  const int64_t mTiles = mGroups * li.clusterM, nTiles = nGroups * li.clusterN;
-  int64_t slots = (*dev)->smCount / li.clusterX;
+  Sm90Grid g;
+  g.mTiles = mGroups * li.clusterM;
+  g.nTiles = nGroups * li.clusterN;
+  int64_t slots = smCount / li.clusterX;
   if (li.clusterX > 1 && kn.maxActiveClusters > 0)
     slots = kn.maxActiveClusters;
-  const int64_t groups = mGroups * nGroups;
+  g.groups = mGroups * nGroups;
   // (tail_split 1: nothing split, first == groups.)
-  const Sm90TailSchedule tail =
-      sm90TailSchedule(groups, slots, li.tailSplit, li.kSlices);
-  const int64_t units = tail.units(groups) * li.splitK;
-  const int64_t grid =
+  g.tail = sm90TailSchedule(g.groups, slots, li.tailSplit, li.kSlices);
+  const int64_t units = g.tail.units(g.groups) * li.splitK;
+  g.grid =
       (li.persistent ? std::min<int64_t>(units, slots) : units) * li.clusterX;
+  return g;
+}
 
+/// The kernel parameter: pointers, pitches, and the split-K or split-tail
+/// workspace.
+Expected<Sm90Params> sm90Params(const CudaDriver &d, CUstream stream,
+                                const LaunchInfo &li, const Sm90Grid &g,
+                                int64_t m, int scaleTma, const GemmTensors &t,
+                                const Operands &o) {
   Sm90Params params{};
   params.m = int(m);
-  params.scaleTma = scaleTma;
+  params.scale_tma = scaleTma;
   params.sa = t.scaleA;
-  params.saLdOuter = sa.ldOuter;
-  params.saLdK = sa.ldK;
+  params.sa_ld_outer = o.sa.ldOuter;
+  params.sa_ld_k = o.sa.ldK;
   params.sb = t.scaleB;
-  params.sbLdOuter = sb.ldOuter;
-  params.sbLdK = sb.ldK;
+  params.sb_ld_outer = o.sb.ldOuter;
+  params.sb_ld_k = o.sb.ldK;
   params.c = t.c;
-  params.ldc = ldc;
+  params.ldc = o.ldc;
   params.d = t.d;
-  params.ldd = ldd;
-  params.tailFirst = int(tail.first);
-  params.tailSplit = tail.split;
-  if (li.splitK > 1 || tail.split > 1) {
+  params.ldd = o.ldd;
+  params.tail_first = int(g.tail.first);
+  params.tail_split = g.tail.split;
+  if (li.splitK > 1 || g.tail.split > 1) {
     // Split-K: every tile's slices; a split tail: its tiles' (numbered
     // from the first split one, each CTA of a cluster its own).
-    const int64_t split = li.splitK > 1 ? li.splitK : tail.split;
-    const int64_t tiles =
-        li.splitK > 1 ? mTiles * nTiles : (groups - tail.first) * li.clusterX;
+    const int64_t split = li.splitK > 1 ? li.splitK : g.tail.split;
+    const int64_t tiles = li.splitK > 1
+                              ? g.mTiles * g.nTiles
+                              : (g.groups - g.tail.first) * li.clusterX;
     const size_t threads = size_t(li.blockM / 64) * 128;
     const size_t partial =
         size_t(tiles) * split * threads * size_t(li.blockN / 2) * sizeof(float);
@@ -431,6 +453,35 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
     params.workspace = reinterpret_cast<float *>(w.partials);
     params.counters = reinterpret_cast<int *>(w.counters);
   }
+  return params;
+}
+
+/// Launches a checked spec (M set, tile chosen) on the device.
+Status launchSm90(const CudaDevice &dev, const KernelSpec &s,
+                  const GemmTensors &t, CUstream stream,
+                  const GemmOptions &options, GemmReport *report) {
+  const CudaDriver &d = *dev.driver;
+  const int64_t m = s.m;
+  const Operands o = operandsOf(s, m, t);
+  if (options.checkExtents)
+    FP8_RETURN_IF_ERROR(checkExtents(d, s, m, t, o));
+
+  const int canTma = sm90ScaleTmaOperands(s);
+  int scaleTma = 0;
+  for (int bit : {kSm90ScaleTmaA, kSm90ScaleTmaB})
+    if ((canTma & bit) && scaleBox(bit == kSm90ScaleTmaA, t, o))
+      scaleTma |= bit;
+  CUtensorMap maps[5];
+  Expected<const LoadedKernel *> loaded =
+      loadWithMaps(d, s, m, t, o, scaleTma, maps);
+  if (!loaded)
+    return loaded.status();
+  const LoadedKernel &kn = **loaded;
+  const LaunchInfo &li = kn.launch;
+  const Sm90Grid g = sm90Grid(kn, m, s.n, dev.smCount);
+  Expected<Sm90Params> params = sm90Params(d, stream, li, g, m, scaleTma, t, o);
+  if (!params)
+    return params.status();
 
   // Read once, like FP8_SCALE_TMA: a process is traced or not (fp8-bench
   // --trace sets it before its first call), and the call path stays free of
@@ -445,12 +496,12 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
     FP8_RETURN_IF_ERROR(
         cuCheck(d.cuMemsetD8Async(gTrace, 0, kTraceWords * 4, stream),
                 "cuMemsetD8Async(kernel trace)"));
-    params.trace = reinterpret_cast<uint32_t *>(gTrace);
+    params->trace = reinterpret_cast<unsigned *>(gTrace);
   }
 
-  void *args[] = {&maps[0], &maps[1], &maps[2], &maps[3], &maps[4], &params};
+  void *args[] = {&maps[0], &maps[1], &maps[2], &maps[3], &maps[4], &*params};
   CUlaunchConfig cfg{};
-  cfg.gridDimX = unsigned(grid);
+  cfg.gridDimX = unsigned(g.grid);
   cfg.gridDimY = cfg.gridDimZ = 1;
   cfg.blockDimX = unsigned(li.threads);
   cfg.blockDimY = cfg.blockDimZ = 1;
@@ -472,7 +523,7 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
   if (report) {
     report->kernel = kn.name;
     report->tile = s.tile;
-    report->grid = int(grid);
+    report->grid = int(g.grid);
     report->maxActiveClusters = kn.maxActiveClusters;
     report->jitSeconds = kn.jitSeconds;
     report->scaleATma = scaleTma & 1;
@@ -489,6 +540,37 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
       report->trace = std::move(words);
   }
   return Status::ok();
+}
+
+} // namespace
+
+Status gemm(const KernelSpec &spec, int64_t m, const GemmTensors &t,
+            CUstream stream, const GemmOptions &options, GemmReport *report) {
+  if (spec.arch != Arch::SM90a)
+    return errorf("expected a kernel spec for sm_90a (the runtime launches "
+                  "Hopper kernels), found one for ",
+                  toString(spec.arch));
+  FP8_RETURN_IF_ERROR(checkKernelSpec(spec));
+  FP8_RETURN_IF_ERROR(checkTensors(spec, m, t));
+  if (m == 0)
+    return Status::ok();
+  auto dev = CudaDevice::get();
+  if (!dev)
+    return dev.status();
+  Expected<KernelSpec> s =
+      launchSpec(spec, m, (*dev)->smCount, options.tile, options.selectTile);
+  if (!s)
+    return s.status();
+  return launchSm90(**dev, *s, t, stream, options, report);
+}
+
+Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
+            const GemmTensors &t, CUstream stream, const GemmOptions &options,
+            GemmReport *report) {
+  FP8_RETURN_IF_ERROR(checkGemmArgs(r, m, n, k, t));
+  GemmOptions o = options;
+  o.selectTile = true;
+  return gemm(specOf(r, m, n, k), m, t, stream, o, report);
 }
 
 } // namespace fp8

@@ -4,7 +4,8 @@
 // runtime checks every argument before anything reaches the GPU, picks a tile
 // configuration (tuning DB, else the heuristic), generates and JIT-compiles
 // the kernel on first use (cached in memory and on disk), builds the TMA
-// descriptors and launches on the given stream.
+// descriptors and launches on the given stream. A compiled plan's steps call
+// it with their kernel spec as it is.
 //
 //   fp8::GemmRecipe r;                                // DeepSeek-V3 recipe
 //   r.a.granularity = fp8::Granularity::block(1, 128);
@@ -36,9 +37,10 @@ namespace fp8 {
 
 /// The recipe of one GEMM: what `fp8.scaled_matmul` states.
 struct GemmRecipe {
-  OperandSpec a;                   ///< A: logically [M, K]
-  OperandSpec b;                   ///< B: logically [N, K] (D = A * B^T)
-  int64_t promotionInterval = 128; ///< 0 = tensor-core accumulation only
+  OperandSpec a; ///< A: logically [M, K]
+  OperandSpec b; ///< B: logically [N, K] (D = A * B^T)
+  /// nullopt: tensor-core accumulation only
+  std::optional<int64_t> promotionInterval = 128;
   DType out = DType::BF16;
   bool accumulate = false; ///< D = A * B^T + C
 };
@@ -64,8 +66,12 @@ struct GemmTensors {
 
 /// Knobs of one call.
 struct GemmOptions {
-  /// Use this tile configuration instead of the tuning DB / heuristic.
+  /// Use this tile configuration instead of the spec's or the heuristic's.
   std::optional<TileConfig> tile;
+  /// The KernelSpec overload, `tile` unset: choose the tile for this M with
+  /// the heuristic (what the GemmRecipe overload always does) instead of
+  /// launching the spec's.
+  bool selectTile = false;
   /// Check with the driver that every buffer is device memory large enough
   /// for the shape (a few microseconds; prevents faults from bad extents).
   bool checkExtents = true;
@@ -109,10 +115,19 @@ Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &recipe, int64_t m,
 Status checkGemmArgs(const GemmRecipe &recipe, int64_t m, int64_t n, int64_t k,
                      const GemmTensors &t);
 
-/// D = A * B^T (+ C) with the recipe's scaling, on `stream`.
+/// D = A * B^T (+ C) with the recipe's scaling, on `stream`: the GEMM of
+/// the spec the recipe and the shape make, its tile chosen for M.
 Status gemm(const GemmRecipe &recipe, int64_t m, int64_t n, int64_t k,
             const GemmTensors &t, CUstream stream,
             const GemmOptions &options = {}, GemmReport *report = nullptr);
+
+/// The GEMM a kernel spec describes (a plan step's, as the compiler wrote
+/// it: recipe, N, K and tile) at M = m, on `stream`. The spec's own M is
+/// not used (a dynamic M is the plan's norm). Refuses a spec for another
+/// target than sm_90a.
+Status gemm(const KernelSpec &spec, int64_t m, const GemmTensors &t,
+            CUstream stream, const GemmOptions &options = {},
+            GemmReport *report = nullptr);
 
 } // namespace fp8
 

@@ -26,33 +26,11 @@
 
 #include "fp8/sm90_common.cuh"
 #include "fp8/sm90_epilogue.cuh"
+#include "fp8/sm90_params.h"
 #include "fp8/sm90_schedule.cuh"
 #include "fp8/sm90_trace.cuh"
 
 namespace fp8k {
-
-/// Launch arguments that are not baked into the kernel.
-struct GemmParams {
-  int m;          ///< rows of A and D
-  int scale_tma;  ///< the host's Cfg::kScaleTma (checked with FP8_KERNEL_DEBUG)
-  const void *sa; ///< scales of A ([ceil(M/r), ceil(K/c)] as stored)
-  i64 sa_ld_outer, sa_ld_k;
-  const void *sb; ///< scales of B ([ceil(N/r), ceil(K/c)] as stored)
-  i64 sb_ld_outer, sb_ld_k;
-  const void *c; ///< C (accumulate), same type as D; may alias D
-  i64 ldc;
-  void *d; ///< D, for the predicated-store epilogue
-  i64 ldd;
-  float *workspace; ///< split-K partials
-  int *counters;    ///< split-K arrival counters, one per tile, zeroed
-  unsigned *trace;  ///< KTrace output (FP8_KERNEL_TRACE builds), or null
-  int tail_first;   ///< kTailSplit: the first split tile (cluster group)
-  int tail_split;   ///< kTailSplit: K slices of each tile from tail_first on
-};
-// The host mirror (runtime/Gemm.cpp) asserts the same size.
-constexpr int kScaleTmaA = 1; ///< A's K scales come with each stage (TMA)
-constexpr int kScaleTmaB = 2; ///< B's block scales come with each stage
-static_assert(sizeof(GemmParams) == 120, "GemmParams layout changed");
 
 /// Which K-varying scales the consumers apply per k-block, and how many B
 /// block scales a tile spans along N (at most kNb).

@@ -14,16 +14,6 @@
 namespace fp8 {
 
 namespace {
-GemmRecipe recipeOf(const KernelSpec &k) {
-  GemmRecipe r;
-  r.a = k.a;
-  r.b = k.b;
-  r.promotionInterval = k.promotionInterval;
-  r.out = k.out;
-  r.accumulate = k.accumulate;
-  return r;
-}
-
 int64_t bufferBytes(const PlanBuffer &b, const Shape &s) {
   return bytesOf(b.dtype, elementCount(s));
 }
@@ -60,13 +50,8 @@ compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount) {
       // The source fp8::gemm generates at run time: its spec has the
       // actual M (the disk cache then serves the run).
       spec.m = a.rows;
-      if (s.runtimeTile) {
-        auto rs = gemmKernelSpec(recipeOf(spec), a.rows, spec.n, spec.k,
-                                 smCount, std::nullopt);
-        if (!rs)
-          return rs.status().withContext("step '" + s.name + "'");
-        spec = *rs;
-      }
+      if (s.runtimeTile)
+        spec.tile = selectConfig(spec, smCount).tile;
       auto g = emitGemm(spec);
       if (!g)
         return g.status().withContext("step '" + s.name + "'");
@@ -289,10 +274,8 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
   const Shape &bs = shapes_.shapes.at(s.inputs[2]);
   const Geometry ga = geometry(as), gb = geometry(bs);
   const int64_t m = ga.rows, n = gb.rows, kk = ga.cols;
-  const GemmRecipe r = recipeOf(k);
   GemmOptions o;
-  if (!s.runtimeTile)
-    o.tile = k.tile;
+  o.selectTile = s.runtimeTile;
   o.checkExtents = checkExtents_;
   const Granularity &gA = k.a.granularity, &gB = k.b.granularity;
   const int64_t saBytes = gA.scaleRows(m) * gA.scaleCols(kk) * scaleBytes(gA);
@@ -328,7 +311,7 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
       t.c =
           reinterpret_cast<const void *>(address(s.inputs[4]) + b * m * n * ob);
     GemmReport rep;
-    Status st = gemm(r, m, n, kk, t, stream_, o, &rep);
+    Status st = gemm(k, m, t, stream_, o, &rep);
     if (!st.isOk())
       return st.withContext("step '" + s.name + "'");
     gemmKernels_[index] = rep.kernel;

@@ -56,7 +56,8 @@ std::string mismatch(const KernelSpec &s, const std::string &src) {
       "kSbE8 = " + boolText(s.b.granularity.scale == ScaleFormat::UE8M0) + ";"};
   auto ptx = [](DType t) { return t == DType::E5M2 ? "e5m2" : "e4m3"; };
   if (s.arch == Arch::SM90a) {
-    want.push_back("kPromoSteps = " + std::to_string(s.promotionInterval / 32) +
+    want.push_back("kPromoSteps = " +
+                   std::to_string(promotionToInt(s.promotionInterval) / 32) +
                    ";");
     want.push_back(std::string("k32.f32.") + ptx(s.a.format) + "." +
                    ptx(s.b.format) + " {");

@@ -24,7 +24,7 @@ KernelSpec mxSpec() {
   s.n = 7168;
   s.k = 2048;
   s.a.granularity = s.b.granularity = Granularity::mx();
-  s.promotionInterval = 0;
+  s.promotionInterval = std::nullopt;
   s.tile.mathWarpgroups = 1;
   return s;
 }
@@ -119,7 +119,8 @@ TEST(Sm100Check, RejectsWithAMessagePerRule) {
   s.promotionInterval = 128;
   expectRejected(s, "expected promotion interval 32 (or 0) on sm_100a");
   s = deepseekPow2Spec();
-  s.promotionInterval = 0; // scales vary along K: RecipeRules wants one
+  s.promotionInterval =
+      std::nullopt; // scales vary along K: RecipeRules wants one
   expectRejected(s, "promotion_interval");
   s = mxSpec();
   s.tile.blockK = 64;

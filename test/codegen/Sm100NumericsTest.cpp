@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Sm100ScaleLayout.h"
+#include "core/KernelSpec.h"
 #include "numerics/Formats.h"
 #include "numerics/Metrics.h"
 #include "numerics/Quantize.h"
@@ -157,7 +158,7 @@ TEST(Sm100Numerics, MXKernelFormulaIsTheOracle) {
           o.qa, packed(o.qa, "A"), o.qb, packed(o.qb, "B"), cp);
       for (int64_t interval : {0, 32}) {
         ReferenceGemmOptions opt;
-        opt.promotionInterval = interval;
+        opt.promotionInterval = promotionFromInt(interval);
         auto ref =
             referenceGemm(o.qa, Layout::KMajor, o.qb, Layout::KMajor, cp, opt);
         ASSERT_TRUE(ref.isOk()) << ref.message();

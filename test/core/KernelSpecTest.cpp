@@ -184,7 +184,7 @@ TEST(KernelSpec, HostileTilesAreRefusedNotCrashedOn) {
     base.arch = arch;
     if (arch == Arch::SM100a) {
       base.a.granularity = base.b.granularity = Granularity::mx();
-      base.promotionInterval = 0;
+      base.promotionInterval = std::nullopt;
       base.tile.mathWarpgroups = 1;
     }
     ASSERT_TRUE(checkGemmSpec(base).isOk()) << checkGemmSpec(base).message();

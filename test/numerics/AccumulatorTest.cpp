@@ -8,6 +8,7 @@
 
 #include "numerics/Accumulator.h"
 
+#include "core/KernelSpec.h"
 #include "numerics/Metrics.h"
 #include "numerics/Npy.h"
 #include "numerics/Random.h"
@@ -88,7 +89,7 @@ double measuredLikeLoss(int64_t k, int64_t interval, AccumulatorModel model) {
   auto qa = quantize(a.data(), m, k, r);
   auto qb = quantize(b.data(), n, k, r);
   ReferenceGemmOptions o;
-  o.promotionInterval = interval;
+  o.promotionInterval = promotionFromInt(interval);
   o.accumulator = model;
   auto d = referenceGemm(*qa, Layout::KMajor, *qb, Layout::KMajor, nullptr, o);
   auto ref = referenceGemmF64(*qa, Layout::KMajor, *qb, Layout::KMajor);
@@ -186,7 +187,7 @@ TEST(AccumulatorModel, H100RecordedOutputsBitForBit) {
     for (int bits : {12, 13, 14}) {
       ReferenceGemmOptions o;
       o.accumulator = {bits, 32};
-      o.promotionInterval = 0;
+      o.promotionInterval = std::nullopt;
       auto d0 = referenceGemm(a, Layout::KMajor, b, Layout::KMajor, nullptr, o);
       o.promotionInterval = 128;
       auto d128 =

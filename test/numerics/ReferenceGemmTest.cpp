@@ -10,6 +10,7 @@
 
 #include "numerics/ReferenceGemm.h"
 
+#include "core/KernelSpec.h"
 #include "core/RecipeRules.h"
 #include "numerics/Formats.h"
 #include "numerics/Metrics.h"
@@ -179,7 +180,7 @@ TEST(ReferenceGemm, EveryGranularityAndLayoutFollowsTheFormula) {
         Operand A = makeOperand(a, M, K, la, p.a);
         Operand B = makeOperand(b, N, K, lb, p.b);
         ReferenceGemmOptions o;
-        o.promotionInterval = p.interval;
+        o.promotionInterval = promotionFromInt(p.interval);
         auto d = referenceGemm(A.q, la, B.q, lb, c.data(), o);
         ASSERT_TRUE(d) << what << ": " << d.message();
         // 1. Exactly the documented formula.
@@ -246,7 +247,7 @@ TEST(ReferenceGemm, CIsAddedAsDocumented) {
     Operand A = makeOperand(a, M, K, Layout::KMajor, p.a);
     Operand B = makeOperand(b, N, K, Layout::KMajor, p.b);
     ReferenceGemmOptions o;
-    o.promotionInterval = p.interval;
+    o.promotionInterval = promotionFromInt(p.interval);
     auto with =
         referenceGemm(A.q, Layout::KMajor, B.q, Layout::KMajor, c.data(), o);
     auto without =
@@ -275,7 +276,7 @@ TEST(ReferenceGemm, PortableKernelsAreBitIdentical) {
       Operand A = makeOperand(a, M, K, Layout::KMajor, p.a);
       Operand B = makeOperand(b, N, K, Layout::KMajor, p.b);
       ReferenceGemmOptions o;
-      o.promotionInterval = p.interval;
+      o.promotionInterval = promotionFromInt(p.interval);
       o.accumulator.mantissaBits = bits;
       auto fast =
           referenceGemm(A.q, Layout::KMajor, B.q, Layout::KMajor, nullptr, o);
@@ -303,7 +304,7 @@ TEST(ReferenceGemm, PromotionIntervalMattersOnlyWithTheTruncatingAccumulator) {
   auto d64 = referenceGemmF64(A.q, Layout::KMajor, B.q, Layout::KMajor);
   auto run = [&](int64_t interval, AccumulatorModel model) {
     ReferenceGemmOptions o;
-    o.promotionInterval = interval;
+    o.promotionInterval = promotionFromInt(interval);
     o.accumulator = model;
     auto d =
         referenceGemm(A.q, Layout::KMajor, B.q, Layout::KMajor, nullptr, o);
@@ -346,7 +347,7 @@ TEST(ReferenceGemm, RejectsWhatTheKernelsRejectWithTheirMessages) {
   QuantizedTensor a = q(64, 256, Granularity::block(1, 128));
   QuantizedTensor b = q(64, 256, Granularity::block(128, 128));
   ReferenceGemmOptions o;
-  o.promotionInterval = 0;
+  o.promotionInterval = std::nullopt;
   EXPECT_NE(referenceGemm(a, Layout::KMajor, b, Layout::KMajor, nullptr, o)
                 .message()
                 .find("expected a promotion_interval"),

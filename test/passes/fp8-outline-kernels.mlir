@@ -7,7 +7,7 @@
 // user), and a residual add (arith on tensors) with a kernel of its own.
 // CHECK-LABEL: func.func @ffn
 // CHECK: fp8.quantize %{{.+}} granularity <1x128> {fp8.kernel = {kind = "quantize", name = "fp8_quant_e4m3_1x128_{{[0-9a-f]+}}", spec = {arch = "sm_90a", format = "e4m3fn", granularity = "1x128", kind = "quantize", program = {inputs = ["bf16"], ops = [], result = "in0"}, scaling = {mode = "current"}}}}
-// CHECK: fp8.scaled_matmul {{.*}}{fp8.kernel = {kind = "gemm", name = "fp8_gemm_sm90a_n256_k256_e4m3t1x128_e4m3t128x128_p128_bf16_128x128x128s4w2c1x1rn8", spec = {a = {format = "e4m3fn", granularity = "1x128", layout = "k_major"}, {{.*}}m = -1 : i64, n = 256 : i64, {{.*}}}}
+// CHECK: fp8.scaled_matmul {{.*}}{fp8.kernel = {kind = "gemm", name = "fp8_gemm_sm90a_n256_k256_e4m3t1x128_e4m3t128x128_p128_bf16_128x128x128s4w2c1x1rn8", spec = #fp8.gemm<{a = {format = "e4m3fn", granularity = "1x128", layout = "k_major"}, {{.*}}m = -1, n = 256, {{.*}}}>}
 // CHECK: linalg.generic {{.*}} attrs =  {fp8.fused_into = "[[FUSED:fp8_quant_e4m3_1x128_fused_[0-9a-f]+]]"}
 // CHECK: fp8.quantize %{{.+}} granularity <1x128> {fp8.kernel = {kind = "quantize", name = "[[FUSED]]", spec = {{{.*}}program = {inputs = ["bf16", "bf16"], ops = [{args = ["in0"], op = "convert", type = "f32"}, {args = ["%0"], op = "neg", type = "f32"}, {args = ["%1"], op = "exp", type = "f32"}, {args = ["%2", 1], op = "add", type = "f32"}, {args = ["%0", "%3"], op = "div", type = "f32"}, {args = ["in1"], op = "convert", type = "f32"}, {args = ["%4", "%5"], op = "mul", type = "f32"}, {args = ["%6"], op = "convert", type = "bf16"}], result = "%7"}
 // CHECK: arith.addf %{{.+}}, %{{.+}} {fp8.kernel = {kind = "elementwise", name = "fp8_ew_bf16_{{[0-9a-f]+}}", spec = {arch = "sm_90a", kind = "elementwise", out = "bf16", program = {inputs = ["bf16", "bf16"], ops = [{args = ["in0", "in1"], op = "add", type = "bf16"}], result = "%0"}}}}
@@ -21,7 +21,7 @@ module attributes {fp8.target = "sm_90a"} {
     %m = tensor.dim %x, %c0 : tensor<?x256xbf16>
     %xq, %xs = fp8.quantize %x granularity <1x128> : tensor<?x256xbf16> -> tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
     %g = fp8.scaled_matmul %xq scale %xs granularity <1x128>, %w scale %ws granularity <128x128>
-           promotion_interval 128 {fp8.tile = {block_m = 128, block_n = 128, block_k = 128, stages = 4}}
+           promotion_interval 128 {fp8.gemm = #fp8.gemm<{a = {format = "e4m3fn", granularity = "1x128"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "128x128"}, k = 256, m = -1, n = 256, out = "bf16", promotion_interval = 128, tile = {block_m = 128, block_n = 128, block_k = 128, stages = 4}}>}
         : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<256x256xf8E4M3FN>, tensor<2x2xf32> -> tensor<?x256xbf16>
     %e = tensor.empty(%m) : tensor<?x256xbf16>
     %h = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
@@ -79,7 +79,7 @@ module attributes {fp8.target = "sm_90a"} {
     %wt, %wts = fp8.transpose %w scale %ws granularity <per_column>
         : tensor<128x256xf8E4M3FN>, tensor<1x256xf32> -> tensor<256x128xf8E4M3FN>, tensor<256x1xf32>
     %d = fp8.scaled_matmul %yq scale %ys granularity <per_row>, %wt scale %wts granularity <per_row>
-           promotion_interval 128 {fp8.tile_source = "runtime"}
+           promotion_interval 128 {fp8.gemm = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_row"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_row"}, k = 128, m = 64, n = 256, out = "bf16", promotion_interval = 128, tile = {block_m = 128, block_n = 128, block_k = 128, stages = 4}}>, fp8.tile_source = "runtime"}
         : tensor<64x128xf8E4M3FN>, tensor<64x1xf32>, tensor<256x128xf8E4M3FN>, tensor<256x1xf32> -> tensor<64x256xbf16>
     return %y, %d : tensor<64x128xf32>, tensor<64x256xbf16>
   }
@@ -227,7 +227,7 @@ module attributes {fp8.target = "sm_90a"} {
   func.func @bad_tile(%a: tensor<128x256xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<256x256xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<128x256xbf16> {
     // expected-error @+1 {{'fp8.scaled_matmul' op has no kernel on sm_90a: expected block_m 64, 128 or 192, found 96}}
     %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
-           {fp8.tile = {block_m = 96, block_n = 128, block_k = 128, stages = 4}}
+           {fp8.gemm = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor"}, k = 256, m = 128, n = 256, out = "bf16", promotion_interval = 0, tile = {block_m = 96, block_n = 128, block_k = 128, stages = 4}}>}
         : tensor<128x256xf8E4M3FN>, tensor<1x1xf32>, tensor<256x256xf8E4M3FN>, tensor<1x1xf32> -> tensor<128x256xbf16>
     return %d : tensor<128x256xbf16>
   }

@@ -18,7 +18,8 @@
 
 // The database has this recipe at this exact shape.
 // CHECK-LABEL: func.func @tuned_exact
-// CHECK: fp8.scaled_matmul {{.*}}fp8.tile = {{{.*}}block_n = 64 : i64{{.*}}stages = 6 : i64{{.*}}}, fp8.tile_source = "tuning-db: exact 256x512x256"}
+// The spec is derived here, once, and recorded with its tile as fp8.gemm.
+// CHECK: fp8.scaled_matmul {{.*}}fp8.gemm = #fp8.gemm<{a = {format = "e4m3fn", granularity = "1x128", layout = "k_major"}, accumulate = false, arch = "sm_90a", b = {format = "e4m3fn", granularity = "128x128", layout = "k_major"}, groups = 1, k = 256, kind = "dense", m = 256, n = 512, out = "bf16", promotion_interval = 128, tile = {{{.*}}block_n = 64{{.*}}stages = 6{{.*}}}}>, fp8.tile_source = "tuning-db: exact 256x512x256"}
 module attributes {fp8.target = "sm_90a"} {
   func.func @tuned_exact(%a: tensor<256x256xf8E4M3FN>, %as: tensor<256x2xf32>,
                          %b: tensor<512x256xf8E4M3FN>, %bs: tensor<4x2xf32>) -> tensor<256x512xbf16> {
@@ -38,8 +39,9 @@ module attributes {fp8.target = "sm_90a"} {
 // CHECK: fp8.tile_source = "tuning-db: nearest, measured at 256x512x256 for M = 4096 (m-hint)"
 // RUNTIME-LABEL: func.func @tuned_nearest
 // RUNTIME: fp8.tile_source = "tuning-db: nearest, measured at 256x512x256"}
-// RUNTIME-NOT: fp8.tile =
-// RUNTIME: fp8.tile_source = "runtime"
+// The runtime re-selects the tile; the one recorded is M = 4096's, M stays
+// dynamic.
+// RUNTIME: fp8.gemm = #fp8.gemm<{{{.*}}m = -1, {{.*}}}>, fp8.tile_source = "runtime"
 module attributes {fp8.target = "sm_90a"} {
   func.func @tuned_nearest(%a: tensor<512x256xf8E4M3FN>, %as: tensor<512x2xf32>,
                            %x: tensor<?x256xf8E4M3FN>, %xs: tensor<?x2xf32>,
@@ -58,7 +60,7 @@ module attributes {fp8.target = "sm_90a"} {
 
 // No entry for this recipe: the heuristic.
 // CHECK-LABEL: func.func @heuristic
-// CHECK: fp8.tile = {block_k = 128 : i64, block_m = 128 : i64, {{.*}}}, fp8.tile_source = "heuristic, 132 SMs"
+// CHECK: fp8.gemm = #fp8.gemm<{{{.*}}tile = {block_k = 128, block_m = 128, {{.*}}}}>, fp8.tile_source = "heuristic, 132 SMs"
 module attributes {fp8.target = "sm_90a"} {
   func.func @heuristic(%a: tensor<1024x256xf8E4M3FN>, %as: tensor<1024x1xf32>,
                        %b: tensor<1024x256xf8E4M3FN>, %bs: tensor<1024x1xf32>) -> tensor<1024x1024xbf16> {

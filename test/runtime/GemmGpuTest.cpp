@@ -31,7 +31,7 @@ GemmRecipe recipe(Granularity ga, Granularity gb, int64_t p,
   r.b.format = fb;
   r.a.granularity = ga;
   r.b.granularity = gb;
-  r.promotionInterval = p;
+  r.promotionInterval = promotionFromInt(p);
   r.out = out;
   return r;
 }
@@ -171,7 +171,7 @@ TEST(GemmGpu, EveryAcceptedRecipeClass) {
     GemmRecipe r;
     r.a = p.a;
     r.b = p.b;
-    r.promotionInterval = p.promotionInterval.value_or(0);
+    r.promotionInterval = p.promotionInterval;
     r.out = p.out;
     expectCase({r, 129, 264, 1536});
   }

@@ -35,8 +35,8 @@ std::string describe(const GpuCase &c) {
   os << c.m << "x" << c.n << "x" << c.k << " " << toString(c.recipe.a.format)
      << "[" << toString(c.recipe.a.granularity) << "] x "
      << toString(c.recipe.b.format) << "[" << toString(c.recipe.b.granularity)
-     << "] p" << c.recipe.promotionInterval << " -> " << toString(c.recipe.out)
-     << (c.recipe.accumulate ? " +C" : "");
+     << "] p" << promotionToInt(c.recipe.promotionInterval) << " -> "
+     << toString(c.recipe.out) << (c.recipe.accumulate ? " +C" : "");
   if (c.tile)
     os << " tile " << toJSON(*c.tile);
   if (c.outerContiguousScales)
@@ -190,7 +190,7 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   double rivalErr = 0;
   if (c.rivalInterval >= 0) {
     numerics::ReferenceGemmOptions rr = ro;
-    rr.promotionInterval = c.rivalInterval;
+    rr.promotionInterval = promotionFromInt(c.rivalInterval);
     auto rival =
         numerics::referenceGemm(*qa, Layout::KMajor, *qb, Layout::KMajor,
                                 r.accumulate ? hostC.data() : nullptr, rr);

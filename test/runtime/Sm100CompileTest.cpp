@@ -71,7 +71,7 @@ TEST_P(Sm100Compile, CompilesWithoutSpills) {
   s.b.granularity = v.b;
   s.a.format = v.fa;
   s.b.format = v.fb;
-  s.promotionInterval = v.promotion;
+  s.promotionInterval = promotionFromInt(v.promotion);
   s.out = v.out;
   s.accumulate = v.accumulate;
   s.tile.blockN = t.blockN;
@@ -110,7 +110,7 @@ TEST(Sm100Compile, PtxHasTheBlackwellInstructions) {
   s.n = 4096;
   s.k = 7168;
   s.a.granularity = s.b.granularity = Granularity::mx();
-  s.promotionInterval = 0;
+  s.promotionInterval = std::nullopt;
   s.tile.ctaGroup = s.tile.clusterM = 2;
   s.tile.mathWarpgroups = 1;
   auto g = emitSm100Gemm(s);

@@ -458,7 +458,7 @@ int main(int argc, char **argv) {
       opt.perTensor ? Granularity::perTensor() : Granularity::block(1, 128);
   recipe.b.granularity =
       opt.perTensor ? Granularity::perTensor() : Granularity::block(128, 128);
-  recipe.promotionInterval = opt.promotion;
+  recipe.promotionInterval = promotionFromInt(opt.promotion);
   recipe.out = DType::BF16;
   // gemm() refuses a recipe it cannot run (e.g. K-varying scales without
   // promotion) with a message, before any launch.

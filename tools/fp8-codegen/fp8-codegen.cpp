@@ -172,7 +172,7 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
   const std::string recipe = args.get("recipe");
   if (recipe == "mx") {
     s.a.granularity = s.b.granularity = Granularity::mx();
-    s.promotionInterval = 0;
+    s.promotionInterval = std::nullopt;
   } else if (recipe == "deepseek") {
     const ScaleFormat f = bw ? ScaleFormat::F32Pow2 : ScaleFormat::F32;
     s.a.granularity = Granularity::block(1, 128, f);
@@ -180,7 +180,7 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
     s.promotionInterval = bw ? 32 : 128;
   } else if (recipe == "per-tensor") {
     s.a.granularity = s.b.granularity = Granularity::perTensor();
-    s.promotionInterval = bw ? 0 : 128;
+    s.promotionInterval = bw ? std::nullopt : std::optional<int64_t>(128);
   } else {
     return errorf("expected mx, deepseek or per-tensor for --recipe, found '",
                   recipe, "'");
@@ -196,7 +196,7 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
     auto p = args.getInt("promotion", 0, int64_t(1) << 30);
     if (!p)
       return p.status();
-    s.promotionInterval = *p;
+    s.promotionInterval = promotionFromInt(*p);
   }
 
   // The tile: the heuristic's choice for M (default 4096), then --tile's keys.
@@ -286,8 +286,9 @@ std::string info(const KernelSpec &s, const GeneratedKernel &g,
      << "\n"
      << "recipe      A " << toString(s.a.format) << " "
      << toString(s.a.granularity) << ", B " << toString(s.b.format) << " "
-     << toString(s.b.granularity) << ", promotion " << s.promotionInterval
-     << ", out " << toString(s.out) << (s.accumulate ? " + C" : "") << "\n"
+     << toString(s.b.granularity) << ", promotion "
+     << promotionToInt(s.promotionInterval) << ", out " << toString(s.out)
+     << (s.accumulate ? " + C" : "") << "\n"
      << "shape       N " << s.n << ", K " << s.k << ", M "
      << (s.m == kDynamic ? std::string("at launch") : std::to_string(s.m))
      << "\n"

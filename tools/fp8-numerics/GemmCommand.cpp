@@ -288,7 +288,7 @@ int runGemm(int argc, char **argv) {
   for (int64_t p : *promotions)
     for (int64_t nb : *bits) {
       ReferenceGemmOptions o;
-      o.promotionInterval = p;
+      o.promotionInterval = promotionFromInt(p);
       o.accumulator.mantissaBits = int(nb);
       o.accumulator.groupK = int(*group);
       auto t1 = std::chrono::steady_clock::now();

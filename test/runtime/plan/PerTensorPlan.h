@@ -48,7 +48,7 @@ inline Plan perTensorPlan(const std::string &function, int64_t n, int64_t k) {
 inline Plan withPromotionInterval(Plan plan, int64_t interval) {
   for (PlanStep &s : plan.steps)
     if (s.kind == StepKind::Gemm)
-      s.gemm.promotionInterval = interval;
+      s.gemm.promotionInterval = promotionFromInt(interval);
   return plan;
 }
 

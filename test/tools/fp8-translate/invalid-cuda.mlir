@@ -11,9 +11,9 @@ module {
 // -----
 
 func.func @bad_gemm_spec(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
-  // expected-error @+1 {{bad fp8.kernel: expected key 'arch' in kernel spec}}
+  // expected-error @+2 {{expected key 'arch' in kernel spec}}
   %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
-         {fp8.kernel = {kind = "gemm", name = "k", spec = {n = 8}}}
+         {fp8.kernel = {kind = "gemm", name = "k", spec = #fp8.gemm<{n = 8}>}}
       : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
   return %d : tensor<8x8xbf16>
 }
@@ -23,7 +23,7 @@ func.func @bad_gemm_spec(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: te
 func.func @illegal_gemm(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
   // expected-error @+1 {{cannot generate kernel k: expected K (40) to be a multiple of 16: TMA needs 16-byte aligned row strides for the FP8 operands}}
   %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
-         {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 40, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4}}}}
+         {fp8.kernel = {kind = "gemm", name = "k", spec = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 40, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4}}>}}
       : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
   return %d : tensor<8x8xbf16>
 }
@@ -40,9 +40,9 @@ func.func @bad_aux_spec(%x: tensor<8x32xbf16>) -> (tensor<8x32xf8E4M3FN>, tensor
 // -----
 
 func.func @huge_warpgroups(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
-  // expected-error @+1 {{bad fp8.kernel: expected 'math_warpgroups' in tile to be an integer in [1, 4], found 99999999999}}
+  // expected-error @+2 {{expected 'math_warpgroups' in tile to be an integer in [1, 4], found 99999999999}}
   %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
-         {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4, math_warpgroups = 99999999999}}}}
+         {fp8.kernel = {kind = "gemm", name = "k", spec = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4, math_warpgroups = 99999999999}}>}}
       : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
   return %d : tensor<8x8xbf16>
 }

@@ -65,9 +65,9 @@ module attributes {fp8.target = "sm_90a"} {
 
 module attributes {fp8.target = "sm_90a"} {
   func.func @bad_gemm_spec(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
-    // expected-error @+1 {{bad fp8.kernel: expected key 'arch' in kernel spec}}
+    // expected-error @+2 {{expected key 'arch' in kernel spec}}
     %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
-           {fp8.kernel = {kind = "gemm", name = "k", spec = {n = 8}}}
+           {fp8.kernel = {kind = "gemm", name = "k", spec = #fp8.gemm<{n = 8}>}}
         : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
     return %d : tensor<8x8xbf16>
   }
@@ -101,7 +101,7 @@ module attributes {fp8.target = "sm_90a"} {
     // expected-error @+1 {{the runtime cannot execute this GEMM: grouped GEMMs with data-dependent groups are not supported by the runtime yet (only the full batches of a batched matmul)}}
     %d = fp8.grouped_scaled_matmul contiguous(%offsets : tensor<9xi32>)
            %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
-           {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 256, n = 128, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4}}}}
+           {fp8.kernel = {kind = "gemm", name = "k", spec = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 256, n = 128, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4}}>}}
         : tensor<16x256xf8E4M3FN>, tensor<1x1xf32>, tensor<8x128x256xf8E4M3FN>, tensor<8x1x1xf32> -> tensor<16x128xbf16>
     return %d : tensor<16x128xbf16>
   }
@@ -123,7 +123,7 @@ module attributes {fp8.target = "sm_90a"} {
   func.func @fp8_input(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
     // expected-error @+1 {{cannot find the high-precision value behind this GEMM's FP8 operand (expected fp8.quantize, fp8.transpose or a constant with fp8.source)}}
     %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
-           {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4}}}}
+           {fp8.kernel = {kind = "gemm", name = "k", spec = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4}}>}}
         : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
     return %d : tensor<8x8xbf16>
   }
@@ -197,9 +197,9 @@ module attributes {fp8.target = "sm_90a"} {
 
 module attributes {fp8.target = "sm_90a"} {
   func.func @huge_warpgroups(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
-    // expected-error @+1 {{bad fp8.kernel: expected 'math_warpgroups' in tile to be an integer in [1, 4], found 99999999999}}
+    // expected-error @+2 {{expected 'math_warpgroups' in tile to be an integer in [1, 4], found 99999999999}}
     %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
-           {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4, math_warpgroups = 99999999999}}}}
+           {fp8.kernel = {kind = "gemm", name = "k", spec = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4, math_warpgroups = 99999999999}}>}}
         : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
     return %d : tensor<8x8xbf16>
   }
@@ -209,9 +209,9 @@ module attributes {fp8.target = "sm_90a"} {
 
 module attributes {fp8.target = "sm_90a"} {
   func.func @wide_integer(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
-    // expected-error @+1 {{bad fp8.kernel: expected 'block_n' in tile to be an integer in [1, 256], found 1.2676506002282294e+30}}
+    // expected-error @+2 {{expected 'block_n' in tile to be an integer in [1, 256], found 1.2676506002282294e+30}}
     %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
-           {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 1267650600228229401496703205376 : i128, stages = 4}}}}
+           {fp8.kernel = {kind = "gemm", name = "k", spec = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 1267650600228229401496703205376 : i128, stages = 4}}>}}
         : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
     return %d : tensor<8x8xbf16>
   }
@@ -221,9 +221,9 @@ module attributes {fp8.target = "sm_90a"} {
 
 module attributes {fp8.target = "sm_90a"} {
   func.func @float_stages(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
-    // expected-error @+1 {{bad fp8.kernel: expected 'stages' in tile to be an integer in [2, 32], found 4.0}}
+    // expected-error @+2 {{expected 'stages' in tile to be an integer in [2, 32], found 4.0}}
     %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
-           {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4.0}}}}
+           {fp8.kernel = {kind = "gemm", name = "k", spec = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4.0}}>}}
         : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
     return %d : tensor<8x8xbf16>
   }
@@ -233,9 +233,9 @@ module attributes {fp8.target = "sm_90a"} {
 
 module attributes {fp8.target = "sm_90a"} {
   func.func @zero_block(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
-    // expected-error @+1 {{bad fp8.kernel: expected 'block_n' in tile to be an integer in [1, 256], found 0}}
+    // expected-error @+2 {{expected 'block_n' in tile to be an integer in [1, 256], found 0}}
     %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
-           {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 0, stages = 4}}}}
+           {fp8.kernel = {kind = "gemm", name = "k", spec = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 0, stages = 4}}>}}
         : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
     return %d : tensor<8x8xbf16>
   }
@@ -245,9 +245,9 @@ module attributes {fp8.target = "sm_90a"} {
 
 module attributes {fp8.target = "sm_90a"} {
   func.func @bool_persistent(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: tensor<8x32xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<8x8xbf16> {
-    // expected-error @+1 {{bad fp8.kernel: expected 'persistent' in tile to be a boolean, found 1}}
+    // expected-error @+2 {{expected 'persistent' in tile to be a boolean, found 1}}
     %d = fp8.scaled_matmul %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
-           {fp8.kernel = {kind = "gemm", name = "k", spec = {a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4, persistent = 1}}}}
+           {fp8.kernel = {kind = "gemm", name = "k", spec = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 32, n = 8, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4, persistent = 1}}>}}
         : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>, tensor<8x32xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x8xbf16>
     return %d : tensor<8x8xbf16>
   }

@@ -1,0 +1,41 @@
+//===- sm90_params.h - The launch argument of the sm_90a GEMM -------------===//
+//
+// The by-value kernel parameter of the sm_90a GEMM (codegen/kernels/
+// sm90_gemm.cuh) after its five TMA descriptors, and the bits that say which
+// K scales come by TMA. NVRTC compiles it as "fp8/sm90_params.h"; the runtime
+// fills it from this very header (runtime/Gemm.cpp includes it as
+// "codegen/kernels/sm90_params.h"), so host and device agree on the layout by
+// construction.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_CODEGEN_KERNELS_SM90_PARAMS_H
+#define FP8_CODEGEN_KERNELS_SM90_PARAMS_H
+
+namespace fp8k {
+
+/// Launch arguments that are not baked into the kernel.
+struct GemmParams {
+  int m;          ///< rows of A and D
+  int scale_tma;  ///< the host's Cfg::kScaleTma (checked with FP8_KERNEL_DEBUG)
+  const void *sa; ///< scales of A ([ceil(M/r), ceil(K/c)] as stored)
+  long long sa_ld_outer, sa_ld_k;
+  const void *sb; ///< scales of B ([ceil(N/r), ceil(K/c)] as stored)
+  long long sb_ld_outer, sb_ld_k;
+  const void *c; ///< C (accumulate), same type as D; may alias D
+  long long ldc;
+  void *d; ///< D, for the predicated-store epilogue
+  long long ldd;
+  float *workspace; ///< split-K partials
+  int *counters;    ///< split-K arrival counters, one per tile, zeroed
+  unsigned *trace;  ///< KTrace output (FP8_KERNEL_TRACE builds), or null
+  int tail_first;   ///< kTailSplit: the first split tile (cluster group)
+  int tail_split;   ///< kTailSplit: K slices of each tile from tail_first on
+};
+static_assert(sizeof(GemmParams) == 120, "GemmParams layout changed");
+
+constexpr int kScaleTmaA = 1; ///< A's K scales come with each stage (TMA)
+constexpr int kScaleTmaB = 2; ///< B's block scales come with each stage
+
+} // namespace fp8k
+
+#endif // FP8_CODEGEN_KERNELS_SM90_PARAMS_H
