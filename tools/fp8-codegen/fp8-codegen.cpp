@@ -19,11 +19,11 @@
 #include "codegen/Sm100Gemm.h"
 #include "codegen/Sm100ScaleLayout.h"
 #include "codegen/Sm90Gemm.h"
+#include "core/Args.h"
 #include "core/Env.h"
 #include "core/JsonInput.h"
 #include "core/Target.h"
 #include "runtime/Nvrtc.h"
-#include "tools/fp8-numerics/Args.h"
 
 #include <nlohmann/json.hpp>
 
@@ -37,8 +37,6 @@
 #include <sstream>
 
 using namespace fp8;
-using fp8::tools::Args;
-using fp8::tools::OptionSpec;
 
 namespace {
 

@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/fp8-numerics/Args.h"
 #include "tools/fp8-numerics/Commands.h"
 
+#include "core/Args.h"
 #include "core/KernelSpec.h"
 #include "core/RecipeRules.h"
 #include "numerics/Metrics.h"
@@ -137,7 +137,7 @@ int runGemm(int argc, char **argv) {
   if (Status s = args.parse(argc, argv, 2); !s)
     return fail(s.message(), kExitUsage);
   if (args.has("help")) {
-    std::fputs(args.help(kSummary).c_str(), stdout);
+    std::fputs(args.help("fp8-numerics", kSummary).c_str(), stdout);
     return kExitOk;
   }
   const int64_t kMaxDim = int64_t(1) << 20;

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/fp8-numerics/Args.h"
 #include "tools/fp8-numerics/Commands.h"
 
+#include "core/Args.h"
 #include "core/RecipeRules.h"
 #include "numerics/Npy.h"
 #include "numerics/Parallel.h"
@@ -199,7 +199,7 @@ int runQuantize(int argc, char **argv) {
   if (Status s = args.parse(argc, argv, 2); !s)
     return fail(s.message(), kExitUsage);
   if (args.has("help")) {
-    std::fputs(args.help(kSummary).c_str(), stdout);
+    std::fputs(args.help("fp8-numerics", kSummary).c_str(), stdout);
     return kExitOk;
   }
 
