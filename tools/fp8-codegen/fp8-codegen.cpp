@@ -22,6 +22,7 @@
 #include "core/Args.h"
 #include "core/Env.h"
 #include "core/JsonInput.h"
+#include "core/RecipePresets.h"
 #include "core/Target.h"
 #include "runtime/Nvrtc.h"
 
@@ -168,21 +169,13 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
   s.accumulate = args.has("accumulate");
 
   const std::string recipe = args.get("recipe");
-  if (recipe == "mx") {
-    s.a.granularity = s.b.granularity = Granularity::mx();
-    s.promotionInterval = 0;
-  } else if (recipe == "deepseek") {
-    const ScaleFormat f = bw ? ScaleFormat::F32Pow2 : ScaleFormat::F32;
-    s.a.granularity = Granularity::block(1, 128, f);
-    s.b.granularity = Granularity::block(128, 128, f);
-    s.promotionInterval = bw ? 32 : 128;
-  } else if (recipe == "per-tensor") {
-    s.a.granularity = s.b.granularity = Granularity::perTensor();
-    s.promotionInterval = bw ? 0 : 128;
-  } else {
-    return errorf("expected mx, deepseek or per-tensor for --recipe, found '",
+  const std::optional<RecipePreset> preset = findRecipePreset(recipe, s.arch);
+  if (!preset)
+    return errorf("expected ", recipePresetNames(), " for --recipe, found '",
                   recipe, "'");
-  }
+  s.a.granularity = preset->a;
+  s.b.granularity = preset->b;
+  s.promotionInterval = preset->promotionInterval;
   if (args.has("scale")) {
     auto f = parseScaleFormat(args.get("scale"));
     if (!f)
