@@ -19,16 +19,13 @@
 #include "codegen/Sm100Gemm.h"
 #include "codegen/Sm100ScaleLayout.h"
 #include "codegen/Sm90Gemm.h"
+#include "codegen/TileOverride.h"
 #include "core/Args.h"
 #include "core/Env.h"
-#include "core/JsonInput.h"
 #include "core/RecipePresets.h"
 #include "core/Target.h"
 #include "runtime/Nvrtc.h"
 
-#include <nlohmann/json.hpp>
-
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -138,7 +135,6 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
     return errorf("expected sm_90a or sm_100a for --arch, found '",
                   args.get("arch"), "'");
   s.arch = *arch;
-  const bool bw = s.arch == Arch::SM100a;
   if (!args.has("n") || !args.has("k"))
     return errorf("expected --n and --k (or --spec FILE.json)");
   auto n = args.getInt("n", 1, (int64_t(1) << 31) - 1);
@@ -204,40 +200,10 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
   s.tile = choice.tile;
   reason = choice.reason;
   if (args.has("tile")) {
-    using json = nlohmann::json;
-    auto parsed = parseJsonInput(args.get("tile"), "--tile");
-    if (!parsed)
-      return parsed.status();
-    const json &over = *parsed;
-    if (!over.is_object())
-      return errorf("expected a JSON object for --tile, found '",
-                    args.get("tile"), "'");
-    json merged = json::parse(toJSON(s.tile));
-    for (auto it = over.begin(); it != over.end(); ++it) {
-      if (!merged.contains(it.key()))
-        return errorf("unknown tile key '", it.key(), "' in --tile (expected ",
-                      "keys of ", toJSON(s.tile), ")");
-      merged[it.key()] = it.value();
-    }
-    auto tile = tileConfigFromJSON(merged.dump());
+    auto tile = overrideTile(s, args.get("tile"), "--tile");
     if (!tile)
       return tile.status();
     s.tile = *tile;
-    // The heuristic's promotion overlap may not suit the overridden tile
-    // (it needs a narrow one): without an explicit "overlap", drop it then.
-    if (!bw && !over.contains("overlap") &&
-        s.tile.overlap != PromotionOverlap::None) {
-      KernelSpec check = s;
-      check.tile.stages = 2;
-      if (!checkSm90Spec(check).isOk())
-        s.tile.overlap = PromotionOverlap::None;
-    }
-    if (!over.contains("stages")) {
-      // As deep a pipeline as the new tile fits (the heuristic's rule).
-      s.tile.stages = 2;
-      s.tile.stages = std::min(bw ? sm100MaxStages(s) : sm90MaxStages(s), 8);
-      s.tile.stages = std::max(s.tile.stages, 2);
-    }
     reason += " (overridden by --tile)";
   }
   return s;
