@@ -8,8 +8,8 @@
 #ifndef FP8_TOOLS_FP8RUN_REPORT_H
 #define FP8_TOOLS_FP8RUN_REPORT_H
 
+#include "runtime/plan/PlanBench.h"
 #include "runtime/plan/PlanVerify.h"
-#include "tools/fp8-run/Bench.h"
 
 #include <nlohmann/json.hpp>
 

@@ -29,7 +29,7 @@
 #include "runtime/plan/PlanGpuRunner.h"
 #include "runtime/plan/PlanRunner.h"
 #include "runtime/plan/PlanVerify.h"
-#include "tools/fp8-run/Bench.h"
+#include "tools/fp8-run/Peers.h"
 #include "tools/fp8-run/Report.h"
 
 #include <nlohmann/json.hpp>
@@ -465,9 +465,11 @@ int runGpu(const Options &o, json &results, const Plan &plan,
   if (Status s = writeOutputs(o, plan, *gpuValues); !s)
     return fail(o, results, s);
   if (o.bench) {
-    auto b = benchPlan(**gpu, plan, shapes, o.iters);
+    auto b = benchPlanSteps(**gpu, plan, shapes, o.iters);
     if (!b)
       return fail(o, results, "the benchmark failed", b.status());
+    if (Status s = benchPeers(**gpu, plan, shapes, o.iters, *b); !s)
+      return fail(o, results, "the benchmark failed", s);
     results["bench"] = reportBench(*b);
   }
   return finish(o, results, code);
