@@ -62,18 +62,29 @@
 namespace fp8 {
 
 namespace {
-/// Measured clocks per 128-deep k-block of a 128-row tile (see above).
+/// Measured clocks per 128-deep k-block of a 128-row tile, by width (see
+/// above): the table of the cost model and the widths a sweep times.
+struct MeasuredWidth {
+  int blockN;
+  double clocks;
+};
+constexpr MeasuredWidth kMeasured[] = {
+    {64, 643},   {96, 850},   {112, 937},  {128, 881},  {144, 1168},
+    {160, 1288}, {176, 1399}, {192, 1478}, {224, 1635}, {256, 1792}};
+
+/// Clocks per k-block of a 128-row tile: the table, interpolated between
+/// its widths and extrapolated beyond them.
 double blockClocks128(int blockN) {
-  static constexpr int kN[] = {64, 96, 112, 128, 144, 160, 176, 192, 224, 256};
-  static constexpr double kClk[] = {643,  850,  937,  881,  1168,
-                                    1288, 1399, 1478, 1635, 1792};
-  if (blockN < kN[0])
+  constexpr size_t kCount = std::size(kMeasured);
+  if (blockN < kMeasured[0].blockN)
     return 190.0 + 8.15 * blockN;
-  for (size_t i = 0; i + 1 < std::size(kN); ++i)
-    if (blockN <= kN[i + 1])
-      return kClk[i] + (kClk[i + 1] - kClk[i]) * (blockN - kN[i]) /
-                           double(kN[i + 1] - kN[i]);
-  return kClk[std::size(kN) - 1] * blockN / 256.0;
+  for (size_t i = 0; i + 1 < kCount; ++i) {
+    const MeasuredWidth &lo = kMeasured[i], &hi = kMeasured[i + 1];
+    if (blockN <= hi.blockN)
+      return lo.clocks + (hi.clocks - lo.clocks) * (blockN - lo.blockN) /
+                             double(hi.blockN - lo.blockN);
+  }
+  return kMeasured[kCount - 1].clocks * blockN / 256.0;
 }
 
 /// Three consumer warpgroups (BLOCK_M 192, 128 columns): a k-block costs
@@ -141,6 +152,50 @@ double blockClocks(int blockM, int blockN) {
   return blockClocks128(blockN) * (blockM / 128.0);
 }
 } // namespace
+
+std::vector<int> sm90MeasuredBlockNs() {
+  std::vector<int> widths;
+  for (const MeasuredWidth &w : kMeasured)
+    widths.push_back(w.blockN);
+  return widths;
+}
+
+std::vector<TileConfig> sm90CandidateTiles(const KernelSpec &spec, int64_t m,
+                                           int smCount,
+                                           const Sm90TileGrid &grid) {
+  // 2-CTA clusters and overlap over N halves measured slower on every
+  // shape (docs/hopper-kernel.md): only the full grid has them.
+  const int clusters[][2] = {{1, 1}, {2, 1}, {1, 2}};
+  const PromotionOverlap overlaps[] = {PromotionOverlap::None,
+                                       PromotionOverlap::AlternateK,
+                                       PromotionOverlap::AlternateN};
+  const int nClusters = grid.full ? 3 : 1;
+  const int nOverlaps = grid.full ? 3 : 2;
+  std::vector<TileConfig> tiles;
+  for (int bn : grid.widths)
+    for (int oi = 0; oi < nOverlaps; ++oi)
+      for (int ci = 0; ci < nClusters; ++ci)
+        for (int split : grid.splits) {
+          if (m > 1024 && split > 1)
+            continue;
+          KernelSpec ks = spec;
+          ks.tile = TileConfig();
+          ks.tile.blockN = bn;
+          ks.tile.splitK = split;
+          ks.tile.clusterM = clusters[ci][0];
+          ks.tile.clusterN = clusters[ci][1];
+          ks.tile.overlap = overlaps[oi];
+          ks.tile.stages = std::min(sm90MaxStages(ks), 8);
+          if (!checkSm90Spec(ks))
+            continue;
+          const int64_t units =
+              ((m + 127) / 128) * ((spec.n + bn - 1) / bn) * split;
+          if (split > 1 && units > 2 * smCount)
+            continue;
+          tiles.push_back(ks.tile);
+        }
+  return tiles;
+}
 
 ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
   const int64_t m = std::max<int64_t>(spec.m, 1);

@@ -1,9 +1,10 @@
-//===- ParseNumber.h - Strict integers from text ----------------*- C++ -*-===//
+//===- ParseNumber.h - Strict numbers from text -----------------*- C++ -*-===//
 //
 // One reading of an integer argument, environment variable or field written
 // as text: optional '-', then decimal digits only (no spaces, no '+', no
 // trailing characters), no overflow, within [lo, hi]. atoi and strtoll
 // accept "12abc", " 12" and clamp 99999999999999999999; this does not.
+// Floating-point numbers are read whole and finite (parseFinite).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_CODEGEN_PARSENUMBER_H
@@ -11,7 +12,11 @@
 
 #include "core/Status.h"
 
+#include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,6 +67,20 @@ inline Expected<int64_t> parseInteger(std::string_view text, int64_t lo,
     return *v;
   return errorf("expected ", what, " to be an integer in [", lo, ", ", hi,
                 "], found '", text, "'");
+}
+
+/// The finite number `text` spells whole (strtod's syntax, no leading
+/// space, no trailing text), if it does not overflow.
+inline std::optional<double> parseFinite(std::string_view text) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front())))
+    return std::nullopt;
+  const std::string s(text);
+  char *end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(v))
+    return std::nullopt;
+  return v;
 }
 
 } // namespace fp8

@@ -1,5 +1,4 @@
-//===- HeuristicsTest.cpp - The sm_90a tile heuristic's picks
-//---------------===//
+//===- HeuristicsTest.cpp - The sm_90a tile heuristic's picks -------------===//
 //
 // The picks the fitted cost model makes on the bench shapes, against what the
 // H100 sweeps measured fastest (docs/results/h100-2026-11-22d/, and for
@@ -144,4 +143,39 @@ TEST(Sm90TailSchedule, SplitsTheLastPartialWave) {
     EXPECT_LE((c.tiles - t.first) * t.split, c.slots);
     EXPECT_EQ(t.units(c.tiles), t.first + (c.tiles - t.first) * t.split);
   }
+}
+
+TEST(Sm90CandidateTiles, TheGridsLegalTilesInOrder) {
+  // The default grid times the widths the cost model was fitted on.
+  EXPECT_EQ(Sm90TileGrid().widths,
+            (std::vector<int>{64, 96, 112, 128, 144, 160, 176, 192, 224, 256}));
+  KernelSpec base = deepseek(kDynamic, 7168, 2048);
+  const std::vector<TileConfig> small =
+      sm90CandidateTiles(base, 128, 132, Sm90TileGrid());
+  const std::vector<TileConfig> large =
+      sm90CandidateTiles(base, 4096, 132, Sm90TileGrid());
+  ASSERT_FALSE(small.empty());
+  ASSERT_FALSE(large.empty());
+  bool split = false;
+  int previousWidth = 0;
+  for (const TileConfig &t : small) {
+    KernelSpec s = base;
+    s.tile = t;
+    EXPECT_TRUE(checkSm90Spec(s).isOk()) << toJSON(t);
+    EXPECT_EQ(t.clusterM * t.clusterN, 1) << toJSON(t);
+    EXPECT_NE(t.overlap, PromotionOverlap::AlternateN) << toJSON(t);
+    EXPECT_GE(t.blockN, previousWidth) << "in width order";
+    previousWidth = t.blockN;
+    split = split || t.splitK > 1;
+  }
+  EXPECT_TRUE(split) << "M = 128 splits along K";
+  for (const TileConfig &t : large)
+    EXPECT_EQ(t.splitK, 1) << "no split-K above M = 1024: " << toJSON(t);
+  // The full grid adds 2-CTA clusters.
+  Sm90TileGrid full;
+  full.full = true;
+  bool clusters = false;
+  for (const TileConfig &t : sm90CandidateTiles(base, 4096, 132, full))
+    clusters = clusters || t.clusterM * t.clusterN == 2;
+  EXPECT_TRUE(clusters);
 }

@@ -75,8 +75,8 @@ TEST(Fp8NumericsTool, HelpAndUsage) {
 TEST(Fp8NumericsTool, BadArgumentsExitTwoWithAMessage) {
   ToolRun r = runTool("gemm --m abc");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "fp8-numerics: error: expected an integer for --m, found "
-                   "'abc'\n");
+  EXPECT_EQ(r.err, "fp8-numerics: error: expected --m to be an integer in [1, "
+                   "1048576], found 'abc'\n");
   r = runTool("quantize --granularity 1x128 --frobnicate");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("unknown option '--frobnicate' for 'quantize'"),
@@ -101,26 +101,30 @@ TEST(Fp8NumericsTool, NumbersAreParsedStrictly) {
   struct Case {
     std::string args, message;
   } cases[] = {
-      {"gemm --m 12abc", "expected an integer for --m, found '12abc'"},
-      {"gemm --m ' 12'", "expected an integer for --m, found ' 12'"},
-      {"gemm --m +12", "expected an integer for --m, found '+12'"},
+      {"gemm --m 12abc",
+       "expected --m to be an integer in [1, 1048576], found '12abc'"},
+      {"gemm --m ' 12'",
+       "expected --m to be an integer in [1, 1048576], found ' 12'"},
+      {"gemm --m +12",
+       "expected --m to be an integer in [1, 1048576], found '+12'"},
       {"gemm --m 99999999999999999999",
-       "expected --m to be in [1, 1048576], found '99999999999999999999'"},
-      {"gemm --seed -1",
-       "expected --seed to be in [0, 9223372036854775807], found -1"},
-      {"gemm --promotion 32,", "expected a comma-separated list of integers "
-                               "for --promotion, found '32,'"},
-      {"quantize --magnitude inf",
-       "expected a finite number for --magnitude, found 'inf'"},
-      {"quantize --magnitude 1e999",
-       "expected a finite number for --magnitude, found '1e999'"},
-      {"quantize --growth ' 2'",
-       "expected a finite number for --growth, found ' 2'"},
-      {"quantize --shape 99999999999999999999x4",
-       "expected each dimension of --shape to be in [1, 2147483648], found "
+       "expected --m to be an integer in [1, 1048576], found "
        "'99999999999999999999'"},
-      {"quantize --shape 64x", "expected an integer for each dimension of "
-                               "--shape, found ''"},
+      {"gemm --seed -1", "expected --seed to be an integer in [0, "
+                         "9223372036854775807], found '-1'"},
+      {"gemm --promotion 32,", "expected --promotion to be a comma-separated "
+                               "list of integers, found '32,'"},
+      {"quantize --magnitude inf",
+       "expected --magnitude to be a finite number, found 'inf'"},
+      {"quantize --magnitude 1e999",
+       "expected --magnitude to be a finite number, found '1e999'"},
+      {"quantize --growth ' 2'",
+       "expected --growth to be a finite number, found ' 2'"},
+      {"quantize --shape 99999999999999999999x4",
+       "expected each dimension of --shape to be an integer in [1, "
+       "2147483648], found '99999999999999999999'"},
+      {"quantize --shape 64x", "expected each dimension of --shape to be an "
+                               "integer in [1, 2147483648], found ''"},
       {"quantize --seed", "expected a value (N) after --seed"},
   };
   for (const Case &c : cases) {

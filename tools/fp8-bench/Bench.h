@@ -1,4 +1,4 @@
-//===- Bench.h - What the parts of fp8-bench share ------------*- C++ -*-===//
+//===- Bench.h - What the parts of fp8-bench share --------------*- C++ -*-===//
 #ifndef FP8_TOOLS_FP8_BENCH_BENCH_H
 #define FP8_TOOLS_FP8_BENCH_BENCH_H
 
@@ -15,6 +15,11 @@ namespace fp8::bench {
 struct Shape {
   int64_t m, n, k;
 };
+
+/// The largest M of --m and of a shape file's entries; N and K are bounded
+/// by kMaxBenchNK. Operands of the largest shape hold 16 GiB of FP8.
+constexpr int64_t kMaxBenchM = 1 << 20;
+constexpr int64_t kMaxBenchNK = 1 << 17;
 
 /// Prints "fp8-bench: what: message" and exits with 1.
 [[noreturn]] inline void die(const Status &s, const char *what) {

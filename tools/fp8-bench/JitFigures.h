@@ -1,6 +1,6 @@
 //===- JitFigures.h - fp8-bench's JIT measurements ------------*- C++ -*-===//
 //
-// The JIT figures, measured on the GPU machine: NVRTC's one-time
+// The JIT figures, measured on the GPU machine: NVRTC's one-time
 // start-up, then for the first shape's kernel a cold compile, a disk-cache
 // load, an in-memory hit and the host cost of one fp8::gemm call; then every
 // distinct kernel of the run compiled cold three times (median, slowest

@@ -19,15 +19,13 @@
 #include "codegen/Sm100Gemm.h"
 #include "codegen/Sm100ScaleLayout.h"
 #include "codegen/Sm90Gemm.h"
+#include "codegen/TileOverride.h"
+#include "core/Args.h"
 #include "core/Env.h"
-#include "core/JsonInput.h"
+#include "core/RecipePresets.h"
 #include "core/Target.h"
 #include "runtime/Nvrtc.h"
-#include "tools/fp8-numerics/Args.h"
 
-#include <nlohmann/json.hpp>
-
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -37,8 +35,6 @@
 #include <sstream>
 
 using namespace fp8;
-using fp8::tools::Args;
-using fp8::tools::OptionSpec;
 
 namespace {
 
@@ -139,7 +135,6 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
     return errorf("expected sm_90a or sm_100a for --arch, found '",
                   args.get("arch"), "'");
   s.arch = *arch;
-  const bool bw = s.arch == Arch::SM100a;
   if (!args.has("n") || !args.has("k"))
     return errorf("expected --n and --k (or --spec FILE.json)");
   auto n = args.getInt("n", 1, (int64_t(1) << 31) - 1);
@@ -170,21 +165,13 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
   s.accumulate = args.has("accumulate");
 
   const std::string recipe = args.get("recipe");
-  if (recipe == "mx") {
-    s.a.granularity = s.b.granularity = Granularity::mx();
-    s.promotionInterval = std::nullopt;
-  } else if (recipe == "deepseek") {
-    const ScaleFormat f = bw ? ScaleFormat::F32Pow2 : ScaleFormat::F32;
-    s.a.granularity = Granularity::block(1, 128, f);
-    s.b.granularity = Granularity::block(128, 128, f);
-    s.promotionInterval = bw ? 32 : 128;
-  } else if (recipe == "per-tensor") {
-    s.a.granularity = s.b.granularity = Granularity::perTensor();
-    s.promotionInterval = bw ? std::nullopt : std::optional<int64_t>(128);
-  } else {
-    return errorf("expected mx, deepseek or per-tensor for --recipe, found '",
+  const std::optional<RecipePreset> preset = findRecipePreset(recipe, s.arch);
+  if (!preset)
+    return errorf("expected ", recipePresetNames(), " for --recipe, found '",
                   recipe, "'");
-  }
+  s.a.granularity = preset->a;
+  s.b.granularity = preset->b;
+  s.promotionInterval = preset->promotionInterval;
   if (args.has("scale")) {
     auto f = parseScaleFormat(args.get("scale"));
     if (!f)
@@ -213,40 +200,10 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
   s.tile = choice.tile;
   reason = choice.reason;
   if (args.has("tile")) {
-    using json = nlohmann::json;
-    auto parsed = parseJsonInput(args.get("tile"), "--tile");
-    if (!parsed)
-      return parsed.status();
-    const json &over = *parsed;
-    if (!over.is_object())
-      return errorf("expected a JSON object for --tile, found '",
-                    args.get("tile"), "'");
-    json merged = json::parse(toJSON(s.tile));
-    for (auto it = over.begin(); it != over.end(); ++it) {
-      if (!merged.contains(it.key()))
-        return errorf("unknown tile key '", it.key(), "' in --tile (expected ",
-                      "keys of ", toJSON(s.tile), ")");
-      merged[it.key()] = it.value();
-    }
-    auto tile = tileConfigFromJSON(merged.dump());
+    auto tile = overrideTile(s, args.get("tile"), "--tile");
     if (!tile)
       return tile.status();
     s.tile = *tile;
-    // The heuristic's promotion overlap may not suit the overridden tile
-    // (it needs a narrow one): without an explicit "overlap", drop it then.
-    if (!bw && !over.contains("overlap") &&
-        s.tile.overlap != PromotionOverlap::None) {
-      KernelSpec check = s;
-      check.tile.stages = 2;
-      if (!checkSm90Spec(check).isOk())
-        s.tile.overlap = PromotionOverlap::None;
-    }
-    if (!over.contains("stages")) {
-      // As deep a pipeline as the new tile fits (the heuristic's rule).
-      s.tile.stages = 2;
-      s.tile.stages = std::min(bw ? sm100MaxStages(s) : sm90MaxStages(s), 8);
-      s.tile.stages = std::max(s.tile.stages, 2);
-    }
     reason += " (overridden by --tile)";
   }
   return s;

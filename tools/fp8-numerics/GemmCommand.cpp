@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/fp8-numerics/Args.h"
 #include "tools/fp8-numerics/Commands.h"
 
+#include "core/Args.h"
 #include "core/KernelSpec.h"
 #include "core/RecipeRules.h"
 #include "numerics/Metrics.h"
@@ -130,16 +130,16 @@ Expected<Operand> parseOperand(const Args &args, const std::string &suffix) {
   return o;
 }
 
-} // namespace
+/// The GEMM, its operands and the grid of runs the command line asks for.
+struct Setup {
+  int64_t m = 0, n = 0, k = 0, group = 0, seed = 0;
+  std::vector<int64_t> promotions, bits;
+  Operand a, b;
+  Distribution dist;
+};
 
-int runGemm(int argc, char **argv) {
-  Args args("gemm", options());
-  if (Status s = args.parse(argc, argv, 2); !s)
-    return fail(s.message(), kExitUsage);
-  if (args.has("help")) {
-    std::fputs(args.help(kSummary).c_str(), stdout);
-    return kExitOk;
-  }
+/// Reads the command line into `setup`: an exit code, or kExitOk to go on.
+int parseSetup(const Args &args, Setup &setup) {
   const int64_t kMaxDim = int64_t(1) << 20;
   Expected<int64_t> m = args.getInt("m", 1, kMaxDim);
   Expected<int64_t> n = args.getInt("n", 1, kMaxDim);
@@ -181,18 +181,21 @@ int runGemm(int argc, char **argv) {
                 "found '" +
                     args.get("dist") + "'",
                 kExitUsage);
+  setup =
+      Setup{*m, *n, *k, *group, *seed, *promotions, *bits, *opA, *opB, *dist};
+  return kExitOk;
+}
 
-  // Stored granularities, and every promotion interval checked against the
-  // kernels' rules before any work.
-  Granularity gA = logicalGranularity(opA->logical, opA->layout);
-  Granularity gB = logicalGranularity(opB->logical, opB->layout);
-  OperandSpec specA{opA->format, opA->layout, gA};
-  OperandSpec specB{opB->format, opB->layout, gB};
-  // Without --promotion, the default list keeps the intervals the recipe
-  // allows (e.g. 32, 64, 128 for 128-wide K blocks).
+/// Keeps the promotion intervals the kernels' rules allow for the stored
+/// granularities: without --promotion, the default list keeps those the
+/// recipe allows (e.g. 32, 64, 128 for 128-wide K blocks); a stated one
+/// that is not allowed is an error.
+Status allowedPromotions(const Args &args, const OperandSpec &specA,
+                         const OperandSpec &specB,
+                         std::vector<int64_t> &promotions) {
   std::vector<int64_t> allowed;
   Status firstError;
-  for (int64_t p : *promotions) {
+  for (int64_t p : promotions) {
     std::optional<int64_t> interval;
     if (p > 0)
       interval = p;
@@ -202,110 +205,109 @@ int runGemm(int argc, char **argv) {
       continue;
     }
     if (args.has("promotion"))
-      return fail("promotion " + std::to_string(p) + ": " + s.message(),
-                  kExitUsage);
+      return errorf("promotion ", p, ": ", s.message());
     if (firstError.isOk())
       firstError = s;
   }
   if (allowed.empty())
-    return fail(firstError.message(), kExitUsage);
-  *promotions = allowed;
+    return firstError;
+  promotions = allowed;
+  return Status::ok();
+}
 
-  auto t0 = std::chrono::steady_clock::now();
-  RandomSpec sa, sb;
-  sa.dist = sb.dist = *dist;
-  sa.seed = uint64_t(*seed);
-  sb.seed = uint64_t(*seed) + 1;
-  std::vector<float> a = randomTensor(*m * *k, sa);
-  std::vector<float> b = randomTensor(*n * *k, sb);
-  std::vector<float> aStored = store(a, *m, *k, opA->layout);
-  std::vector<float> bStored = store(b, *n, *k, opB->layout);
-  bool aK = opA->layout == Layout::KMajor, bK = opB->layout == Layout::KMajor;
-  QuantRecipe ra, rb;
-  ra.format = opA->format;
-  ra.granularity = gA;
-  rb.format = opB->format;
-  rb.granularity = gB;
+/// The random inputs, quantized, and the two FP64 references.
+struct Data {
+  std::vector<float> a, b; ///< unquantized, [M, K] and [N, K]
+  QuantizedTensor qa, qb;
   QuantStats stA, stB;
-  Expected<QuantizedTensor> qa =
-      quantize(aStored.data(), aK ? *m : *k, aK ? *k : *m, ra, &stA);
+  std::vector<double> d64;   ///< FP64 of the same FP8 values
+  std::vector<double> exact; ///< FP64 of the unquantized inputs
+};
+
+/// Draws, stores, quantizes and references the operands; an exit code, or
+/// kExitOk to go on.
+int prepareData(const Setup &su, const Granularity &gA, const Granularity &gB,
+                Data &data) {
+  RandomSpec sa, sb;
+  sa.dist = sb.dist = su.dist;
+  sa.seed = uint64_t(su.seed);
+  sb.seed = uint64_t(su.seed) + 1;
+  data.a = randomTensor(su.m * su.k, sa);
+  data.b = randomTensor(su.n * su.k, sb);
+  std::vector<float> aStored = store(data.a, su.m, su.k, su.a.layout);
+  std::vector<float> bStored = store(data.b, su.n, su.k, su.b.layout);
+  bool aK = su.a.layout == Layout::KMajor, bK = su.b.layout == Layout::KMajor;
+  QuantRecipe ra, rb;
+  ra.format = su.a.format;
+  ra.granularity = gA;
+  rb.format = su.b.format;
+  rb.granularity = gB;
+  Expected<QuantizedTensor> qa = quantize(aStored.data(), aK ? su.m : su.k,
+                                          aK ? su.k : su.m, ra, &data.stA);
   if (!qa)
     return fail("quantizing A: " + qa.message(), kExitFailure);
-  Expected<QuantizedTensor> qb =
-      quantize(bStored.data(), bK ? *n : *k, bK ? *k : *n, rb, &stB);
+  Expected<QuantizedTensor> qb = quantize(bStored.data(), bK ? su.n : su.k,
+                                          bK ? su.k : su.n, rb, &data.stB);
   if (!qb)
     return fail("quantizing B: " + qb.message(), kExitFailure);
   Expected<std::vector<double>> d64 =
-      referenceGemmF64(*qa, opA->layout, *qb, opB->layout);
-  Expected<std::vector<double>> exact = referenceGemmUnquantized(
-      a.data(), Layout::KMajor, b.data(), Layout::KMajor, *m, *n, *k);
+      referenceGemmF64(*qa, su.a.layout, *qb, su.b.layout);
+  Expected<std::vector<double>> exact =
+      referenceGemmUnquantized(data.a.data(), Layout::KMajor, data.b.data(),
+                               Layout::KMajor, su.m, su.n, su.k);
   if (!d64 || !exact)
     return fail(!d64 ? d64.message() : exact.message(), kExitFailure);
-  double setupSeconds = seconds(t0);
+  data.qa = std::move(*qa);
+  data.qb = std::move(*qb);
+  data.d64 = std::move(*d64);
+  data.exact = std::move(*exact);
+  return kExitOk;
+}
 
-  bool asJson = args.has("json");
-  json out;
-  out["command"] = "gemm";
-  out["m"] = *m;
-  out["n"] = *n;
-  out["k"] = *k;
-  out["distribution"] = toString(*dist);
-  out["threads"] = numThreads();
-  auto operandJson = [](const Operand &o, const Granularity &stored,
-                        const QuantStats &st) {
-    json j;
-    j["format"] = toString(o.format);
-    j["granularity"] = toString(o.logical);
-    j["layout"] = toString(o.layout);
-    j["stored_granularity"] = toString(stored);
-    j["underflow_ratio"] = st.underflowRatio;
-    j["mean_rel_error"] = st.meanRelError;
-    return j;
-  };
-  out["a"] = operandJson(*opA, gA, stA);
-  out["b"] = operandJson(*opB, gB, stB);
+/// Prints the text report's header: the GEMM, its operands, the columns.
+void printHeader(const Setup &su, const Data &data) {
+  std::printf("gemm M=%lld N=%lld K=%lld, %s inputs, %d threads\n",
+              (long long)su.m, (long long)su.n, (long long)su.k,
+              std::string(toString(su.dist)).c_str(), numThreads());
+  for (auto [name, o, st] :
+       {std::tuple{"A", &su.a, &data.stA}, std::tuple{"B", &su.b, &data.stB}})
+    std::printf("  %s: %s, %s, %s; quantization: underflow %.3g%%, mean "
+                "rel error %.3g%%\n",
+                name, std::string(toString(o->format)).c_str(),
+                toString(o->logical).c_str(),
+                std::string(toString(o->layout)).c_str(),
+                100 * st->underflowRatio, 100 * st->meanRelError);
+  std::printf("\n  %-9s %-11s | %-40s | %-21s | %s\n", "", "",
+              "vs FP64 of the same FP8 values", "vs unquantized", "");
+  std::printf("  %-9s %-11s | %-9s %-9s %-10s %-9s | %-10s %-10s | %s\n",
+              "promotion", "accumulator", "mean rel", "max rel", "bias", "sim",
+              "sim", "max rel", "time");
+}
 
-  if (!asJson) {
-    std::printf("gemm M=%lld N=%lld K=%lld, %s inputs, %d threads\n",
-                (long long)*m, (long long)*n, (long long)*k,
-                std::string(toString(*dist)).c_str(), numThreads());
-    for (auto [name, o, st] :
-         {std::tuple{"A", &*opA, &stA}, std::tuple{"B", &*opB, &stB}})
-      std::printf("  %s: %s, %s, %s; quantization: underflow %.3g%%, mean "
-                  "rel error %.3g%%\n",
-                  name, std::string(toString(o->format)).c_str(),
-                  toString(o->logical).c_str(),
-                  std::string(toString(o->layout)).c_str(),
-                  100 * st->underflowRatio, 100 * st->meanRelError);
-    std::printf("\n  %-9s %-11s | %-40s | %-21s | %s\n", "", "",
-                "vs FP64 of the same FP8 values", "vs unquantized", "");
-    std::printf("  %-9s %-11s | %-9s %-9s %-10s %-9s | %-10s %-10s | %s\n",
-                "promotion", "accumulator", "mean rel", "max rel", "bias",
-                "sim", "sim", "max rel", "time");
-  }
-
-  json rows = json::array();
-  for (int64_t p : *promotions)
-    for (int64_t nb : *bits) {
+/// Runs the reference GEMM for every (promotion, accumulator) pair, printing
+/// each row or collecting it in `rows`; an exit code.
+int runGrid(const Setup &su, const Data &data, bool asJson, json &rows) {
+  for (int64_t p : su.promotions)
+    for (int64_t nb : su.bits) {
       ReferenceGemmOptions o;
       o.promotionInterval = promotionFromInt(p);
       o.accumulator.mantissaBits = int(nb);
-      o.accumulator.groupK = int(*group);
+      o.accumulator.groupK = int(su.group);
       auto t1 = std::chrono::steady_clock::now();
       Expected<std::vector<float>> d =
-          referenceGemm(*qa, opA->layout, *qb, opB->layout, nullptr, o);
+          referenceGemm(data.qa, su.a.layout, data.qb, su.b.layout, nullptr, o);
       double secs = seconds(t1);
       if (!d)
         return fail(d.message(), kExitFailure);
-      ErrorMetrics e8 = compare(d->data(), d64->data(), *m * *n);
-      ErrorMetrics eu = compare(d->data(), exact->data(), *m * *n);
-      double b8 = bias(*d, *d64);
+      ErrorMetrics e8 = compare(d->data(), data.d64.data(), su.m * su.n);
+      ErrorMetrics eu = compare(d->data(), data.exact.data(), su.m * su.n);
+      double b8 = bias(*d, data.d64);
       std::string acc = nb == 0 ? "fp32" : "e8m" + std::to_string(nb);
       if (asJson) {
         json r;
         r["promotion"] = p;
         r["acc_bits"] = nb;
-        r["acc_group"] = *group;
+        r["acc_group"] = su.group;
         r["vs_fp64"] = {{"mean_rel", e8.meanRelError},
                         {"max_rel", e8.maxRelError},
                         {"max_abs", e8.maxAbsError},
@@ -325,6 +327,65 @@ int runGemm(int argc, char **argv) {
                     b8, e8.similarity, eu.similarity, eu.maxRelError, secs);
       }
     }
+  return kExitOk;
+}
+
+} // namespace
+
+int runGemm(int argc, char **argv) {
+  Args args("gemm", options());
+  if (Status s = args.parse(argc, argv, 2); !s)
+    return fail(s.message(), kExitUsage);
+  if (args.has("help")) {
+    std::fputs(args.help("fp8-numerics", kSummary).c_str(), stdout);
+    return kExitOk;
+  }
+  Setup su;
+  if (int code = parseSetup(args, su); code != kExitOk)
+    return code;
+
+  // Stored granularities, and every promotion interval checked against the
+  // kernels' rules before any work.
+  Granularity gA = logicalGranularity(su.a.logical, su.a.layout);
+  Granularity gB = logicalGranularity(su.b.logical, su.b.layout);
+  OperandSpec specA{su.a.format, su.a.layout, gA};
+  OperandSpec specB{su.b.format, su.b.layout, gB};
+  if (Status s = allowedPromotions(args, specA, specB, su.promotions); !s)
+    return fail(s.message(), kExitUsage);
+
+  auto t0 = std::chrono::steady_clock::now();
+  Data data;
+  if (int code = prepareData(su, gA, gB, data); code != kExitOk)
+    return code;
+  double setupSeconds = seconds(t0);
+
+  bool asJson = args.has("json");
+  json out;
+  out["command"] = "gemm";
+  out["m"] = su.m;
+  out["n"] = su.n;
+  out["k"] = su.k;
+  out["distribution"] = toString(su.dist);
+  out["threads"] = numThreads();
+  auto operandJson = [](const Operand &o, const Granularity &stored,
+                        const QuantStats &st) {
+    json j;
+    j["format"] = toString(o.format);
+    j["granularity"] = toString(o.logical);
+    j["layout"] = toString(o.layout);
+    j["stored_granularity"] = toString(stored);
+    j["underflow_ratio"] = st.underflowRatio;
+    j["mean_rel_error"] = st.meanRelError;
+    return j;
+  };
+  out["a"] = operandJson(su.a, gA, data.stA);
+  out["b"] = operandJson(su.b, gB, data.stB);
+  if (!asJson)
+    printHeader(su, data);
+
+  json rows = json::array();
+  if (int code = runGrid(su, data, asJson, rows); code != kExitOk)
+    return code;
   if (asJson) {
     out["results"] = rows;
     out["setup_seconds"] = setupSeconds;

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/fp8-numerics/Args.h"
 #include "tools/fp8-numerics/Commands.h"
 
+#include "core/Args.h"
 #include "core/RecipeRules.h"
 #include "numerics/Npy.h"
 #include "numerics/Parallel.h"
@@ -192,42 +192,39 @@ Status save(const std::string &prefix, const QuantizedTensor &q) {
   return Status::ok();
 }
 
-} // namespace
-
-int runQuantize(int argc, char **argv) {
-  Args args("quantize", options());
-  if (Status s = args.parse(argc, argv, 2); !s)
-    return fail(s.message(), kExitUsage);
-  if (args.has("help")) {
-    std::fputs(args.help(kSummary).c_str(), stdout);
-    return kExitOk;
-  }
-
-  // The recipe.
+/// The recipe and the run of the command line: its errors are usage errors.
+struct Setup {
   QuantRecipe recipe;
+  QuantizeOptions qopts;
+  RandomSpec spec; ///< the random tensor's (without --input)
+  int64_t steps = 0;
+  double growth = 1;
+};
+
+/// The recipe's options: format, granularity, scale, mode and delayed
+/// scaling's parameters, the non-finite policy.
+Status parseRecipe(const Args &args, Setup &setup) {
+  QuantRecipe &recipe = setup.recipe;
   std::optional<DType> fmt = parseDType(args.get("format"));
   if (!fmt || !isFP8(*fmt))
-    return fail("expected --format e4m3fn or e5m2, found '" +
-                    args.get("format") + "'",
-                kExitUsage);
+    return errorf("expected --format e4m3fn or e5m2, found '",
+                  args.get("format"), "'");
   recipe.format = *fmt;
   Expected<Granularity> g = parseGranularity(args.get("granularity"));
   if (!g)
-    return fail(g.message(), kExitUsage);
+    return g.status();
   recipe.granularity = *g;
   if (args.has("scale")) {
     std::optional<ScaleFormat> sf = parseScaleFormat(args.get("scale"));
     if (!sf)
-      return fail("expected --scale f32, f32_pow2 or ue8m0, found '" +
-                      args.get("scale") + "'",
-                  kExitUsage);
+      return errorf("expected --scale f32, f32_pow2 or ue8m0, found '",
+                    args.get("scale"), "'");
     recipe.granularity.scale = *sf;
   }
   std::optional<ScalingMode> mode = parseScalingMode(args.get("mode"));
   if (!mode)
-    return fail("expected --mode current or delayed, found '" +
-                    args.get("mode") + "'",
-                kExitUsage);
+    return errorf("expected --mode current or delayed, found '",
+                  args.get("mode"), "'");
   recipe.mode = *mode;
   // Delayed scaling is per-tensor (core/RecipeRules.h): make that the
   // default granularity there.
@@ -241,33 +238,33 @@ int runQuantize(int argc, char **argv) {
   for (const Status &s : {steps.status(), history.status(), interval.status(),
                           margin.status(), growth.status()})
     if (!s)
-      return fail(s.message(), kExitUsage);
+      return s;
   std::optional<AmaxAlgo> algo = parseAmaxAlgo(args.get("algo"));
   if (!algo)
-    return fail("expected --algo max or most_recent, found '" +
-                    args.get("algo") + "'",
-                kExitUsage);
+    return errorf("expected --algo max or most_recent, found '",
+                  args.get("algo"), "'");
   recipe.delayed.historyLength = *history;
   recipe.delayed.updateInterval = *interval;
   recipe.delayed.margin = *margin;
   recipe.delayed.algo = *algo;
-  QuantizeOptions qopts;
+  setup.steps = *steps;
+  setup.growth = *growth;
   std::string nonFinite = args.get("nonfinite");
   if (nonFinite == "propagate")
-    qopts.nonFinite = NonFinitePolicy::Propagate;
+    setup.qopts.nonFinite = NonFinitePolicy::Propagate;
   else if (nonFinite != "error")
-    return fail("expected --nonfinite error or propagate, found '" + nonFinite +
-                    "'",
-                kExitUsage);
+    return errorf("expected --nonfinite error or propagate, found '", nonFinite,
+                  "'");
+  return Status::ok();
+}
 
-  // The input.
-  RandomSpec spec;
+/// The random tensor's distribution, seed and outliers.
+Status parseRandomSpec(const Args &args, RandomSpec &spec) {
   std::optional<Distribution> dist = parseDistribution(args.get("dist"));
   if (!dist)
-    return fail("expected --dist normal, uniform, positive or outliers, "
-                "found '" +
-                    args.get("dist") + "'",
-                kExitUsage);
+    return errorf("expected --dist normal, uniform, positive or outliers, "
+                  "found '",
+                  args.get("dist"), "'");
   spec.dist = *dist;
   Expected<int64_t> seed = args.getInt("seed", 0, INT64_MAX);
   Expected<double> magnitude = args.getDouble("magnitude");
@@ -276,105 +273,89 @@ int runQuantize(int argc, char **argv) {
   for (const Status &s :
        {seed.status(), magnitude.status(), ofrac.status(), oscale.status()})
     if (!s)
-      return fail(s.message(), kExitUsage);
+      return s;
   spec.seed = uint64_t(*seed);
   spec.scale = float(*magnitude);
   spec.outlierFraction = *ofrac;
   spec.outlierScale = float(*oscale);
-  if (args.has("input") && args.has("shape"))
-    return fail("expected either --input or --shape, found both", kExitUsage);
-  // The recipe before any data: a bad granularity is a usage error, found
-  // before the tensor is allocated. A block larger than the tensor covers
-  // that dimension whole.
-  if (Status s = checkQuantRecipe(recipe, "the tensor"); !s)
-    return fail(s.message(), kExitUsage);
-  if (!args.has("input")) {
-    // The random tensor's size, before anything is allocated.
-    Expected<std::pair<int64_t, int64_t>> shape = args.getShape("shape");
-    if (!shape)
-      return fail(shape.message(), kExitUsage);
-    const int64_t elements = shape->first * shape->second; // each <= 2^31
-    if (elements > kMaxOperandElements)
-      return fail("expected --shape to have at most 2^31 elements, found " +
-                      args.get("shape") + " (" + std::to_string(elements) + ")",
-                  kExitUsage);
-    if (Status s =
-            checkHostMemory("quantizing a " + args.get("shape") + " tensor",
-                            elements * kQuantizeBytesPerElement);
-        !s)
+  return Status::ok();
+}
+
+/// The random tensor's size, checked before anything is allocated: an
+/// exit code, or kExitOk to go on.
+int checkRandomTensor(const Args &args) {
+  Expected<std::pair<int64_t, int64_t>> shape = args.getShape("shape");
+  if (!shape)
+    return fail(shape.message(), kExitUsage);
+  const int64_t elements = shape->first * shape->second; // each <= 2^31
+  if (elements > kMaxOperandElements)
+    return fail("expected --shape to have at most 2^31 elements, found " +
+                    args.get("shape") + " (" + std::to_string(elements) + ")",
+                kExitUsage);
+  if (Status s =
+          checkHostMemory("quantizing a " + args.get("shape") + " tensor",
+                          elements * kQuantizeBytesPerElement);
+      !s)
+    return fail(s.message(), kExitFailure);
+  return kExitOk;
+}
+
+/// Current scaling: one quantization and its statistics.
+int runCurrent(const Args &args, const Input &in, const Setup &setup,
+               json &out) {
+  QuantStats st;
+  auto t0 = std::chrono::steady_clock::now();
+  Expected<QuantizedTensor> q =
+      quantize(in.values.data(), in.rows, in.cols, setup.recipe, &st, nullptr,
+               setup.qopts);
+  double secs = seconds(t0);
+  if (!q)
+    return fail(q.message(), kExitFailure);
+  if (args.has("save"))
+    if (Status s = save(args.get("save"), *q); !s)
       return fail(s.message(), kExitFailure);
+  if (args.has("json")) {
+    out["stats"] = statsJson(st);
+    out["seconds"] = secs;
+    std::cout << out.dump(2) << "\n";
+  } else {
+    printStats(st);
+    std::printf("  time              %.3f s (quantization and statistics, "
+                "%d threads)\n",
+                secs, numThreads());
   }
-  Expected<Input> in = loadInput(args, spec);
-  if (!in)
-    return fail(in.message(), args.has("input") ? kExitFailure : kExitUsage);
+  return kExitOk;
+}
 
-  bool asJson = args.has("json");
-  json out;
-  out["command"] = "quantize";
-  out["input"] = in->description;
-  out["shape"] = {in->rows, in->cols};
-  out["format"] = toString(recipe.format);
-  out["granularity"] = toString(recipe.granularity);
-  out["scale_format"] = toString(recipe.granularity.scale);
-  out["mode"] = toString(recipe.mode);
-  out["threads"] = numThreads();
-  if (!asJson)
-    std::printf(
-        "quantize %lldx%lld (%s) -> %s, %s%s, %s scaling\n",
-        (long long)in->rows, (long long)in->cols, in->description.c_str(),
-        std::string(toString(recipe.format)).c_str(),
-        toString(recipe.granularity).c_str(),
-        recipe.granularity.scale == ScaleFormat::F32 ? " (f32 scales)" : "",
-        std::string(toString(recipe.mode)).c_str());
-
-  if (recipe.mode == ScalingMode::Current) {
-    QuantStats st;
-    auto t0 = std::chrono::steady_clock::now();
-    Expected<QuantizedTensor> q = quantize(
-        in->values.data(), in->rows, in->cols, recipe, &st, nullptr, qopts);
-    double secs = seconds(t0);
-    if (!q)
-      return fail(q.message(), kExitFailure);
-    if (args.has("save"))
-      if (Status s = save(args.get("save"), *q); !s)
-        return fail(s.message(), kExitFailure);
-    if (asJson) {
-      out["stats"] = statsJson(st);
-      out["seconds"] = secs;
-      std::cout << out.dump(2) << "\n";
-    } else {
-      printStats(st);
-      std::printf("  time              %.3f s (quantization and statistics, "
-                  "%d threads)\n",
-                  secs, numThreads());
-    }
-    return kExitOk;
-  }
-
-  // Delayed scaling: the same tensor (re-drawn for random inputs) grown by
-  // growth^step.
-  AmaxHistory hist(recipe.delayed);
+/// Delayed scaling: the same tensor (re-drawn for random inputs) grown by
+/// growth^step, one quantization per step.
+int runDelayed(const Args &args, const Input &in, const Setup &setup,
+               json &out) {
+  const QuantRecipe &recipe = setup.recipe;
+  const DelayedScaling &ds = recipe.delayed;
+  const bool asJson = args.has("json");
+  AmaxHistory hist(ds);
   if (!asJson)
     std::printf("  history %lld, interval %lld, margin %lld, %s; tensor x "
                 "%.3g^step\n\n  %-5s %-11s %-11s %-8s %-10s %-10s %-10s %s\n",
-                (long long)*history, (long long)*interval, (long long)*margin,
-                std::string(toString(*algo)).c_str(), *growth, "step", "amax",
-                "scale amax", "source", "overflow", "underflow", "collapse",
-                "mean rel err");
+                (long long)ds.historyLength, (long long)ds.updateInterval,
+                (long long)ds.margin, std::string(toString(ds.algo)).c_str(),
+                setup.growth, "step", "amax", "scale amax", "source",
+                "overflow", "underflow", "collapse", "mean rel err");
   json rows = json::array();
-  for (int64_t step = 0; step < *steps; ++step) {
-    std::vector<float> x = in->values;
+  for (int64_t step = 0; step < setup.steps; ++step) {
+    std::vector<float> x = in.values;
     if (!args.has("input") && step > 0) {
-      RandomSpec s = spec;
-      s.seed = spec.seed + uint64_t(step);
-      x = randomTensor(in->rows * in->cols, s);
+      RandomSpec s = setup.spec;
+      s.seed = setup.spec.seed + uint64_t(step);
+      x = randomTensor(in.rows * in.cols, s);
     }
-    float factor = float(std::pow(*growth, double(step)));
+    float factor = float(std::pow(setup.growth, double(step)));
     for (float &v : x)
       v *= factor;
     QuantStats st;
     Expected<QuantizedTensor> q =
-        quantize(x.data(), in->rows, in->cols, recipe, &st, &hist, qopts);
+        quantize(x.data(), in.rows, in.cols, recipe, &st, &hist, setup.qopts);
     if (!q)
       return fail(q.message(), q.message().find("expected finite") == 0
                                    ? kExitFailure
@@ -394,15 +375,67 @@ int runQuantize(int argc, char **argv) {
     }
   }
   if (asJson) {
-    out["delayed"] = {{"history", *history},
-                      {"interval", *interval},
-                      {"margin", *margin},
-                      {"algo", toString(*algo)},
-                      {"growth", *growth}};
+    out["delayed"] = {{"history", ds.historyLength},
+                      {"interval", ds.updateInterval},
+                      {"margin", ds.margin},
+                      {"algo", toString(ds.algo)},
+                      {"growth", setup.growth}};
     out["steps"] = rows;
     std::cout << out.dump(2) << "\n";
   }
   return kExitOk;
+}
+
+} // namespace
+
+int runQuantize(int argc, char **argv) {
+  Args args("quantize", options());
+  if (Status s = args.parse(argc, argv, 2); !s)
+    return fail(s.message(), kExitUsage);
+  if (args.has("help")) {
+    std::fputs(args.help("fp8-numerics", kSummary).c_str(), stdout);
+    return kExitOk;
+  }
+  Setup setup;
+  if (Status s = parseRecipe(args, setup); !s)
+    return fail(s.message(), kExitUsage);
+  if (Status s = parseRandomSpec(args, setup.spec); !s)
+    return fail(s.message(), kExitUsage);
+  if (args.has("input") && args.has("shape"))
+    return fail("expected either --input or --shape, found both", kExitUsage);
+  // The recipe before any data: a bad granularity is a usage error, found
+  // before the tensor is allocated. A block larger than the tensor covers
+  // that dimension whole.
+  const QuantRecipe &recipe = setup.recipe;
+  if (Status s = checkQuantRecipe(recipe, "the tensor"); !s)
+    return fail(s.message(), kExitUsage);
+  if (!args.has("input"))
+    if (int code = checkRandomTensor(args); code != kExitOk)
+      return code;
+  Expected<Input> in = loadInput(args, setup.spec);
+  if (!in)
+    return fail(in.message(), args.has("input") ? kExitFailure : kExitUsage);
+
+  json out;
+  out["command"] = "quantize";
+  out["input"] = in->description;
+  out["shape"] = {in->rows, in->cols};
+  out["format"] = toString(recipe.format);
+  out["granularity"] = toString(recipe.granularity);
+  out["scale_format"] = toString(recipe.granularity.scale);
+  out["mode"] = toString(recipe.mode);
+  out["threads"] = numThreads();
+  if (!args.has("json"))
+    std::printf(
+        "quantize %lldx%lld (%s) -> %s, %s%s, %s scaling\n",
+        (long long)in->rows, (long long)in->cols, in->description.c_str(),
+        std::string(toString(recipe.format)).c_str(),
+        toString(recipe.granularity).c_str(),
+        recipe.granularity.scale == ScaleFormat::F32 ? " (f32 scales)" : "",
+        std::string(toString(recipe.mode)).c_str());
+  if (recipe.mode == ScalingMode::Current)
+    return runCurrent(args, *in, setup, out);
+  return runDelayed(args, *in, setup, out);
 }
 
 } // namespace fp8::tools

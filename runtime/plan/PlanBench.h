@@ -1,15 +1,13 @@
-//===- Bench.h - fp8-run --bench: step times and cuBLASLt peers -*- C++ -*-===//
+//===- PlanBench.h - Step times of a plan on the GPU ------------*- C++ -*-===//
 //
-// Times the run steps of a plan on the GPU (CUDA events around every step,
-// back to back as the plan runs, median of --iters iterations after 3
-// warm-up ones) and the same GEMMs through cuBLASLt in the same process, on
-// the plan's own FP8 operands: FP8 with the recipe's scaling where cuBLASLt
-// has it (DeepSeek 1x128 x 128x128 block scaling, per-tensor), else FP8
-// per-tensor as the nearest, and BF16.
+// Times the run steps of a plan on the GPU: CUDA events around every step,
+// back to back as the plan runs, median of the iterations after 3 warm-up
+// ones; GEMM steps with their shape, TFLOP/s and scale path. fp8-run
+// --bench adds cuBLASLt's times of the same GEMMs (tools/fp8-run/Peers.h).
 //
 //===----------------------------------------------------------------------===//
-#ifndef FP8_TOOLS_FP8RUN_BENCH_H
-#define FP8_TOOLS_FP8RUN_BENCH_H
+#ifndef FP8_RUNTIME_PLAN_PLANBENCH_H
+#define FP8_RUNTIME_PLAN_PLANBENCH_H
 
 #include "runtime/plan/PlanExecutor.h"
 
@@ -18,6 +16,7 @@
 
 namespace fp8 {
 
+/// One run step's times.
 struct BenchStep {
   std::string step, kind, kernel;
   double ms = 0; ///< median
@@ -33,6 +32,7 @@ struct BenchStep {
   std::string peerNote;
 };
 
+/// The run steps' times and their sums.
 struct BenchReport {
   int iters = 0;
   std::vector<BenchStep> steps;
@@ -41,10 +41,14 @@ struct BenchReport {
   bool havePeers = false;
 };
 
-/// Times the run phase of `gpu` and, where cuBLASLt is available, the peers.
-Expected<BenchReport> benchPlan(GpuPlan &gpu, const Plan &plan,
-                                const ResolvedPlan &shapes, int iters);
+/// The median of `samples` (0 when there are none).
+double medianOf(std::vector<double> samples);
+
+/// Times the run phase of `gpu` over `iters` iterations (the peers left
+/// unmeasured).
+Expected<BenchReport> benchPlanSteps(GpuPlan &gpu, const Plan &plan,
+                                     const ResolvedPlan &shapes, int iters);
 
 } // namespace fp8
 
-#endif // FP8_TOOLS_FP8RUN_BENCH_H
+#endif // FP8_RUNTIME_PLAN_PLANBENCH_H

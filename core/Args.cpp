@@ -1,16 +1,13 @@
-//===- Args.cpp - Command-line options of fp8-numerics --------------------===//
+//===- Args.cpp - Command-line options of the tools -----------------------===//
 
-#include "tools/fp8-numerics/Args.h"
+#include "core/Args.h"
 
 #include "core/ParseNumber.h"
 
-#include <cctype>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
+#include <optional>
 #include <sstream>
 
-namespace fp8::tools {
+namespace fp8 {
 
 Args::Args(std::string command, std::vector<OptionSpec> specs)
     : command_(std::move(command)), specs_(std::move(specs)) {}
@@ -73,27 +70,13 @@ std::string Args::get(const std::string &name) const {
   return spec ? spec->defaultValue : std::string();
 }
 
-/// Decimal digits with an optional leading '-': no spaces, no '+', no
-/// trailing text; values beyond int64_t are refused, never clamped.
+/// An integer in [min, max] (core/ParseNumber.h: decimal digits with an
+/// optional leading '-', no spaces, no '+', no trailing text, no clamping),
+/// or "expected <what> to be an integer in [min, max], found '<text>'".
 static Expected<int64_t> parseInt(const std::string &text,
                                   const std::string &what, int64_t min,
                                   int64_t max) {
-  // Digits that fit int64_t, then the range, so that each has its message.
-  if (!parseInteger(text, INT64_MIN, INT64_MAX)) {
-    const bool digits =
-        text.find_first_not_of("0123456789", text[0] == '-' ? 1 : 0) ==
-            std::string::npos &&
-        text.size() > (text[0] == '-' ? 1u : 0u);
-    if (!digits)
-      return errorf("expected an integer for ", what, ", found '", text, "'");
-    return errorf("expected ", what, " to be in [", min, ", ", max,
-                  "], found '", text, "'");
-  }
-  const int64_t v = *parseInteger(text, INT64_MIN, INT64_MAX);
-  if (v < min || v > max)
-    return errorf("expected ", what, " to be in [", min, ", ", max, "], found ",
-                  v);
-  return v;
+  return parseInteger(text, min, max, what);
 }
 
 Expected<int64_t> Args::getInt(const std::string &name, int64_t min,
@@ -102,15 +85,11 @@ Expected<int64_t> Args::getInt(const std::string &name, int64_t min,
 }
 
 Expected<double> Args::getDouble(const std::string &name) const {
-  std::string text = get(name);
-  errno = 0;
-  char *end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])) ||
-      end != text.c_str() + text.size() || !std::isfinite(v) || errno == ERANGE)
-    return errorf("expected a finite number for --", name, ", found '", text,
-                  "'");
-  return v;
+  const std::string text = get(name);
+  if (std::optional<double> v = parseFinite(text))
+    return *v;
+  return errorf("expected --", name, " to be a finite number, found '", text,
+                "'");
 }
 
 Expected<std::vector<int64_t>>
@@ -118,8 +97,9 @@ Args::getIntList(const std::string &name, int64_t min, int64_t max) const {
   std::vector<int64_t> out;
   const std::string text = get(name);
   if (!text.empty() && text.back() == ',')
-    return errorf("expected a comma-separated list of integers for --", name,
-                  ", found '", text, "'");
+    return errorf("expected --", name,
+                  " to be a comma-separated list of integers, found '", text,
+                  "'");
   std::istringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
@@ -129,8 +109,9 @@ Args::getIntList(const std::string &name, int64_t min, int64_t max) const {
     out.push_back(*v);
   }
   if (out.empty())
-    return errorf("expected a comma-separated list of integers for --", name,
-                  ", found '", get(name), "'");
+    return errorf("expected --", name,
+                  " to be a comma-separated list of integers, found '", text,
+                  "'");
   return out;
 }
 
@@ -139,7 +120,7 @@ Args::getShape(const std::string &name) const {
   std::string text = get(name);
   size_t x = text.find('x');
   if (x == std::string::npos)
-    return errorf("expected <rows>x<cols> for --", name, ", found '", text,
+    return errorf("expected --", name, " to be <rows>x<cols>, found '", text,
                   "'");
   std::string what = "each dimension of --" + name;
   Expected<int64_t> r = parseInt(text.substr(0, x), what, 1, int64_t(1) << 31);
@@ -151,9 +132,10 @@ Args::getShape(const std::string &name) const {
   return std::make_pair(*r, *c);
 }
 
-std::string Args::help(const std::string &summary) const {
+std::string Args::help(const std::string &tool,
+                       const std::string &summary) const {
   std::ostringstream os;
-  os << "usage: fp8-numerics " << command_ << " [options]\n\n"
+  os << "usage: " << tool << " " << command_ << " [options]\n\n"
      << summary << "\n\noptions:\n";
   const size_t indent = 28, width = 80;
   for (const OptionSpec &s : specs_) {
@@ -192,4 +174,4 @@ std::string Args::help(const std::string &summary) const {
   return os.str();
 }
 
-} // namespace fp8::tools
+} // namespace fp8

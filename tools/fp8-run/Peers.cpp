@@ -1,6 +1,6 @@
-//===- Bench.cpp - fp8-run --bench: step times and cuBLASLt peers ---------===//
+//===- Peers.cpp - fp8-run --bench: the cuBLASLt peers of a plan ---------===//
 
-#include "tools/fp8-run/Bench.h"
+#include "tools/fp8-run/Peers.h"
 
 #if defined(FP8_HAVE_CUBLASLT)
 #include "tools/peers/CublasLtPeer.h"
@@ -11,13 +11,6 @@
 namespace fp8 {
 
 namespace {
-double median(std::vector<double> v) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 #if defined(FP8_HAVE_CUBLASLT)
 /// Median time (ms) of `run` over `iters` launches after 3 warm-up ones.
 template <typename F>
@@ -47,7 +40,7 @@ Expected<double> timeIt(const CudaDriver &d, GpuPlan &gpu, int iters, F run) {
   d.cuEventDestroy(e1);
   if (!s.isOk())
     return s;
-  return median(ms);
+  return medianOf(ms);
 }
 
 bool isF32Block(const Granularity &g, int64_t rows, int64_t cols) {
@@ -55,9 +48,9 @@ bool isF32Block(const Granularity &g, int64_t rows, int64_t cols) {
 }
 
 /// The cuBLASLt peers of one GEMM step.
-Status benchPeers(GpuPlan &gpu, const PlanStep &s, const ResolvedPlan &shapes,
-                  cublasLtHandle_t lt, const DeviceBuffer &ws, int iters,
-                  BenchStep &out) {
+Status peersOf(GpuPlan &gpu, const PlanStep &s, const ResolvedPlan &shapes,
+               cublasLtHandle_t lt, const DeviceBuffer &ws, int iters,
+               BenchStep &out) {
   const CudaDriver &d = *gpu.device().driver;
   const KernelSpec &k = s.gemm;
   const int64_t m = out.m, n = out.n, kk = out.k;
@@ -130,51 +123,13 @@ Status benchPeers(GpuPlan &gpu, const PlanStep &s, const ResolvedPlan &shapes,
 #endif
 } // namespace
 
-Expected<BenchReport> benchPlan(GpuPlan &gpu, const Plan &plan,
-                                const ResolvedPlan &shapes, int iters) {
-  BenchReport r;
-  r.iters = iters;
-  auto times = gpu.timeRun(3, iters);
-  if (!times)
-    return times.status();
+Status benchPeers(GpuPlan &gpu, const Plan &plan, const ResolvedPlan &shapes,
+                  int iters, BenchReport &r) {
+#if defined(FP8_HAVE_CUBLASLT)
   std::vector<size_t> runSteps;
   for (size_t i = 0; i < plan.steps.size(); ++i)
     if (plan.steps[i].phase == Phase::Run)
       runSteps.push_back(i);
-  for (size_t j = 0; j <= runSteps.size(); ++j) {
-    std::vector<double> col;
-    for (const std::vector<double> &row : *times)
-      col.push_back(row[j]);
-    if (j == runSteps.size()) {
-      r.totalMs = median(col);
-      break;
-    }
-    const PlanStep &s = plan.steps[runSteps[j]];
-    BenchStep b;
-    b.step = s.name;
-    b.kind = std::string(toString(s.kind));
-    b.ms = median(col);
-    if (s.kind == StepKind::Gemm) {
-      const Shape &a = shapes.shapes.at(s.inputs[0]);
-      const Shape &bs = shapes.shapes.at(s.inputs[2]);
-      const size_t lead = a.size() == 3 ? 1 : 0;
-      b.batch = s.batch;
-      b.m = a[lead];
-      b.k = a[lead + 1];
-      b.n = bs[lead];
-      b.kernel = gpu.gemmKernel(runSteps[j]);
-      b.scaleATma = gpu.gemmScaleATma(runSteps[j]);
-      b.scaleBTma = gpu.gemmScaleBTma(runSteps[j]);
-      b.tflops = b.ms > 0 ? 2.0 * double(b.batch) * double(b.m) * double(b.n) *
-                                double(b.k) / (b.ms * 1e-3) / 1e12
-                          : 0;
-      r.gemmMs += b.ms;
-    } else {
-      b.kernel = s.kernelName();
-    }
-    r.steps.push_back(b);
-  }
-#if defined(FP8_HAVE_CUBLASLT)
   cublasLtHandle_t lt = nullptr;
   if (cublasLtCreate(&lt) == CUBLAS_STATUS_SUCCESS) {
     r.havePeers = true;
@@ -186,14 +141,20 @@ Expected<BenchReport> benchPlan(GpuPlan &gpu, const Plan &plan,
       if (s.kind != StepKind::Gemm)
         continue;
       BenchStep &b = r.steps[j];
-      FP8_RETURN_IF_ERROR(benchPeers(gpu, s, shapes, lt, *ws, iters, b));
+      FP8_RETURN_IF_ERROR(peersOf(gpu, s, shapes, lt, *ws, iters, b));
       r.peerGemmMs += b.peerMs > 0 ? b.peerMs : 0;
       r.bf16GemmMs += b.bf16Ms > 0 ? b.bf16Ms : 0;
     }
     cublasLtDestroy(lt);
   }
+#else
+  (void)gpu;
+  (void)plan;
+  (void)shapes;
+  (void)iters;
+  (void)r;
 #endif
-  return r;
+  return Status::ok();
 }
 
 } // namespace fp8
