@@ -8,6 +8,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -25,94 +26,73 @@ void FP8Dialect::registerAttributes() {
 }
 
 //===----------------------------------------------------------------------===//
-// Enum conversions. The switches have no default: a new case on either side
-// is a compiler warning until it is mapped.
+// Enum conversions. Each enum has one spelling table per side: ODS generates
+// the dialect's (stringify*/symbolize*), core/Recipe.cpp holds the plain
+// C++ one (toString/parse*), and a case converts through its spelling.
+// FP8AttrsTest checks that every case of every enum round-trips.
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// The case of `to` spelled like `from`; the spellings agree by test.
+template <class To, class From, class Stringify, class Parse>
+To bySpelling(From from, Stringify stringify, Parse parse) {
+  std::optional<To> to = parse(stringify(from));
+  if (!to)
+    llvm::report_fatal_error("an enum case is spelled differently in ODS "
+                             "and core/Recipe.cpp");
+  return *to;
+}
+} // namespace
+
 ::fp8::ScaleFormat mlir::fp8::toRecipe(ScaleFormat f) {
-  switch (f) {
-  case ScaleFormat::F32:
-    return ::fp8::ScaleFormat::F32;
-  case ScaleFormat::F32Pow2:
-    return ::fp8::ScaleFormat::F32Pow2;
-  case ScaleFormat::UE8M0:
-    return ::fp8::ScaleFormat::UE8M0;
-  }
-  llvm_unreachable("unknown scale format");
+  return bySpelling<::fp8::ScaleFormat>(
+      f, [](ScaleFormat v) { return stringifyScaleFormat(v).str(); },
+      [](const std::string &s) { return ::fp8::parseScaleFormat(s); });
 }
 
 ScaleFormat mlir::fp8::fromRecipe(::fp8::ScaleFormat f) {
-  switch (f) {
-  case ::fp8::ScaleFormat::F32:
-    return ScaleFormat::F32;
-  case ::fp8::ScaleFormat::F32Pow2:
-    return ScaleFormat::F32Pow2;
-  case ::fp8::ScaleFormat::UE8M0:
-    return ScaleFormat::UE8M0;
-  }
-  llvm_unreachable("unknown scale format");
+  return bySpelling<ScaleFormat>(
+      f, [](::fp8::ScaleFormat v) { return ::fp8::toString(v); },
+      [](std::string_view s) { return symbolizeScaleFormat(s); });
 }
 
 ::fp8::ScalingMode mlir::fp8::toRecipe(ScalingMode m) {
-  switch (m) {
-  case ScalingMode::Current:
-    return ::fp8::ScalingMode::Current;
-  case ScalingMode::Delayed:
-    return ::fp8::ScalingMode::Delayed;
-  }
-  llvm_unreachable("unknown scaling mode");
+  return bySpelling<::fp8::ScalingMode>(
+      m, [](ScalingMode v) { return stringifyScalingMode(v).str(); },
+      [](const std::string &s) { return ::fp8::parseScalingMode(s); });
 }
 
 ScalingMode mlir::fp8::fromRecipe(::fp8::ScalingMode m) {
-  switch (m) {
-  case ::fp8::ScalingMode::Current:
-    return ScalingMode::Current;
-  case ::fp8::ScalingMode::Delayed:
-    return ScalingMode::Delayed;
-  }
-  llvm_unreachable("unknown scaling mode");
+  return bySpelling<ScalingMode>(
+      m, [](::fp8::ScalingMode v) { return ::fp8::toString(v); },
+      [](std::string_view s) { return symbolizeScalingMode(s); });
 }
 
 ::fp8::AmaxAlgo mlir::fp8::toRecipe(AmaxAlgo a) {
-  switch (a) {
-  case AmaxAlgo::Max:
-    return ::fp8::AmaxAlgo::Max;
-  case AmaxAlgo::MostRecent:
-    return ::fp8::AmaxAlgo::MostRecent;
-  }
-  llvm_unreachable("unknown amax algorithm");
+  return bySpelling<::fp8::AmaxAlgo>(
+      a, [](AmaxAlgo v) { return stringifyAmaxAlgo(v).str(); },
+      [](const std::string &s) { return ::fp8::parseAmaxAlgo(s); });
 }
 
 AmaxAlgo mlir::fp8::fromRecipe(::fp8::AmaxAlgo a) {
-  switch (a) {
-  case ::fp8::AmaxAlgo::Max:
-    return AmaxAlgo::Max;
-  case ::fp8::AmaxAlgo::MostRecent:
-    return AmaxAlgo::MostRecent;
-  }
-  llvm_unreachable("unknown amax algorithm");
+  return bySpelling<AmaxAlgo>(
+      a, [](::fp8::AmaxAlgo v) { return ::fp8::toString(v); },
+      [](std::string_view s) { return symbolizeAmaxAlgo(s); });
 }
 
 ::fp8::Layout mlir::fp8::toRecipe(Layout l) {
-  switch (l) {
-  case Layout::KMajor:
-    return ::fp8::Layout::KMajor;
-  case Layout::MNMajor:
-    return ::fp8::Layout::MNMajor;
-  }
-  llvm_unreachable("unknown layout");
+  return bySpelling<::fp8::Layout>(
+      l, [](Layout v) { return stringifyLayout(v).str(); },
+      [](const std::string &s) { return ::fp8::parseLayout(s); });
 }
 
 Layout mlir::fp8::fromRecipe(::fp8::Layout l) {
-  switch (l) {
-  case ::fp8::Layout::KMajor:
-    return Layout::KMajor;
-  case ::fp8::Layout::MNMajor:
-    return Layout::MNMajor;
-  }
-  llvm_unreachable("unknown layout");
+  return bySpelling<Layout>(
+      l, [](::fp8::Layout v) { return ::fp8::toString(v); },
+      [](std::string_view s) { return symbolizeLayout(s); });
 }
 
+/// Not one-to-one (a grouped GEMM's kind): a switch.
 ::fp8::GemmKind mlir::fp8::toRecipe(GroupMode g) {
   switch (g) {
   case GroupMode::Contiguous:

@@ -63,6 +63,20 @@ TEST_F(FP8Attrs, EnumsRoundTrip) {
     EXPECT_EQ(dia::toRecipe(dia::fromRecipe(l)), l);
     EXPECT_EQ(dia::stringifyLayout(dia::fromRecipe(l)).str(), rcp::toString(l));
   }
+  // Every case ODS defines has a spelling core/Recipe.cpp reads (the
+  // conversions go through the spelling).
+  for (unsigned i = 0; i <= dia::getMaxEnumValForScaleFormat(); ++i)
+    if (auto v = dia::symbolizeScaleFormat(i))
+      EXPECT_EQ(dia::fromRecipe(dia::toRecipe(*v)), *v);
+  for (unsigned i = 0; i <= dia::getMaxEnumValForScalingMode(); ++i)
+    if (auto v = dia::symbolizeScalingMode(i))
+      EXPECT_EQ(dia::fromRecipe(dia::toRecipe(*v)), *v);
+  for (unsigned i = 0; i <= dia::getMaxEnumValForAmaxAlgo(); ++i)
+    if (auto v = dia::symbolizeAmaxAlgo(i))
+      EXPECT_EQ(dia::fromRecipe(dia::toRecipe(*v)), *v);
+  for (unsigned i = 0; i <= dia::getMaxEnumValForLayout(); ++i)
+    if (auto v = dia::symbolizeLayout(i))
+      EXPECT_EQ(dia::fromRecipe(dia::toRecipe(*v)), *v);
   EXPECT_EQ(dia::toRecipe(dia::GroupMode::Contiguous),
             rcp::GemmKind::GroupedContiguous);
   EXPECT_EQ(dia::toRecipe(dia::GroupMode::Masked),
