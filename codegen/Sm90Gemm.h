@@ -82,7 +82,9 @@ struct Sm90TailSchedule {
   int64_t first = 0; ///< the first split tile; tiles before it are whole
   int split = 1;     ///< K slices per tile from `first` on
   /// Work units: whole tiles, then the slices of the tail's tiles.
-  int64_t units(int64_t tiles) const { return first + (tiles - first) * split; }
+  int64_t units(int64_t tiles, int splitK = 1) const {
+    return fp8k::gemmUnits<int64_t>(tiles, splitK, first, split);
+  }
 };
 Sm90TailSchedule sm90TailSchedule(int64_t tiles, int64_t slots, int maxSplit,
                                   int64_t kSlices);

@@ -29,8 +29,6 @@ CUdeviceptr gTrace = 0;
 constexpr size_t kTraceWords =
     size_t(kGemmTraceCtas) * kGemmTraceRoles * kGemmTraceSlots;
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /// Rows/columns of an operand as stored.
 void storedShape(const OperandSpec &o, int64_t outer, int64_t k, int64_t &rows,
                  int64_t &cols) {
@@ -394,13 +392,15 @@ struct Sm90Grid {
   int64_t groups, mTiles, nTiles;
 };
 
-/// Mirrors Schedule<Cfg> in sm90_gemm.cuh: units are cluster tile groups
-/// times K slices (split-K), or whole tile groups and then the slices of
-/// the split tail; the tile grid is padded to whole clusters.
+/// The grid of one launch: the kernel's work units (gemmTileGroups and
+/// gemmUnits, the functions its schedule uses), one per CTA (cluster) when
+/// not persistent, else at most one wave.
 Sm90Grid sm90Grid(const LoadedKernel &kn, int64_t m, int64_t n, int smCount) {
   const LaunchInfo &li = kn.launch;
-  const int64_t mGroups = ceilDiv(ceilDiv(m, li.blockM), li.clusterM);
-  const int64_t nGroups = ceilDiv(ceilDiv(n, li.blockN), li.clusterN);
+  const int64_t mGroups =
+      fp8k::gemmTileGroups<int64_t>(m, li.blockM, li.clusterM);
+  const int64_t nGroups =
+      fp8k::gemmTileGroups<int64_t>(n, li.blockN, li.clusterN);
   Sm90Grid g;
   g.mTiles = mGroups * li.clusterM;
   g.nTiles = nGroups * li.clusterN;
@@ -410,7 +410,7 @@ Sm90Grid sm90Grid(const LoadedKernel &kn, int64_t m, int64_t n, int smCount) {
   g.groups = mGroups * nGroups;
   // (tail_split 1: nothing split, first == groups.)
   g.tail = sm90TailSchedule(g.groups, slots, li.tailSplit, li.kSlices);
-  const int64_t units = g.tail.units(g.groups) * li.splitK;
+  const int64_t units = g.tail.units(g.groups, li.splitK);
   g.grid =
       (li.persistent ? std::min<int64_t>(units, slots) : units) * li.clusterX;
   return g;

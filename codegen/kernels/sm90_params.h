@@ -1,8 +1,9 @@
 //===- sm90_params.h - The launch argument of the sm_90a GEMM -------------===//
 //
 // The by-value kernel parameter of the sm_90a GEMM (codegen/kernels/
-// sm90_gemm.cuh) after its five TMA descriptors, and the bits that say which
-// K scales come by TMA. NVRTC compiles it as "fp8/sm90_params.h"; the runtime
+// sm90_gemm.cuh) after its five TMA descriptors, the bits that say which K
+// scales come by TMA, and the count of the persistent schedule's work units
+// that sizes the grid. NVRTC compiles it as "fp8/sm90_params.h"; the runtime
 // fills it from this very header (runtime/Gemm.cpp includes it as
 // "codegen/kernels/sm90_params.h"), so host and device agree on the layout by
 // construction.
@@ -10,6 +11,12 @@
 //===----------------------------------------------------------------------===//
 #ifndef FP8_CODEGEN_KERNELS_SM90_PARAMS_H
 #define FP8_CODEGEN_KERNELS_SM90_PARAMS_H
+
+#if defined(__CUDACC__)
+#define FP8K_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define FP8K_HOST_DEVICE inline
+#endif
 
 namespace fp8k {
 
@@ -35,6 +42,23 @@ static_assert(sizeof(GemmParams) == 120, "GemmParams layout changed");
 
 constexpr int kScaleTmaA = 1; ///< A's K scales come with each stage (TMA)
 constexpr int kScaleTmaB = 2; ///< B's block scales come with each stage
+
+/// Cluster tile groups along one dimension: `size` rows (columns) in tiles
+/// of `block`, `cluster` tiles per group (a trailing odd tile is a group).
+template <class I>
+FP8K_HOST_DEVICE constexpr I gemmTileGroups(I size, int block, int cluster) {
+  return ((size + block - 1) / block + cluster - 1) / cluster;
+}
+
+/// Work units of the persistent schedule over `groups` cluster tile groups:
+/// `splitK` K slices per group, and with a split tail the groups from
+/// `tailFirst` on are `tailSplit` slices each (split-K and a split tail
+/// exclude each other; tailFirst == groups, tailSplit 1 without a tail).
+template <class I>
+FP8K_HOST_DEVICE constexpr I gemmUnits(I groups, int splitK, I tailFirst,
+                                       int tailSplit) {
+  return (tailFirst + (groups - tailFirst) * tailSplit) * splitK;
+}
 
 } // namespace fp8k
 

@@ -7,12 +7,14 @@
 //
 // Needs the generated Cfg (kN, kK, kBlockM, kBlockN, kClusterM, kClusterN,
 // kSplitK, kTailSplit, kPromoSteps, kRasterAlongN, kGroup) and
-// sm90_common.cuh (tile_coords, cluster_ctarank).
+// sm90_common.cuh (tile_coords, cluster_ctarank). The unit count is
+// gemmUnits (sm90_params.h), which the runtime sizes the grid with.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "fp8/sm90_common.cuh"
+#include "fp8/sm90_params.h"
 
 namespace fp8k {
 
@@ -41,8 +43,7 @@ template <class C> struct Schedule {
   /// M rows; the split tail's first tile and slice count (GemmParams).
   __device__ __forceinline__ Schedule(int m, int p_tail_first,
                                       int p_tail_split) {
-    const int m_tiles = (m + C::kBlockM - 1) / C::kBlockM;
-    m_groups = (m_tiles + C::kClusterM - 1) / C::kClusterM;
+    m_groups = gemmTileGroups<int>(m, C::kBlockM, C::kClusterM);
     const int tiles = m_groups * kNGroups;
     tail_first = tiles;
     tail_split = 1;
@@ -50,8 +51,8 @@ template <class C> struct Schedule {
       tail_first = p_tail_first;
       tail_split = p_tail_split;
     }
-    units = kTail ? tail_first + (tiles - tail_first) * tail_split
-                  : tiles * C::kSplitK;
+    units =
+        gemmUnits<int>(tiles, kTail ? 1 : C::kSplitK, tail_first, tail_split);
     rank = kCS > 1 ? (int)cluster_ctarank() : 0;
   }
   __device__ __forceinline__ int first() const { return blockIdx.x / kCS; }
