@@ -53,10 +53,6 @@ const OpName &opInfo(EwOp op) {
   return kOps[0];
 }
 
-bool isWide(DType t) {
-  return t == DType::BF16 || t == DType::F16 || t == DType::F32;
-}
-
 /// The fp8_math.h constant of an element type.
 const char *typeConst(DType t) {
   switch (t) {

@@ -585,10 +585,6 @@ DType scaleType(const Granularity &g) {
   return g.scale == ScaleFormat::UE8M0 ? DType::UE8M0 : DType::F32;
 }
 
-bool isWideType(DType t) {
-  return t == DType::BF16 || t == DType::F16 || t == DType::F32;
-}
-
 /// A step's operand: the buffer, checked to exist.
 Expected<const PlanBuffer *> operand(const Plan &plan, const PlanStep &s,
                                      const std::string &name) {
@@ -841,7 +837,7 @@ Status validatePlan(const Plan &plan) {
   std::set<std::string> refValues;
   for (const PlanBuffer &b : plan.buffers)
     if (b.role == BufferRole::Input || b.role == BufferRole::Weight ||
-        (b.role == BufferRole::Constant && isWideType(b.dtype)))
+        (b.role == BufferRole::Constant && isWide(b.dtype)))
       refValues.insert(b.name);
   for (const RefOp &r : plan.reference) {
     for (const std::string &n : r.inputs)
