@@ -211,10 +211,6 @@ struct ResolvedPlan {
 };
 Expected<ResolvedPlan> resolvePlan(const Plan &plan, const DimValues &dims);
 
-/// base64 (RFC 4648) for constant data.
-std::string base64Encode(const std::vector<uint8_t> &data);
-Expected<std::vector<uint8_t>> base64Decode(const std::string &text);
-
 /// [batch, rows, cols] of a rank-2 ([rows, cols]) or rank-3 buffer shape.
 struct Geometry {
   int64_t batch = 1, rows = 0, cols = 0;
