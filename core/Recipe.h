@@ -164,6 +164,10 @@ Expected<Granularity> parseGranularity(std::string_view s);
 int64_t sizeOf(DType t);
 /// True for the two FP8 element formats.
 inline bool isFP8(DType t) { return t == DType::E4M3FN || t == DType::E5M2; }
+/// True for the high-precision element types: bf16, f16 and f32.
+inline bool isWide(DType t) {
+  return t == DType::BF16 || t == DType::F16 || t == DType::F32;
+}
 /// Largest finite value of an FP8 element format (448 or 57344).
 float fp8MaxFinite(DType t);
 

@@ -244,39 +244,22 @@ float scaleFromAmax(float amax, DType format, ScaleFormat scaleFormat,
 // quantize
 //===----------------------------------------------------------------------===//
 
-Expected<QuantizedTensor> quantize(const float *x, int64_t rows, int64_t cols,
-                                   const QuantRecipe &recipe, QuantStats *stats,
-                                   AmaxHistory *history,
-                                   const QuantizeOptions &options) {
-  if (rows < 0 || cols < 0)
-    return errorf("expected a non-negative shape, found [", rows, ", ", cols,
-                  "]");
-  if (!x && rows * cols > 0)
-    return errorf("expected input data for a [", rows, ", ", cols,
-                  "] tensor, found a null pointer");
-  FP8_RETURN_IF_ERROR(checkRecipe(recipe, history));
-
-  const Granularity &g = recipe.granularity;
-  Blocks b(rows, cols, g);
-  AmaxResult amax = blockAmax(x, b);
-  if (amax.firstNonFinite >= 0 && options.nonFinite == NonFinitePolicy::Error)
-    return Status::error(describeNonFinite(x, amax.firstNonFinite, cols));
-
-  QuantizedTensor q;
-  q.format = recipe.format;
-  q.rows = rows;
-  q.cols = cols;
-  q.granularity = g;
-  q.scaleRows = b.sr;
-  q.scaleCols = b.sc;
-  q.scales.resize(size_t(b.count()));
-  q.codes.resize(size_t(rows * cols));
-  if (g.scale == ScaleFormat::UE8M0)
-    q.scaleCodes.resize(size_t(b.count()));
-
-  // Pass 2: scales.
+namespace {
+/// What pass 2 saw: whether a scale came from the amax history, and the
+/// amax behind the one scale of a single-block tensor.
+struct ScaleResult {
   bool usedHistory = false;
   double scaleAmax = 0;
+};
+
+/// Pass 2: one scale per block of `q` (and its UE8M0 code), from the
+/// block's amax or, with delayed scaling, the history's prediction; the
+/// history then records this step.
+ScaleResult blockScales(const AmaxResult &amax, const Blocks &b,
+                        const QuantRecipe &recipe, AmaxHistory *history,
+                        QuantizedTensor &q) {
+  const Granularity &g = recipe.granularity;
+  ScaleResult res;
   for (int64_t i = 0; i < b.count(); ++i) {
     float a = amax.nonFinite[size_t(i)] ? std::numeric_limits<float>::infinity()
                                         : amax.amax[size_t(i)];
@@ -285,11 +268,11 @@ Expected<QuantizedTensor> quantize(const float *x, int64_t rows, int64_t cols,
       if (std::optional<float> predicted = history->predict()) {
         a = *predicted;
         margin = recipe.delayed.margin;
-        usedHistory = true;
+        res.usedHistory = true;
       }
     }
     if (b.count() == 1)
-      scaleAmax = a;
+      res.scaleAmax = a;
     uint8_t code = 0;
     q.scales[size_t(i)] = scaleFromAmax(a, q.format, g.scale, margin, &code);
     if (g.scale == ScaleFormat::UE8M0)
@@ -300,14 +283,19 @@ Expected<QuantizedTensor> quantize(const float *x, int64_t rows, int64_t cols,
       history->record(amax.amax.empty() ? 0.0f : amax.amax[0]);
     history->advance();
   }
+  return res;
+}
 
-  // Pass 3: codes (+ elementwise statistics).
+/// Pass 3: the codes of `q`, and with `wantStats` the elementwise
+/// statistics of each chunk of rows.
+std::vector<ChunkStats> encodeCodes(const float *x, int64_t rows, int64_t cols,
+                                    const Blocks &b, bool wantStats,
+                                    QuantizedTensor &q) {
   const FP8Format &fmt = fp8Format(q.format);
   const float *table = fp8DecodeTable(q.format);
   int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1));
   int64_t chunks = rows == 0 ? 0 : (rows + grain - 1) / grain;
   std::vector<ChunkStats> part(static_cast<size_t>(chunks));
-  bool wantStats = stats != nullptr;
   parallelFor(rows, grain, [&](int64_t r0, int64_t r1) {
     ChunkStats &cs = part[size_t(r0 / grain)];
     for (int64_t r = r0; r < r1; ++r) {
@@ -351,33 +339,14 @@ Expected<QuantizedTensor> quantize(const float *x, int64_t rows, int64_t cols,
       }
     }
   });
+  return part;
+}
 
-  if (!wantStats)
-    return q;
-
-  QuantStats st;
-  st.elements = rows * cols;
-  st.blocks = b.count();
-  st.usedHistory = usedHistory;
-  st.scaleAmax = b.count() == 1 ? scaleAmax : 0.0;
-  double sumRel = 0, sumSq = 0;
-  for (const ChunkStats &cs : part) {
-    st.nonFinite += cs.nonFinite;
-    st.nonzero += cs.nonzero;
-    st.underflow += cs.underflow;
-    st.overflow += cs.overflow;
-    st.maxAbsError = std::max(st.maxAbsError, cs.maxAbs);
-    st.maxRelError = std::max(st.maxRelError, cs.maxRel);
-    sumRel += cs.sumRel;
-    sumSq += cs.sumSq;
-  }
-  for (int64_t i = 0; i < b.count(); ++i) {
-    st.amax = std::max(st.amax, double(amax.amax[size_t(i)]));
-    st.zeroBlocks += amax.amax[size_t(i)] == 0.0f && !amax.nonFinite[size_t(i)];
-  }
-
-  // Range collapse, block by block: distinct surviving nonzero inputs vs the
-  // distinct codes they became.
+/// Range collapse, block by block: distinct surviving nonzero inputs vs the
+/// distinct codes they became.
+void rangeCollapse(const float *x, int64_t rows, int64_t cols, const Blocks &b,
+                   const AmaxResult &amax, const QuantizedTensor &q,
+                   QuantStats &st) {
   std::vector<int64_t> distinctIn(size_t(b.count()), 0);
   std::vector<int64_t> distinctQ(size_t(b.count()), 0);
   parallelFor(b.count(), 1, [&](int64_t i0, int64_t i1) {
@@ -406,8 +375,78 @@ Expected<QuantizedTensor> quantize(const float *x, int64_t rows, int64_t cols,
     st.distinctInputs += distinctIn[size_t(i)];
     st.distinctQuantized += distinctQ[size_t(i)];
   }
+}
+
+/// The statistics of a quantization: the chunks' totals, the blocks'
+/// amaxes and the range collapse.
+QuantStats summarize(const float *x, int64_t rows, int64_t cols,
+                     const Blocks &b, const AmaxResult &amax,
+                     const ScaleResult &scales,
+                     const std::vector<ChunkStats> &part,
+                     const QuantizedTensor &q) {
+  QuantStats st;
+  st.elements = rows * cols;
+  st.blocks = b.count();
+  st.usedHistory = scales.usedHistory;
+  st.scaleAmax = b.count() == 1 ? scales.scaleAmax : 0.0;
+  double sumRel = 0, sumSq = 0;
+  for (const ChunkStats &cs : part) {
+    st.nonFinite += cs.nonFinite;
+    st.nonzero += cs.nonzero;
+    st.underflow += cs.underflow;
+    st.overflow += cs.overflow;
+    st.maxAbsError = std::max(st.maxAbsError, cs.maxAbs);
+    st.maxRelError = std::max(st.maxRelError, cs.maxRel);
+    sumRel += cs.sumRel;
+    sumSq += cs.sumSq;
+  }
+  for (int64_t i = 0; i < b.count(); ++i) {
+    st.amax = std::max(st.amax, double(amax.amax[size_t(i)]));
+    st.zeroBlocks += amax.amax[size_t(i)] == 0.0f && !amax.nonFinite[size_t(i)];
+  }
+  rangeCollapse(x, rows, cols, b, amax, q, st);
   st.finish(sumRel, sumSq);
-  *stats = st;
+  return st;
+}
+} // namespace
+
+Expected<QuantizedTensor> quantize(const float *x, int64_t rows, int64_t cols,
+                                   const QuantRecipe &recipe, QuantStats *stats,
+                                   AmaxHistory *history,
+                                   const QuantizeOptions &options) {
+  if (rows < 0 || cols < 0)
+    return errorf("expected a non-negative shape, found [", rows, ", ", cols,
+                  "]");
+  if (!x && rows * cols > 0)
+    return errorf("expected input data for a [", rows, ", ", cols,
+                  "] tensor, found a null pointer");
+  FP8_RETURN_IF_ERROR(checkRecipe(recipe, history));
+
+  const Granularity &g = recipe.granularity;
+  Blocks b(rows, cols, g);
+  AmaxResult amax = blockAmax(x, b);
+  if (amax.firstNonFinite >= 0 && options.nonFinite == NonFinitePolicy::Error)
+    return Status::error(describeNonFinite(x, amax.firstNonFinite, cols));
+
+  QuantizedTensor q;
+  q.format = recipe.format;
+  q.rows = rows;
+  q.cols = cols;
+  q.granularity = g;
+  q.scaleRows = b.sr;
+  q.scaleCols = b.sc;
+  q.scales.resize(size_t(b.count()));
+  q.codes.resize(size_t(rows * cols));
+  if (g.scale == ScaleFormat::UE8M0)
+    q.scaleCodes.resize(size_t(b.count()));
+
+  const ScaleResult scales = blockScales(amax, b, recipe, history, q);
+  const bool wantStats = stats != nullptr;
+  const std::vector<ChunkStats> part =
+      encodeCodes(x, rows, cols, b, wantStats, q);
+  if (!wantStats)
+    return q;
+  *stats = summarize(x, rows, cols, b, amax, scales, part, q);
   return q;
 }
 

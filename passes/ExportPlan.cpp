@@ -17,7 +17,7 @@
 
 #include "passes/ElementwiseProgram.h"
 #include "passes/KernelAttrs.h"
-#include "passes/PlanShapes.h"
+#include "passes/SymbolicShapes.h"
 
 #include "dialect/FP8Ops.h"
 

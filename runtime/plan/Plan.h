@@ -143,6 +143,11 @@ std::string toJSON(const Plan &plan);
 /// constants included, are a few MiB).
 inline constexpr int64_t kMaxPlanBytes = int64_t(256) << 20;
 
+/// The largest batch of stacked GEMMs and amax history a plan may state:
+/// the kernels take both as 32-bit integers.
+inline constexpr int64_t kMaxBatch = (int64_t(1) << 31) - 1;
+inline constexpr int64_t kMaxHistory = (int64_t(1) << 31) - 1;
+
 /// Parses and validates a plan; `where` (a path) names it in errors. Plans
 /// of another format are refused with a message naming both versions. The
 /// plan is input: every field must have its JSON type (an integer field a
@@ -210,10 +215,6 @@ struct ResolvedPlan {
   std::map<std::string, Shape> shapes; ///< buffers and reference values
 };
 Expected<ResolvedPlan> resolvePlan(const Plan &plan, const DimValues &dims);
-
-/// base64 (RFC 4648) for constant data.
-std::string base64Encode(const std::vector<uint8_t> &data);
-Expected<std::vector<uint8_t>> base64Decode(const std::string &text);
 
 /// [batch, rows, cols] of a rank-2 ([rows, cols]) or rank-3 buffer shape.
 struct Geometry {

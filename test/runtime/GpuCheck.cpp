@@ -66,59 +66,88 @@ Expected<DeviceBuffer> uploadScales(const numerics::QuantizedTensor &q,
   return DeviceBuffer::fromHost(
       outerContiguous ? transposed(q.scales, rows, cols) : q.scales);
 }
-} // namespace
 
-Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
+/// A case's inputs on the host: the float operands, their quantization by
+/// the oracle, and C (empty without accumulation).
+struct HostInputs {
+  std::vector<float> a, b;
+  numerics::QuantizedTensor qa, qb;
+  std::vector<float> c;
+};
+
+Expected<HostInputs> hostInputs(const GpuCase &c) {
   const GemmRecipe &r = c.recipe;
   const uint64_t seed = c.seed * 7919 + uint64_t(c.m * 31 + c.n * 17 + c.k);
   numerics::RandomSpec ra{numerics::Distribution::Normal, 1.0f, seed};
   numerics::RandomSpec rb{numerics::Distribution::Normal, 0.5f, seed + 1};
-  std::vector<float> a = numerics::randomTensor(c.m * c.k, ra);
-  std::vector<float> b = numerics::randomTensor(c.n * c.k, rb);
+  HostInputs in;
+  in.a = numerics::randomTensor(c.m * c.k, ra);
+  in.b = numerics::randomTensor(c.n * c.k, rb);
   if (c.nonNegative) {
-    for (float &v : a)
+    for (float &v : in.a)
       v = std::fabs(v);
-    for (float &v : b)
+    for (float &v : in.b)
       v = std::fabs(v);
   }
   QuantRecipe qra{r.a.format, r.a.granularity};
   QuantRecipe qrb{r.b.format, r.b.granularity};
-  auto qa = numerics::quantize(a.data(), c.m, c.k, qra);
+  auto qa = numerics::quantize(in.a.data(), c.m, c.k, qra);
   if (!qa)
     return qa.status().withContext("quantizing A");
-  auto qb = numerics::quantize(b.data(), c.n, c.k, qrb);
+  auto qb = numerics::quantize(in.b.data(), c.n, c.k, qrb);
   if (!qb)
     return qb.status().withContext("quantizing B");
-  std::vector<float> hostC;
+  in.qa = std::move(*qa);
+  in.qb = std::move(*qb);
   if (r.accumulate) {
     numerics::RandomSpec rc{numerics::Distribution::Normal, 4.0f, seed + 2};
-    hostC = numerics::randomTensor(c.m * c.n, rc);
+    in.c = numerics::randomTensor(c.m * c.n, rc);
     if (r.out == DType::BF16)
-      for (auto &v : hostC)
+      for (auto &v : in.c)
         v = numerics::bf16ToFloat(numerics::floatToBF16(v));
   }
+  return in;
+}
 
+/// A row pitch for B's scales needs f32 scales stored [outer][K blocks]
+/// and at least one row of them.
+Status checkScaleBPitch(const GpuCase &c, const numerics::QuantizedTensor &qb) {
+  if (c.scaleBPitch && (c.outerContiguousScales ||
+                        c.recipe.b.granularity.scale == ScaleFormat::UE8M0 ||
+                        c.scaleBPitch < qb.scaleCols))
+    return errorf("expected f32 [outer][K blocks] B scales and a pitch of at "
+                  "least ",
+                  qb.scaleCols, " scales, found ", c.scaleBPitch);
+  return Status::ok();
+}
+
+/// B's scales on the device: as uploadScales, or with a row pitch of
+/// `c.scaleBPitch` scales (checkScaleBPitch).
+Expected<DeviceBuffer> uploadScalesB(const GpuCase &c,
+                                     const numerics::QuantizedTensor &qb) {
+  if (!c.scaleBPitch)
+    return uploadScales(qb, c.outerContiguousScales);
+  std::vector<float> padded(size_t(qb.scaleRows * c.scaleBPitch), 0.0f);
+  for (int64_t i = 0; i < qb.scaleRows; ++i)
+    for (int64_t j = 0; j < qb.scaleCols; ++j)
+      padded[size_t(i * c.scaleBPitch + j)] =
+          qb.scales[size_t(i * qb.scaleCols + j)];
+  return DeviceBuffer::fromHost(padded);
+}
+
+/// Runs the case's GEMM on the GPU and returns D as floats; `rep` describes
+/// the launch.
+Expected<std::vector<float>> runKernel(const GpuCase &c, const HostInputs &in,
+                                       GemmReport &rep) {
+  const GemmRecipe &r = c.recipe;
+  const numerics::QuantizedTensor &qa = in.qa, &qb = in.qb;
+  const std::vector<float> &hostC = in.c;
   const int64_t ob = sizeOf(r.out);
-  auto dA = DeviceBuffer::fromHost(qa->codes);
-  auto dB = DeviceBuffer::fromHost(qb->codes);
-  auto dSA = uploadScales(*qa, c.outerContiguousScales);
-  Expected<DeviceBuffer> dSB = DeviceBuffer::alloc(1);
-  if (c.scaleBPitch) {
-    if (c.outerContiguousScales ||
-        qrb.granularity.scale == ScaleFormat::UE8M0 ||
-        c.scaleBPitch < qb->scaleCols)
-      return errorf("expected f32 [outer][K blocks] B scales and a pitch of at "
-                    "least ",
-                    qb->scaleCols, " scales, found ", c.scaleBPitch);
-    std::vector<float> padded(size_t(qb->scaleRows * c.scaleBPitch), 0.0f);
-    for (int64_t i = 0; i < qb->scaleRows; ++i)
-      for (int64_t j = 0; j < qb->scaleCols; ++j)
-        padded[size_t(i * c.scaleBPitch + j)] =
-            qb->scales[size_t(i * qb->scaleCols + j)];
-    dSB = DeviceBuffer::fromHost(padded);
-  } else {
-    dSB = uploadScales(*qb, c.outerContiguousScales);
-  }
+  auto dA = DeviceBuffer::fromHost(qa.codes);
+  auto dB = DeviceBuffer::fromHost(qb.codes);
+  auto dSA = uploadScales(qa, c.outerContiguousScales);
+  FP8_RETURN_IF_ERROR(checkScaleBPitch(c, qb));
+  Expected<DeviceBuffer> dSB = uploadScalesB(c, qb);
   auto dD = DeviceBuffer::alloc(size_t(c.m * c.n * ob));
   for (auto *buf : {&dA, &dB, &dSA, &dSB, &dD})
     if (!*buf)
@@ -144,8 +173,8 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   t.scaleB = dSB->get();
   if (c.outerContiguousScales) {
     t.scaleALdOuter = t.scaleBLdOuter = 1;
-    t.scaleALdK = qa->scaleRows;
-    t.scaleBLdK = qb->scaleRows;
+    t.scaleALdK = qa.scaleRows;
+    t.scaleBLdK = qb.scaleRows;
   }
   if (c.scaleBPitch) {
     t.scaleBLdOuter = c.scaleBPitch;
@@ -155,7 +184,6 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   t.c = r.accumulate ? dC->get() : nullptr;
   GemmOptions opts;
   opts.tile = c.tile;
-  GemmReport rep;
   FP8_RETURN_IF_ERROR(gemm(r, c.m, c.n, c.k, t, nullptr, opts, &rep));
   FP8_RETURN_IF_ERROR(waitStream(nullptr, 60.0, "kernel " + rep.kernel));
   std::vector<float> out(size_t(c.m * c.n));
@@ -167,40 +195,28 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   } else {
     FP8_RETURN_IF_ERROR(dD->download(out));
   }
+  return out;
+}
 
-  // (1) The oracle's emulation of the kernel's computation.
-  numerics::ReferenceGemmOptions ro;
-  ro.promotionInterval = r.promotionInterval;
-  ro.accumulator = numerics::kHopperFP8Accumulator;
-  auto ref = numerics::referenceGemm(*qa, Layout::KMajor, *qb, Layout::KMajor,
-                                     r.accumulate ? hostC.data() : nullptr, ro);
-  if (!ref)
-    return ref.status().withContext("reference GEMM");
-  numerics::ErrorMetrics e =
-      numerics::compare(out.data(), ref->data(), int64_t(out.size()));
-  auto relErr = [&](const std::vector<float> &want) {
-    double maxRef = 0, maxErr = 0;
-    for (size_t i = 0; i < out.size(); ++i) {
-      maxRef = std::max(maxRef, double(std::fabs(want[i])));
-      if (std::isfinite(out[i]))
-        maxErr = std::max(maxErr, double(std::fabs(out[i] - want[i])));
-    }
-    return maxRef > 0 ? maxErr / maxRef : maxErr;
-  };
-  double rivalErr = 0;
-  if (c.rivalInterval >= 0) {
-    numerics::ReferenceGemmOptions rr = ro;
-    rr.promotionInterval = promotionFromInt(c.rivalInterval);
-    auto rival =
-        numerics::referenceGemm(*qa, Layout::KMajor, *qb, Layout::KMajor,
-                                r.accumulate ? hostC.data() : nullptr, rr);
-    if (!rival)
-      return rival.status().withContext("reference GEMM at the rival interval");
-    rivalErr = relErr(*rival);
+/// max |out - want| / max |want| over the finite outputs (max |out - want|
+/// when want is all zeros).
+double relErr(const std::vector<float> &out, const std::vector<float> &want) {
+  double maxRef = 0, maxErr = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    maxRef = std::max(maxRef, double(std::fabs(want[i])));
+    if (std::isfinite(out[i]))
+      maxErr = std::max(maxErr, double(std::fabs(out[i] - want[i])));
   }
+  return maxRef > 0 ? maxErr / maxRef : maxErr;
+}
 
-  // (2) The unquantized product, on the first and last rows (at most 64).
-  const int64_t rows = std::min<int64_t>(c.m, 64);
+/// (2) The similarity of D to the unquantized product, on the first and last
+/// `rows` rows.
+Expected<double> unquantizedSimilarity(const GpuCase &c, const HostInputs &in,
+                                       const std::vector<float> &out,
+                                       int64_t rows) {
+  const GemmRecipe &r = c.recipe;
+  const std::vector<float> &a = in.a, &b = in.b, &hostC = in.c;
   std::vector<float> sampleA, sampleOut;
   std::vector<int64_t> sampleRows;
   for (int64_t i = 0; i < rows; ++i)
@@ -221,16 +237,59 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
       r.accumulate ? sampleC.data() : nullptr);
   if (!exact)
     return exact.status().withContext("unquantized reference");
+  return numerics::similarity(sampleOut.data(), exact->data(), rows * c.n);
+}
+} // namespace
+
+Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
+  const GemmRecipe &r = c.recipe;
+  auto in = hostInputs(c);
+  if (!in)
+    return in.status();
+  const numerics::QuantizedTensor &qa = in->qa, &qb = in->qb;
+  const std::vector<float> &hostC = in->c;
+  GemmReport rep;
+  auto run = runKernel(c, *in, rep);
+  if (!run)
+    return run.status();
+  const std::vector<float> &out = *run;
+
+  // (1) The oracle's emulation of the kernel's computation.
+  numerics::ReferenceGemmOptions ro;
+  ro.promotionInterval = r.promotionInterval;
+  ro.accumulator = numerics::kHopperFP8Accumulator;
+  auto ref = numerics::referenceGemm(qa, Layout::KMajor, qb, Layout::KMajor,
+                                     r.accumulate ? hostC.data() : nullptr, ro);
+  if (!ref)
+    return ref.status().withContext("reference GEMM");
+  numerics::ErrorMetrics e =
+      numerics::compare(out.data(), ref->data(), int64_t(out.size()));
+  double rivalErr = 0;
+  if (c.rivalInterval >= 0) {
+    numerics::ReferenceGemmOptions rr = ro;
+    rr.promotionInterval = promotionFromInt(c.rivalInterval);
+    auto rival =
+        numerics::referenceGemm(qa, Layout::KMajor, qb, Layout::KMajor,
+                                r.accumulate ? hostC.data() : nullptr, rr);
+    if (!rival)
+      return rival.status().withContext("reference GEMM at the rival interval");
+    rivalErr = relErr(out, *rival);
+  }
+
+  // (2) The unquantized product, on the first and last rows (at most 64).
+  const int64_t rows = std::min<int64_t>(c.m, 64);
+  auto similarity = unquantizedSimilarity(c, *in, out, rows);
+  if (!similarity)
+    return similarity.status();
 
   GpuCaseResult res;
   res.kernel = rep.kernel;
   res.scaleATma = rep.scaleATma;
   res.scaleBTma = rep.scaleBTma;
   res.rowsChecked = c.m;
-  res.relErrVsEmulated = relErr(*ref);
+  res.relErrVsEmulated = relErr(out, *ref);
   res.relErrVsRival = rivalErr;
-  res.similarity =
-      numerics::similarity(sampleOut.data(), exact->data(), rows * c.n);
+  res.similarity = *similarity;
   const double tol = r.out == DType::BF16 ? 8e-3 : 2e-3;
   const bool e5m2 = r.a.format == DType::E5M2 || r.b.format == DType::E5M2;
   const double simTol = e5m2 ? 4e-3 : 1e-3;

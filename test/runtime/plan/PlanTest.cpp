@@ -11,6 +11,7 @@
 #include "numerics/Quantize.h"
 #include "numerics/Random.h"
 #include "numerics/ReferenceGemm.h"
+#include "runtime/plan/Base64.h"
 #include "runtime/plan/PlanOracle.h"
 
 #include "codegen/kernels/fp8_math.h"

@@ -1,6 +1,6 @@
-//===- PlanShapes.cpp - Dynamic sizes followed through a graph ------------===//
+//===- SymbolicShapes.cpp - Dynamic sizes followed through a graph --------===//
 
-#include "passes/PlanShapes.h"
+#include "passes/SymbolicShapes.h"
 
 #include "passes/ElementwiseProgram.h"
 #include "passes/KernelAttrs.h"

@@ -1,4 +1,4 @@
-//===- PlanShapes.h - Dynamic sizes followed through a graph ---*- C++ -*-===//
+//===- SymbolicShapes.h - Sizes followed through a graph --------*- C++ -*-===//
 //
 // The sizes of a graph's tensors as the plan writes them: static, or a named
 // dynamic size (M, M2, ...) divided by a scale block. Every dynamic size of
@@ -7,8 +7,8 @@
 // one run-time value (--dim M=...) sizes every tensor of a class.
 //
 //===----------------------------------------------------------------------===//
-#ifndef FP8_PASSES_PLANSHAPES_H
-#define FP8_PASSES_PLANSHAPES_H
+#ifndef FP8_PASSES_SYMBOLICSHAPES_H
+#define FP8_PASSES_SYMBOLICSHAPES_H
 
 #include "runtime/plan/Plan.h"
 
@@ -63,4 +63,4 @@ private:
 
 } // namespace mlir::fp8
 
-#endif // FP8_PASSES_PLANSHAPES_H
+#endif // FP8_PASSES_SYMBOLICSHAPES_H

@@ -1,0 +1,292 @@
+//===- PlanShapes.cpp - Concrete shapes and sizes of a plan ---------------===//
+
+#include "runtime/plan/Plan.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace fp8 {
+
+namespace {
+constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
+
+/// a * b for non-negative a and b, saturating at INT64_MAX.
+int64_t mulSaturating(int64_t a, int64_t b) {
+  int64_t p;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &p))
+    return kSaturated;
+  return p;
+}
+} // namespace
+
+std::string formatDims(const DimValues &dims) {
+  std::string s;
+  for (const auto &[k, v] : dims)
+    s += (s.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  return s.empty() ? "none" : s;
+}
+
+int64_t bytesOf(DType t, int64_t count) {
+  return mulSaturating(sizeOf(t), count);
+}
+
+int64_t elementCount(const Shape &s) {
+  int64_t n = 1;
+  for (int64_t d : s)
+    n = mulSaturating(n, d);
+  return n;
+}
+
+int64_t addBytes(int64_t a, int64_t b) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum))
+    return kSaturated;
+  return sum;
+}
+
+Status checkBufferSize(const std::string &what, DType t, const Shape &s) {
+  // The empty dimensions count as 1 here: a [2^32, 2^32, 0] buffer holds
+  // nothing, but loops over its other dimensions would not end.
+  Shape span;
+  for (int64_t d : s)
+    span.push_back(d == 0 ? 1 : d);
+  const int64_t bytes = bytesOf(t, elementCount(span));
+  if (bytes <= kMaxBufferBytes)
+    return Status::ok();
+  const bool empty = std::find(s.begin(), s.end(), 0) != s.end();
+  return errorf("expected ", what, " (", toString(t), " ", formatShape(s),
+                ") to hold at most 2^47 bytes (", kMaxBufferBytes, "), found ",
+                bytes == kSaturated ? std::string("more than 2^63")
+                                    : std::to_string(bytes),
+                empty ? " (its empty dimensions counted as 1)" : "");
+}
+
+Expected<DimValues>
+resolveDims(const Plan &plan,
+            const std::vector<std::pair<std::string, int64_t>> &given) {
+  DimValues out;
+  for (const auto &[name, value] : given) {
+    if (std::find(plan.dims.begin(), plan.dims.end(), name) ==
+        plan.dims.end()) {
+      std::string known;
+      for (const std::string &d : plan.dims)
+        known += (known.empty() ? "" : ", ") + d;
+      return errorf("the plan has no dynamic dimension '", name, "' (it has ",
+                    known.empty() ? std::string("none") : known, ")");
+    }
+    if (value < 0 || value >= kMaxDimSize)
+      return errorf("expected the size of ", name,
+                    " to be non-negative and below 2^40, found ", value);
+    out[name] = value;
+  }
+  for (const std::string &d : plan.dims)
+    if (!out.count(d))
+      return errorf("the plan has a dynamic dimension ", d,
+                    ": give its size with --dim ", d, "=<size>");
+  return out;
+}
+
+Expected<Shape> resolveShape(const ShapeExpr &shape, const DimValues &dims) {
+  Shape out;
+  for (const DimExpr &d : shape) {
+    if (d.isStatic()) {
+      if (d.value < 0)
+        return errorf("expected non-negative sizes, found ", d.value);
+      out.push_back(d.value);
+      continue;
+    }
+    auto it = dims.find(d.dim);
+    if (it == dims.end())
+      return errorf("no size for dimension '", d.dim, "'");
+    if (it->second < 0 || d.divisor < 1)
+      return errorf("expected a non-negative size and a positive divisor "
+                    "for ",
+                    d.toString(), ", found ", d.dim, "=", it->second);
+    // ceil(size / divisor) without forming size + divisor - 1.
+    out.push_back(it->second / d.divisor + (it->second % d.divisor != 0));
+  }
+  return out;
+}
+
+namespace {
+Status sameShape(const std::string &step, const std::string &what,
+                 const std::string &name, const Shape &want,
+                 const Shape &found) {
+  if (want != found)
+    return errorf("step '", step, "': expected ", what, " '", name,
+                  "' to have shape ", formatShape(want), ", found ",
+                  formatShape(found));
+  return Status::ok();
+}
+
+/// The concrete shapes by name: a step's operands and a reference op's
+/// values are among them (validatePlan checked that they exist).
+using Shapes = std::map<std::string, Shape>;
+
+/// The concrete shape of every buffer and reference value, each checked
+/// against kMaxBufferBytes.
+Status resolveValues(const Plan &plan, const DimValues &dims, ResolvedPlan &r) {
+  // Every value's size is checked before any product of its dimensions is
+  // used: a shape whose element count overflows int64_t (a static
+  // [2^32, 2^32], or M = 2^52 rows) is refused here, naming the dims.
+  for (const PlanBuffer &b : plan.buffers) {
+    auto s = resolveShape(b.shape, dims);
+    if (!s)
+      return errorf("buffer '", b.name, "': ", s.message());
+    if (Status st = checkBufferSize("buffer '" + b.name + "'", b.dtype, *s);
+        !st)
+      return errorf(st.message(), " (dims ", formatDims(dims), ")");
+    r.shapes[b.name] = *s;
+  }
+  for (const RefOp &op : plan.reference) {
+    auto s = resolveShape(op.shape, dims);
+    if (!s)
+      return errorf("reference value '", op.out, "': ", s.message());
+    if (Status st =
+            checkBufferSize("reference value '" + op.out + "'", op.dtype, *s);
+        !st)
+      return errorf(st.message(), " (dims ", formatDims(dims), ")");
+    r.shapes[op.out] = *s;
+  }
+  return Status::ok();
+}
+
+/// The shapes of a quantize or elementwise step: the inputs alike, the
+/// output (codes) like them, and the scales of the granularity.
+Status checkProgramStep(const PlanStep &s, Shapes &shape) {
+  const Shape &x = shape[s.inputs[0]];
+  if (x.size() < 2 || x.size() > 3)
+    return errorf("step '", s.name,
+                  "': expected a rank-2 or rank-3 "
+                  "input, found ",
+                  formatShape(x));
+  for (size_t i = 1; i < s.inputs.size(); ++i)
+    FP8_RETURN_IF_ERROR(
+        sameShape(s.name, "program input", s.inputs[i], x, shape[s.inputs[i]]));
+  FP8_RETURN_IF_ERROR(
+      sameShape(s.name, s.kind == StepKind::Quantize ? "codes" : "output",
+                s.outputs[0], x, shape[s.outputs[0]]));
+  if (s.kind == StepKind::Quantize)
+    FP8_RETURN_IF_ERROR(sameShape(s.name, "scales", s.outputs[1],
+                                  scaleShapeFor(x, s.aux.quant.granularity),
+                                  shape[s.outputs[1]]));
+  return Status::ok();
+}
+
+/// The shapes of a transpose step: codes and scales in, the transposed
+/// codes and scales out.
+Status checkTransposeStep(const PlanStep &s, Shapes &shape) {
+  const Shape &x = shape[s.inputs[0]];
+  if (x.size() < 2 || x.size() > 3)
+    return errorf("step '", s.name,
+                  "': expected rank-2 or rank-3 codes, "
+                  "found ",
+                  formatShape(x));
+  const Granularity &g = s.aux.quant.granularity;
+  FP8_RETURN_IF_ERROR(sameShape(s.name, "scales", s.inputs[1],
+                                scaleShapeFor(x, g), shape[s.inputs[1]]));
+  Shape t = x;
+  std::swap(t[t.size() - 1], t[t.size() - 2]);
+  FP8_RETURN_IF_ERROR(sameShape(s.name, "transposed codes", s.outputs[0], t,
+                                shape[s.outputs[0]]));
+  FP8_RETURN_IF_ERROR(
+      sameShape(s.name, "transposed scales", s.outputs[1],
+                scaleShapeFor(t, Granularity::block(g.cols, g.rows, g.scale)),
+                shape[s.outputs[1]]));
+  return Status::ok();
+}
+
+/// The shapes of a GEMM step against its kernel spec: M, N and K, the
+/// batch, the scales of both operands, C and D.
+Status checkGemmStep(const PlanStep &s, Shapes &shape) {
+  const KernelSpec &k = s.gemm;
+  if (k.a.layout != Layout::KMajor || k.b.layout != Layout::KMajor)
+    return errorf("step '", s.name,
+                  "': expected K-major A and B (the "
+                  "runtime's kernels read both K-major; fp8-verify-target "
+                  "inserts the transposes), found A ",
+                  toString(k.a.layout), " and B ", toString(k.b.layout));
+  const Shape &a = shape[s.inputs[0]], &b = shape[s.inputs[2]];
+  const size_t lead = s.batch > 1 ? 1 : 0;
+  if (lead && (a[0] != s.batch || b[0] != s.batch))
+    return errorf("step '", s.name, "': expected ", s.batch,
+                  " stacked matrices in A and B, found ", formatShape(a),
+                  " and ", formatShape(b));
+  const int64_t m = a[lead], kk = a[lead + 1], n = b[lead];
+  if (kk != k.k || b[lead + 1] != k.k || n != k.n)
+    return errorf("step '", s.name, "': expected A [M, ", k.k, "] and B [", k.n,
+                  ", ", k.k, "] for the kernel spec, found A ", formatShape(a),
+                  " and B ", formatShape(b));
+  if (k.m != kDynamic && m != k.m)
+    return errorf("step '", s.name, "': expected M = ", k.m,
+                  " (the kernel spec's), found ", m);
+  Shape d = lead ? Shape{s.batch, m, n} : Shape{m, n};
+  FP8_RETURN_IF_ERROR(
+      sameShape(s.name, "D", s.outputs[0], d, shape[s.outputs[0]]));
+  FP8_RETURN_IF_ERROR(sameShape(s.name, "A's scales", s.inputs[1],
+                                scaleShapeFor(a, k.a.granularity),
+                                shape[s.inputs[1]]));
+  FP8_RETURN_IF_ERROR(sameShape(s.name, "B's scales", s.inputs[3],
+                                scaleShapeFor(b, k.b.granularity),
+                                shape[s.inputs[3]]));
+  if (k.accumulate)
+    FP8_RETURN_IF_ERROR(
+        sameShape(s.name, "C", s.inputs[4], d, shape[s.inputs[4]]));
+  return Status::ok();
+}
+
+/// The shapes of a reference op: an elementwise op's inputs have its
+/// shape; a matmul's operands agree on K and give its shape.
+Status checkReferenceOp(const RefOp &op, Shapes &shape) {
+  if (op.kind == RefOp::Kind::Elementwise) {
+    for (const std::string &in : op.inputs)
+      if (shape[in] != shape[op.out])
+        return errorf("reference op '", op.out, "': expected input '", in,
+                      "' to have shape ", formatShape(shape[op.out]),
+                      ", found ", formatShape(shape[in]));
+    return Status::ok();
+  }
+  const Shape &a = shape[op.inputs[0]], &b = shape[op.inputs[1]];
+  const size_t lead = op.batched ? 1 : 0;
+  if (a.size() != 2 + lead || b.size() != 2 + lead)
+    return errorf("reference matmul '", op.out, "': expected rank-", 2 + lead,
+                  " operands, found ", formatShape(a), " and ", formatShape(b));
+  const int64_t m = op.aLayout == Layout::KMajor ? a[lead] : a[lead + 1];
+  const int64_t ka = op.aLayout == Layout::KMajor ? a[lead + 1] : a[lead];
+  const int64_t n = op.bLayout == Layout::KMajor ? b[lead] : b[lead + 1];
+  const int64_t kb = op.bLayout == Layout::KMajor ? b[lead + 1] : b[lead];
+  if (ka != kb)
+    return errorf("reference matmul '", op.out, "': expected equal K, found ",
+                  formatShape(a), " and ", formatShape(b));
+  Shape d = lead ? Shape{a[0], m, n} : Shape{m, n};
+  if (d != shape[op.out])
+    return errorf("reference matmul '", op.out, "': expected shape ",
+                  formatShape(d), ", found ", formatShape(shape[op.out]));
+  return Status::ok();
+}
+} // namespace
+
+Expected<ResolvedPlan> resolvePlan(const Plan &plan, const DimValues &dims) {
+  ResolvedPlan r;
+  r.dims = dims;
+  FP8_RETURN_IF_ERROR(resolveValues(plan, dims, r));
+  for (const PlanStep &s : plan.steps) {
+    switch (s.kind) {
+    case StepKind::Quantize:
+    case StepKind::Elementwise:
+      FP8_RETURN_IF_ERROR(checkProgramStep(s, r.shapes));
+      break;
+    case StepKind::Transpose:
+      FP8_RETURN_IF_ERROR(checkTransposeStep(s, r.shapes));
+      break;
+    case StepKind::Gemm:
+      FP8_RETURN_IF_ERROR(checkGemmStep(s, r.shapes));
+      break;
+    }
+  }
+  for (const RefOp &op : plan.reference)
+    FP8_RETURN_IF_ERROR(checkReferenceOp(op, r.shapes));
+  return r;
+}
+
+} // namespace fp8
