@@ -3,6 +3,7 @@
 #include "codegen/Gemm.h"
 #include "codegen/Sm100Gemm.h"
 #include "codegen/Sm90Gemm.h"
+#include "codegen/Sm90Heuristics.h"
 
 namespace fp8 {
 

@@ -9,7 +9,6 @@
 #define FP8_CODEGEN_GEMM_H
 
 #include "codegen/GeneratedKernel.h"
-#include "codegen/Heuristics.h"
 #include "core/KernelSpec.h"
 #include "core/Status.h"
 

@@ -56,6 +56,13 @@ struct GeneratedKernel {
 /// of every cache key.
 const std::vector<std::pair<std::string, std::string>> &kernelHeaders();
 
+/// A chosen configuration and the model's reasoning, for --explain output.
+struct ConfigChoice {
+  TileConfig tile;
+  double predictedCost = 0; ///< model units (relative)
+  std::string reason;
+};
+
 } // namespace fp8
 
 #endif // FP8_CODEGEN_GENERATEDKERNEL_H

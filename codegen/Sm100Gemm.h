@@ -25,7 +25,6 @@
 #define FP8_CODEGEN_SM100GEMM_H
 
 #include "codegen/GeneratedKernel.h"
-#include "codegen/Heuristics.h"
 #include "core/KernelSpec.h"
 #include "core/Status.h"
 #include "core/Target.h"

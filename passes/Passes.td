@@ -118,7 +118,7 @@ def FP8SelectConfig : Pass<"fp8-select-config", "ModuleOp"> {
       entry with the same N and K and the nearest M, else the nearest shape
       (checked against the generator's rules; an illegal entry is a warning
       and falls back to the heuristic);
-    * else the runtime's heuristic (codegen/Heuristics.h) for `sm-count`
+    * else the runtime's heuristic (codegen/Sm90Heuristics.h) for `sm-count`
       SMs.
 
     A dynamic M is configured for `m-hint` rows; `m-hint=0` leaves the

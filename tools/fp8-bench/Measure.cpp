@@ -4,7 +4,7 @@
 
 #include "tools/fp8-bench/Trace.h"
 
-#include "codegen/Heuristics.h"
+#include "codegen/Sm90Heuristics.h"
 #include "core/RecipePresets.h"
 #include "numerics/Formats.h"
 

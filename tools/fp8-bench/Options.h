@@ -2,7 +2,7 @@
 #ifndef FP8_TOOLS_FP8_BENCH_OPTIONS_H
 #define FP8_TOOLS_FP8_BENCH_OPTIONS_H
 
-#include "codegen/Heuristics.h"
+#include "codegen/Sm90Heuristics.h"
 #include "core/KernelSpec.h"
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Heuristics.h"
+#include "codegen/Sm90Heuristics.h"
 #include "codegen/Sm90Gemm.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-//===- Heuristics.h - Tile configuration without tuning ---------*- C++ -*-===//
+//===- Sm90Heuristics.h - sm_90a tiles without tuning -----------*- C++ -*-===//
 //
 // The configuration a GEMM gets when the tuning database has nothing for its
 // shape: a small cost model over the legal tiles (wave quantisation across
@@ -6,22 +6,16 @@
 // Kept apart from the kernel generators, like DeepGEMM's heuristics/.
 //
 //===----------------------------------------------------------------------===//
-#ifndef FP8_CODEGEN_HEURISTICS_H
-#define FP8_CODEGEN_HEURISTICS_H
+#ifndef FP8_CODEGEN_SM90HEURISTICS_H
+#define FP8_CODEGEN_SM90HEURISTICS_H
 
+#include "codegen/GeneratedKernel.h"
 #include "core/KernelSpec.h"
 
 #include <string>
 #include <vector>
 
 namespace fp8 {
-
-/// A chosen configuration and the model's reasoning, for --explain output.
-struct ConfigChoice {
-  TileConfig tile;
-  double predictedCost = 0; ///< model units (relative)
-  std::string reason;
-};
 
 /// Picks a tile configuration for `spec` (its m must be known) on a GPU with
 /// `smCount` SMs. The result always passes the generator's checks.
@@ -52,4 +46,4 @@ std::vector<TileConfig> sm90CandidateTiles(const KernelSpec &spec, int64_t m,
 
 } // namespace fp8
 
-#endif // FP8_CODEGEN_HEURISTICS_H
+#endif // FP8_CODEGEN_SM90HEURISTICS_H

@@ -1,4 +1,4 @@
-//===- Heuristics.cpp - Tile configuration without tuning -----------------===//
+//===- Sm90Heuristics.cpp - sm_90a tiles without tuning -------------------===//
 //
 // A cost model fitted to sweeps of the sm_90a kernel on the H100 (fp8-bench
 // --sweep over the shapes of bench/shapes.json, DeepSeek recipe, 1.98 GHz).
@@ -52,7 +52,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Heuristics.h"
+#include "codegen/Sm90Heuristics.h"
 #include "codegen/Sm90Gemm.h"
 
 #include <algorithm>
