@@ -49,7 +49,9 @@ def sources():
             for d, _, names in os.walk(os.path.join(ROOT, top)):
                 out += [os.path.relpath(os.path.join(d, n), ROOT)
                         for n in names if n.endswith((".h", ".cpp", ".cuh"))]
-    return sorted(f for f in out if "/Inputs/" not in f)
+    # A copied tree may carry a stale index: size the files that are here.
+    return sorted(f for f in out if "/Inputs/" not in f and
+                  os.path.isfile(os.path.join(ROOT, f)))
 
 
 def blank(text):
