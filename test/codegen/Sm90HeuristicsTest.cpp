@@ -1,4 +1,4 @@
-//===- HeuristicsTest.cpp - The sm_90a tile heuristic's picks -------------===//
+//===- Sm90HeuristicsTest.cpp - The sm_90a tile heuristic's picks ---------===//
 //
 // The picks the fitted cost model makes on the bench shapes, against what the
 // H100 sweeps measured fastest (docs/results/h100-2026-11-22d/, and for
