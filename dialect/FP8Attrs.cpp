@@ -336,10 +336,16 @@ LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 Attribute GemmSpecAttr::parse(AsmParser &parser, Type) {
   SMLoc loc = parser.getCurrentLocation();
-  DictionaryAttr fields;
-  if (parser.parseLess() || parser.parseAttribute(fields) ||
-      parser.parseGreater())
+  Attribute any;
+  if (parser.parseLess() || parser.parseAttribute(any) || parser.parseGreater())
     return {};
+  auto fields = dyn_cast<DictionaryAttr>(any);
+  if (!fields) {
+    parser.emitError(loc, "expected the GEMM spec as a dictionary ({arch = "
+                          "..., n = ..., ...}), found ")
+        << any;
+    return {};
+  }
   ::fp8::Expected<::fp8::KernelSpec> spec =
       ::fp8::kernelSpecFromJSON(attributeToJson(fields));
   if (!spec) {

@@ -103,3 +103,23 @@ func.func @enums() attributes {
 } {
   return
 }
+
+// A GEMM's kernel spec: fields left out take their defaults, the printed
+// form has every field (promotion_interval 0: no promotion; m -1: dynamic).
+// CHECK-LABEL: func.func @gemm_spec
+// CHECK-SAME: fp8.s0 = #fp8.gemm<{a = {format = "e4m3fn", granularity = "1x128", layout = "k_major"}, accumulate = false, arch = "sm_90a", b = {format = "e4m3fn", granularity = "128x128", layout = "k_major"}, groups = 1, k = 7168, kind = "dense", m = -1, n = 4096, out = "bf16", promotion_interval = 128, tile = {block_k = 128, block_m = 128, block_n = 128, cluster_m = 1, cluster_n = 1, cta_group = 1, math_warpgroups = 2, overlap = "none", persistent = true, raster = "along_n", split_k = 1, stages = 4, swizzle_group = 8, tail_split = 1}}>
+// CHECK-SAME: fp8.s1 = #fp8.gemm<{a = {format = "e4m3fn", granularity = "1x32:ue8m0", layout = "k_major"}, accumulate = true, arch = "sm_100a", b = {format = "e5m2", granularity = "1x32:ue8m0", layout = "k_major"}, groups = 1, k = 256, kind = "dense", m = 512, n = 8, out = "f32", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 64, cluster_m = 2, cluster_n = 1, cta_group = 2, math_warpgroups = 1, overlap = "none", persistent = false, raster = "along_m", split_k = 1, stages = 3, swizzle_group = 4, tail_split = 1}}>
+func.func @gemm_spec() attributes {
+  fp8.s0 = #fp8.gemm<{a = {format = "e4m3fn", granularity = "1x128"}, arch = "sm_90a",
+                      b = {format = "e4m3fn", granularity = "128x128"}, k = 7168, m = -1,
+                      n = 4096, out = "bf16", promotion_interval = 128,
+                      tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4}}>,
+  fp8.s1 = #fp8.gemm<{a = {format = "e4m3fn", granularity = "mx"}, accumulate = true,
+                      arch = "sm_100a", b = {format = "e5m2", granularity = "mx"}, k = 256,
+                      m = 512, n = 8, out = "f32", promotion_interval = 0,
+                      tile = {block_k = 128, block_m = 128, block_n = 64, stages = 3,
+                              math_warpgroups = 1, cluster_m = 2, cta_group = 2,
+                              persistent = false, raster = "along_m", swizzle_group = 4}}>
+} {
+  return
+}

@@ -623,3 +623,25 @@ func.func @weight_attr(%w: tensor<8x8xbf16> {fp8.weight = 1}) {
 func.func @history_type(%h: f32 {fp8.amax_history}) {
   return
 }
+
+// -----
+
+// A GEMM spec is read by the plan's reader: its messages, its ranges.
+// expected-error @+1 {{expected 'n' in kernel spec to be an integer in [1, 2147483647], found 0}}
+func.func @gemm_spec_range() attributes {fp8.s = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor"}, k = 32, n = 0, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4}}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected 'promotion_interval' in kernel spec to be an integer in [0, 2147483647], found -32}}
+func.func @gemm_spec_promotion() attributes {fp8.s = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor"}, k = 32, n = 8, out = "bf16", promotion_interval = -32, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4}}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected the GEMM spec as a dictionary ({arch = ..., n = ..., ...}), found [1, 2]}}
+func.func @gemm_spec_not_a_dictionary() attributes {fp8.s = #fp8.gemm<[1, 2]>} {
+  return
+}
