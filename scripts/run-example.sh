@@ -27,18 +27,18 @@ text = sys.stdin.read()
 def elide(t, key):
     out, i = [], 0
     while True:
-        j = t.find(key + " = {", i)
+        j = t.find(key + "{", i)
         if j < 0:
             return "".join(out) + t[i:]
-        out.append(t[i:j + len(key) + 3] + "{...}")
-        depth, k = 0, j + len(key) + 3
+        out.append(t[i:j + len(key)] + "{...}")
+        depth, k = 0, j + len(key)
         while True:
             depth += {"{": 1, "}": -1}.get(t[k], 0)
             k += 1
             if depth == 0:
                 break
         i = k
-for key in ("spec", "fp8.tile"):
+for key in ("spec = ", "#fp8.gemm<"):
     text = elide(text, key)
 print(text.rstrip())'
 
