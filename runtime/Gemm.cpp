@@ -168,87 +168,6 @@ Expected<KernelSpec> launchSpec(KernelSpec spec, int64_t m, int smCount,
   return spec;
 }
 
-/// The checks of checkGemmArgs on a spec (N, K and the recipe from it).
-Status checkTensors(const KernelSpec &r, int64_t m, const GemmTensors &t) {
-  const int64_t n = r.n, k = r.k;
-
-  if (m < 0 || n <= 0 || k <= 0)
-    return errorf("expected M >= 0, N > 0 and K > 0, found M = ", m,
-                  ", N = ", n, ", K = ", k);
-  if (m > (int64_t(1) << 31) - 1)
-    return errorf("expected M below 2^31, found ", m);
-  if (!t.a || !t.b || !t.d)
-    return errorf("expected device pointers for A, B and D, found A = ", t.a,
-                  ", B = ", t.b, ", D = ", t.d);
-  if (!t.scaleA || !t.scaleB)
-    return errorf("expected device pointers for the scales of A and B, found "
-                  "scaleA = ",
-                  t.scaleA, ", scaleB = ", t.scaleB);
-  if (r.accumulate && !t.c)
-    return errorf("expected a C pointer: the recipe accumulates into C");
-  int64_t ar, ac, br, bc;
-  storedShape(r.a, m, k, ar, ac);
-  storedShape(r.b, n, k, br, bc);
-  const int64_t lda = t.lda ? t.lda : ac, ldb = t.ldb ? t.ldb : bc;
-  const int64_t ldd = t.ldd ? t.ldd : n, ldc = t.ldc ? t.ldc : n;
-  if (lda < ac)
-    return errorf("expected lda >= ", ac, ", found ", lda);
-  if (ldb < bc)
-    return errorf("expected ldb >= ", bc, ", found ", ldb);
-  if (ldd < n)
-    return errorf("expected ldd >= N (", n, "), found ", ldd);
-  if (r.accumulate && ldc < n)
-    return errorf("expected ldc >= N (", n, "), found ", ldc);
-  if (reinterpret_cast<uintptr_t>(t.a) % 16 ||
-      reinterpret_cast<uintptr_t>(t.b) % 16)
-    return errorf("expected A and B to be 16-byte aligned (TMA), found A = ",
-                  t.a, ", B = ", t.b);
-  if (lda % 16 || ldb % 16)
-    return errorf("expected the row pitches of A and B to be multiples of 16 "
-                  "bytes (TMA), found lda = ",
-                  lda, ", ldb = ", ldb);
-  const int64_t ob = sizeOf(r.out);
-  if ((n * ob) % 16 == 0) {
-    if (reinterpret_cast<uintptr_t>(t.d) % 16 || (ldd * ob) % 16)
-      return errorf("expected D to be 16-byte aligned with a row pitch that "
-                    "is a multiple of 16 bytes (TMA store), found D = ",
-                    t.d, ", ldd = ", ldd);
-  } else if (reinterpret_cast<uintptr_t>(t.d) % ob) {
-    return errorf("expected D to be aligned to its element size (", ob,
-                  " bytes), found ", t.d);
-  }
-  if (r.accumulate && reinterpret_cast<uintptr_t>(t.c) % ob)
-    return errorf("expected C to be aligned to its element size (", ob,
-                  " bytes), found ", t.c);
-  ScaleGeometry sa = scaleGeometry(r.a, m, k, t.scaleALdOuter, t.scaleALdK);
-  ScaleGeometry sb = scaleGeometry(r.b, n, k, t.scaleBLdOuter, t.scaleBLdK);
-  if (sa.ldOuter < 0 || sa.ldK < 0 || sb.ldOuter < 0 || sb.ldK < 0)
-    return errorf("expected non-negative scale strides");
-  if (reinterpret_cast<uintptr_t>(t.scaleA) % scaleBytes(r.a) ||
-      reinterpret_cast<uintptr_t>(t.scaleB) % scaleBytes(r.b))
-    return errorf("expected the scale tensors to be aligned to their element "
-                  "size");
-  return Status::ok();
-}
-
-} // namespace
-
-Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &r, int64_t m, int64_t n,
-                                    int64_t k, int smCount,
-                                    const std::optional<TileConfig> &tile) {
-  return launchSpec(specOf(r, m, n, k), m, smCount, tile, /*select=*/true);
-}
-
-Status checkGemmArgs(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
-                     const GemmTensors &t) {
-  if (m < 0 || n <= 0 || k <= 0)
-    return errorf("expected M >= 0, N > 0 and K > 0, found M = ", m,
-                  ", N = ", n, ", K = ", k);
-  return checkTensors(specOf(r, m, n, k), m, t);
-}
-
-namespace {
-
 /// The operands of one launch as stored: pitches (elements), the output's
 /// element size and the scale tensors' geometry.
 struct Operands {
@@ -270,6 +189,84 @@ Operands operandsOf(const KernelSpec &s, int64_t m, const GemmTensors &t) {
   o.sb = scaleGeometry(s.b, s.n, s.k, t.scaleBLdOuter, t.scaleBLdK);
   return o;
 }
+
+/// The checks of checkGemmArgs on a spec (N, K and the recipe from it).
+Status checkTensors(const KernelSpec &r, int64_t m, const GemmTensors &t) {
+  const int64_t n = r.n, k = r.k;
+  if (m < 0 || n <= 0 || k <= 0)
+    return errorf("expected M >= 0, N > 0 and K > 0, found M = ", m,
+                  ", N = ", n, ", K = ", k);
+  if (m > (int64_t(1) << 31) - 1)
+    return errorf("expected M below 2^31, found ", m);
+  if (!t.a || !t.b || !t.d)
+    return errorf("expected device pointers for A, B and D, found A = ", t.a,
+                  ", B = ", t.b, ", D = ", t.d);
+  if (!t.scaleA || !t.scaleB)
+    return errorf("expected device pointers for the scales of A and B, found "
+                  "scaleA = ",
+                  t.scaleA, ", scaleB = ", t.scaleB);
+  if (r.accumulate && !t.c)
+    return errorf("expected a C pointer: the recipe accumulates into C");
+  const Operands o = operandsOf(r, m, t);
+  const int64_t lda = o.lda, ldb = o.ldb, ldd = o.ldd, ldc = o.ldc;
+  const int64_t ob = o.ob;
+  if (lda < o.ac)
+    return errorf("expected lda >= ", o.ac, ", found ", lda);
+  if (ldb < o.bc)
+    return errorf("expected ldb >= ", o.bc, ", found ", ldb);
+  if (ldd < n)
+    return errorf("expected ldd >= N (", n, "), found ", ldd);
+  if (r.accumulate && ldc < n)
+    return errorf("expected ldc >= N (", n, "), found ", ldc);
+  if (reinterpret_cast<uintptr_t>(t.a) % 16 ||
+      reinterpret_cast<uintptr_t>(t.b) % 16)
+    return errorf("expected A and B to be 16-byte aligned (TMA), found A = ",
+                  t.a, ", B = ", t.b);
+  if (lda % 16 || ldb % 16)
+    return errorf("expected the row pitches of A and B to be multiples of 16 "
+                  "bytes (TMA), found lda = ",
+                  lda, ", ldb = ", ldb);
+  if ((n * ob) % 16 == 0) {
+    if (reinterpret_cast<uintptr_t>(t.d) % 16 || (ldd * ob) % 16)
+      return errorf("expected D to be 16-byte aligned with a row pitch that "
+                    "is a multiple of 16 bytes (TMA store), found D = ",
+                    t.d, ", ldd = ", ldd);
+  } else if (reinterpret_cast<uintptr_t>(t.d) % ob) {
+    return errorf("expected D to be aligned to its element size (", ob,
+                  " bytes), found ", t.d);
+  }
+  if (r.accumulate && reinterpret_cast<uintptr_t>(t.c) % ob)
+    return errorf("expected C to be aligned to its element size (", ob,
+                  " bytes), found ", t.c);
+  const ScaleGeometry &sa = o.sa, &sb = o.sb;
+  if (sa.ldOuter < 0 || sa.ldK < 0 || sb.ldOuter < 0 || sb.ldK < 0)
+    return errorf("expected non-negative scale strides");
+  if (reinterpret_cast<uintptr_t>(t.scaleA) % scaleBytes(r.a) ||
+      reinterpret_cast<uintptr_t>(t.scaleB) % scaleBytes(r.b))
+    return errorf("expected the scale tensors to be aligned to their element "
+                  "size");
+  return Status::ok();
+}
+
+} // namespace
+
+Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &r, int64_t m, int64_t n,
+                                    int64_t k, int smCount,
+                                    const std::optional<TileConfig> &tile) {
+  return launchSpec(specOf(r, m, n, k), m, smCount, tile, /*select=*/true);
+}
+
+Expected<KernelSpec> gemmLaunchSpec(const KernelSpec &spec, int64_t m,
+                                    int smCount, const GemmOptions &options) {
+  return launchSpec(spec, m, smCount, options.tile, options.selectTile);
+}
+
+Status checkGemmArgs(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
+                     const GemmTensors &t) {
+  return checkTensors(specOf(r, m, n, k), m, t);
+}
+
+namespace {
 
 /// Asks the driver whether every buffer is device memory as large as the
 /// shape needs.
@@ -550,15 +547,15 @@ Status gemm(const KernelSpec &spec, int64_t m, const GemmTensors &t,
     return errorf("expected a kernel spec for sm_90a (the runtime launches "
                   "Hopper kernels), found one for ",
                   toString(spec.arch));
-  FP8_RETURN_IF_ERROR(checkKernelSpec(spec));
+  // The spec's own checks (checkGemmSpec: its fields, then the arch's rules)
+  // run in gemmLaunchSpec, on the spec with this M and the tile launched.
   FP8_RETURN_IF_ERROR(checkTensors(spec, m, t));
   if (m == 0)
     return Status::ok();
   auto dev = CudaDevice::get();
   if (!dev)
     return dev.status();
-  Expected<KernelSpec> s =
-      launchSpec(spec, m, (*dev)->smCount, options.tile, options.selectTile);
+  Expected<KernelSpec> s = gemmLaunchSpec(spec, m, (*dev)->smCount, options);
   if (!s)
     return s.status();
   return launchSm90(**dev, *s, t, stream, options, report);
@@ -567,7 +564,6 @@ Status gemm(const KernelSpec &spec, int64_t m, const GemmTensors &t,
 Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
             const GemmTensors &t, CUstream stream, const GemmOptions &options,
             GemmReport *report) {
-  FP8_RETURN_IF_ERROR(checkGemmArgs(r, m, n, k, t));
   GemmOptions o = options;
   o.selectTile = true;
   return gemm(specOf(r, m, n, k), m, t, stream, o, report);

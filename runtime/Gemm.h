@@ -110,6 +110,13 @@ Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &recipe, int64_t m,
                                     int64_t n, int64_t k, int smCount,
                                     const std::optional<TileConfig> &tile);
 
+/// The spec gemm(spec, m, ...) launches on a GPU of `smCount` SMs: M set,
+/// the tile from `options` (`tile`, else the spec's own, or with
+/// `selectTile` the heuristic's for this M), checked (checkGemmSpec).
+Expected<KernelSpec> gemmLaunchSpec(const KernelSpec &spec, int64_t m,
+                                    int smCount,
+                                    const GemmOptions &options = {});
+
 /// Checks the arguments without touching the GPU (shape, recipe, pointers,
 /// alignment, strides). gemm() runs it first.
 Status checkGemmArgs(const GemmRecipe &recipe, int64_t m, int64_t n, int64_t k,

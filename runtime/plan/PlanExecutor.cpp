@@ -45,14 +45,15 @@ compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount) {
     GeneratedKernel kernel;
     std::string name;
     if (s.kind == StepKind::Gemm) {
-      KernelSpec spec = s.gemm;
       const Geometry a = geometry(shapes.shapes.at(s.inputs[0]));
-      // The source fp8::gemm generates at run time: its spec has the
-      // actual M (the disk cache then serves the run).
-      spec.m = a.rows;
-      if (s.runtimeTile)
-        spec.tile = selectConfig(spec, smCount).tile;
-      auto g = emitGemm(spec);
+      // The source fp8::gemm generates at run time (the spec it launches,
+      // with the actual M and tile: the disk cache then serves the run).
+      GemmOptions o;
+      o.selectTile = s.runtimeTile;
+      Expected<KernelSpec> spec = gemmLaunchSpec(s.gemm, a.rows, smCount, o);
+      if (!spec)
+        return spec.status().withContext("step '" + s.name + "'");
+      auto g = emitGemm(*spec);
       if (!g)
         return g.status().withContext("step '" + s.name + "'");
       kernel = std::move(*g);
