@@ -33,63 +33,38 @@ void FP8Dialect::registerAttributes() {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The case of `to` spelled like `from`; the spellings agree by test.
-template <class To, class From, class Stringify, class Parse>
-To bySpelling(From from, Stringify stringify, Parse parse) {
-  std::optional<To> to = parse(stringify(from));
-  if (!to)
+/// The case a spelling names on the other side; the spellings agree by test.
+template <class T> T spelled(std::optional<T> v) {
+  if (!v)
     llvm::report_fatal_error("an enum case is spelled differently in ODS "
                              "and core/Recipe.cpp");
-  return *to;
+  return *v;
 }
 } // namespace
 
 ::fp8::ScaleFormat mlir::fp8::toRecipe(ScaleFormat f) {
-  return bySpelling<::fp8::ScaleFormat>(
-      f, [](ScaleFormat v) { return stringifyScaleFormat(v).str(); },
-      [](const std::string &s) { return ::fp8::parseScaleFormat(s); });
+  return spelled(::fp8::parseScaleFormat(stringifyScaleFormat(f)));
 }
-
 ScaleFormat mlir::fp8::fromRecipe(::fp8::ScaleFormat f) {
-  return bySpelling<ScaleFormat>(
-      f, [](::fp8::ScaleFormat v) { return ::fp8::toString(v); },
-      [](std::string_view s) { return symbolizeScaleFormat(s); });
+  return spelled(symbolizeScaleFormat(::fp8::toString(f)));
 }
-
 ::fp8::ScalingMode mlir::fp8::toRecipe(ScalingMode m) {
-  return bySpelling<::fp8::ScalingMode>(
-      m, [](ScalingMode v) { return stringifyScalingMode(v).str(); },
-      [](const std::string &s) { return ::fp8::parseScalingMode(s); });
+  return spelled(::fp8::parseScalingMode(stringifyScalingMode(m)));
 }
-
 ScalingMode mlir::fp8::fromRecipe(::fp8::ScalingMode m) {
-  return bySpelling<ScalingMode>(
-      m, [](::fp8::ScalingMode v) { return ::fp8::toString(v); },
-      [](std::string_view s) { return symbolizeScalingMode(s); });
+  return spelled(symbolizeScalingMode(::fp8::toString(m)));
 }
-
 ::fp8::AmaxAlgo mlir::fp8::toRecipe(AmaxAlgo a) {
-  return bySpelling<::fp8::AmaxAlgo>(
-      a, [](AmaxAlgo v) { return stringifyAmaxAlgo(v).str(); },
-      [](const std::string &s) { return ::fp8::parseAmaxAlgo(s); });
+  return spelled(::fp8::parseAmaxAlgo(stringifyAmaxAlgo(a)));
 }
-
 AmaxAlgo mlir::fp8::fromRecipe(::fp8::AmaxAlgo a) {
-  return bySpelling<AmaxAlgo>(
-      a, [](::fp8::AmaxAlgo v) { return ::fp8::toString(v); },
-      [](std::string_view s) { return symbolizeAmaxAlgo(s); });
+  return spelled(symbolizeAmaxAlgo(::fp8::toString(a)));
 }
-
 ::fp8::Layout mlir::fp8::toRecipe(Layout l) {
-  return bySpelling<::fp8::Layout>(
-      l, [](Layout v) { return stringifyLayout(v).str(); },
-      [](const std::string &s) { return ::fp8::parseLayout(s); });
+  return spelled(::fp8::parseLayout(stringifyLayout(l)));
 }
-
 Layout mlir::fp8::fromRecipe(::fp8::Layout l) {
-  return bySpelling<Layout>(
-      l, [](::fp8::Layout v) { return ::fp8::toString(v); },
-      [](std::string_view s) { return symbolizeLayout(s); });
+  return spelled(symbolizeLayout(::fp8::toString(l)));
 }
 
 /// Not one-to-one (a grouped GEMM's kind): a switch.
