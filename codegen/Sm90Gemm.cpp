@@ -55,11 +55,12 @@ static std::string emitMma(const KernelSpec &s) {
 }
 
 namespace {
-/// A's K scales can come by TMA (f32, one per row).
+/// A's K scales can come by TMA (f32, one per row; not in the masked
+/// form, whose groups' scales are separate tensors).
 bool scaleTmaA(const KernelSpec &s) {
   auto pa = planSm90Scales(s, true);
   return pa && pa->mode == Sm90ScalePlan::Mode::K && pa->outerBlock == 1 &&
-         !pa->ue8m0;
+         !pa->ue8m0 && s.kind != GemmKind::GroupedMasked;
 }
 
 int sm90ScaleBlocksB(const KernelSpec &s) {
@@ -173,7 +174,7 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
   // pitches): this variant's descriptors; the consumers load the others.
   const int scaleBlocksB = sm90ScaleBlocksB(s);
   if (scaleTma & kSm90ScaleTmaA)
-    l.tma.push_back({TmaPlan::Operand::ScaleA, 4, t.blockM, 1, 0});
+    l.tma.push_back({TmaPlan::Operand::ScaleA, 4, scaleTmaBoxA(s), 1, 0});
   if (scaleTma & kSm90ScaleTmaB)
     l.tma.push_back({TmaPlan::Operand::ScaleB, 4, 4, scaleBlocksB, 0});
 
@@ -182,11 +183,17 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
      << "// KernelSpec: " << toJSON(s) << "\n"
      << (env::kernelDebug() ? "#define FP8_KERNEL_DEBUG 1\n" : "")
      << (env::kernelTrace() ? "#define FP8_KERNEL_TRACE 1\n" : "")
-     << "#include \"fp8/sm90_common.cuh\"\n\n"
+     << "#include \"fp8/sm90_common.cuh\"\n"
+     << "#include \"fp8/sm90_params.h\"\n\n"
      << "namespace fp8k {\n\n"
      << "struct Cfg {\n"
      << "  static constexpr int kN = " << s.n << ";\n"
      << "  static constexpr int kK = " << s.k << ";\n"
+     << "  static constexpr int kGrouped = "
+     << (s.kind == GemmKind::Dense               ? "kDenseGemm"
+         : s.kind == GemmKind::GroupedContiguous ? "kGroupedContiguous"
+                                                 : "kGroupedMasked")
+     << ";\n"
      << "  static constexpr int kBlockM = " << t.blockM << ";\n"
      << "  static constexpr int kBlockN = " << t.blockN << ";\n"
      << "  static constexpr int kStages = " << t.stages << ";\n"

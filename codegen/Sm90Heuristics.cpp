@@ -197,9 +197,90 @@ std::vector<TileConfig> sm90CandidateTiles(const KernelSpec &spec, int64_t m,
   return tiles;
 }
 
+namespace {
+/// The choices after the tile's shape: rasterisation, 1x2 clusters and a
+/// split tail, for `groups` problems of `rows` rows each.
+void finishTile(const KernelSpec &spec, int smCount, int64_t groups,
+                int64_t rows, ConfigChoice &best) {
+  const int64_t n = spec.n;
+  const int64_t kBlocks = (spec.k + 127) / 128;
+  const int64_t kGroups = sm90KSlices(spec);
+  best.tile.swizzleGroup = 8;
+  best.tile.persistent = true;
+  const int bm = best.tile.blockM, bn = best.tile.blockN;
+  const int64_t nTiles = (n + bn - 1) / bn;
+  // Rasterisation: bands of 8 tile columns walked down M beat bands of 8
+  // tile rows walked along N for 192-row tiles, unless the last band is
+  // ragged (measured on the H100 with 192x128 tiles,
+  // docs/results/h100-2026-11-22g/: +0.6% to +3.4% on eight M = 4096
+  // shapes; -3.3% on 4096x2112x7168, 17 tile columns).
+  const bool down = bm == 192 && (nTiles % best.tile.swizzleGroup == 0 ||
+                                  nTiles <= best.tile.swizzleGroup);
+  best.tile.raster = down ? Raster::AlongM : Raster::AlongN;
+
+  // Long 192x128 tiles pair in 1x2 clusters (A multicast), and so do tiles
+  // whose last partial wave splits (below) unpaired, and a grouped GEMM's
+  // (+2.2% geomean on the grouped_contiguous shapes, H100,
+  // docs/results/h100-2026-11-25-moe/sweep.log).
+  // (The tail splits when its tiles, cluster groups of cs, can be cut into
+  // slices of at least kTailMinKBlocks.)
+  struct Tail {
+    int64_t groups;
+    Sm90TailSchedule schedule;
+    bool splits;
+  };
+  auto tailOf = [&](int cs) {
+    Tail t;
+    t.groups = groups * ((rows + bm - 1) / bm) * ((nTiles + cs - 1) / cs);
+    t.schedule = sm90TailSchedule(t.groups, smCount / cs, kTailSplit, kGroups);
+    const int split = t.schedule.split;
+    t.splits = split > 1 && (kBlocks + split - 1) / split >= kTailMinKBlocks;
+    return t;
+  };
+  if (bm == 192 &&
+      (kBlocks >= kPairMinKBlocks || tailOf(1).splits || groups > 1) &&
+      nTiles >= 8) {
+    KernelSpec probe = spec;
+    probe.tile = best.tile;
+    probe.tile.clusterN = 2;
+    if (checkSm90Spec(probe).isOk()) {
+      best.tile = probe.tile;
+      best.reason += "; 1x2 clusters";
+    }
+  }
+
+  // A split tail when the last partial wave's tiles (cluster pairs) can be
+  // cut into slices of at least 16 k-blocks.
+  if (best.tile.splitK == 1) {
+    const int cs = best.tile.clusterN;
+    const Tail tail = tailOf(cs);
+    KernelSpec probe = spec;
+    probe.tile = best.tile;
+    probe.tile.tailSplit = kTailSplit;
+    if (tail.splits && checkSm90Spec(probe).isOk()) {
+      best.tile = probe.tile;
+      std::ostringstream os;
+      os << "; the last wave's " << (tail.groups - tail.schedule.first)
+         << " tile" << (cs > 1 ? " pairs" : "s") << " split "
+         << tail.schedule.split << " ways along K";
+      best.reason += os.str();
+    }
+  }
+}
+
+} // namespace
+
 ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
   const int64_t m = std::max<int64_t>(spec.m, 1);
   const int64_t n = spec.n, k = spec.k;
+  // A grouped GEMM: G problems of `rows` rows each (contiguous: M is every
+  // group's rows, taken as equal shares; masked: M is the rows a group is
+  // expected to hold), each with its own B.
+  const int64_t groups =
+      spec.kind == GemmKind::Dense ? 1 : std::max<int64_t>(spec.groups, 1);
+  const int64_t rows =
+      spec.kind == GemmKind::GroupedContiguous ? (m + groups - 1) / groups : m;
+  const int64_t allRows = rows * groups;
   const int64_t kBlocks = (k + 127) / 128;
   const int64_t kGroups = sm90KSlices(spec);
 
@@ -208,7 +289,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
   ConfigChoice best;
   best.predictedCost = 1e300;
   for (int bm : {64, 128, 192}) {
-    if (bm == 64 && m > 64)
+    if (bm == 64 && rows > 64)
       continue;
     // 192 rows only as 192x128 (narrower ones measured 25-45% slower:
     // their B scale blocks sit at run-time columns or the tile is short of
@@ -225,6 +306,13 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       // model does not see that fewer CTAs stream less, hence the rule.
       if (bn < 48 && n >= 2048)
         continue;
+      // A grouped GEMM whose groups fit one 64-row tile (decode) streams
+      // the experts' weights: narrower tiles than 128 re-read A more often
+      // and issue smaller loads (measured, 32 groups of ~20 rows, N = 6144,
+      // K = 7168: 64x64 tiles 59.7% of DRAM bandwidth, 64x128 79.1%;
+      // docs/results/h100-2026-11-25-moe/sweep.log).
+      if (groups > 1 && rows <= 64 && bn < 128)
+        continue;
       KernelSpec probe = spec;
       probe.tile = TileConfig();
       probe.tile.blockM = bm;
@@ -234,7 +322,8 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       probe.tile.stages = std::min(sm90MaxStages(probe), 8);
       if (!checkSm90Spec(probe).isOk())
         continue;
-      const int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
+      const int64_t tiles =
+          groups * ((rows + bm - 1) / bm) * ((n + bn - 1) / bn);
       const double kb = blockClocks(bm, bn);
       for (int64_t split = 1; split <= std::min<int64_t>(kGroups, 16);
            ++split) {
@@ -251,8 +340,8 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
         const double chain = waves * ((kPerUnit + 1.5) * kb + kTileClocks);
         const double partials =
             split > 1 ? double(tiles) * split * bm * bn * 4.0 * 2.0 : 0.0;
-        const double dram = (double(n) * k + double(m) * k +
-                             double(m) * n * outBytes + partials) /
+        const double dram = (double(groups) * n * k + double(allRows) * k +
+                             double(allRows) * n * outBytes + partials) /
                             kDramBytesPerClock;
         double cost = 8000.0 + std::max(chain, dram + kEpilogueClocksPerByte *
                                                           bm * bn * outBytes);
@@ -282,64 +371,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       }
     }
   }
-  best.tile.swizzleGroup = 8;
-  best.tile.persistent = true;
-  const int bm = best.tile.blockM, bn = best.tile.blockN;
-  const int64_t nTiles = (n + bn - 1) / bn;
-  // Rasterisation: bands of 8 tile columns walked down M beat bands of 8
-  // tile rows walked along N for 192-row tiles, unless the last band is
-  // ragged (measured on the H100 with 192x128 tiles,
-  // docs/results/h100-2026-11-22g/: +0.6% to +3.4% on eight M = 4096
-  // shapes; -3.3% on 4096x2112x7168, 17 tile columns).
-  const bool down = bm == 192 && (nTiles % best.tile.swizzleGroup == 0 ||
-                                  nTiles <= best.tile.swizzleGroup);
-  best.tile.raster = down ? Raster::AlongM : Raster::AlongN;
-
-  // Long 192x128 tiles pair in 1x2 clusters (A multicast), and so do tiles
-  // whose last partial wave splits (below) unpaired.
-  // (The tail splits when its tiles, cluster groups of cs, can be cut into
-  // slices of at least kTailMinKBlocks.)
-  struct Tail {
-    int64_t groups;
-    Sm90TailSchedule schedule;
-    bool splits;
-  };
-  auto tailOf = [&](int cs) {
-    Tail t;
-    t.groups = ((m + bm - 1) / bm) * ((nTiles + cs - 1) / cs);
-    t.schedule = sm90TailSchedule(t.groups, smCount / cs, kTailSplit, kGroups);
-    const int split = t.schedule.split;
-    t.splits = split > 1 && (kBlocks + split - 1) / split >= kTailMinKBlocks;
-    return t;
-  };
-  if (bm == 192 && (kBlocks >= kPairMinKBlocks || tailOf(1).splits) &&
-      nTiles >= 8) {
-    KernelSpec probe = spec;
-    probe.tile = best.tile;
-    probe.tile.clusterN = 2;
-    if (checkSm90Spec(probe).isOk()) {
-      best.tile = probe.tile;
-      best.reason += "; 1x2 clusters";
-    }
-  }
-
-  // A split tail when the last partial wave's tiles (cluster pairs) can be
-  // cut into slices of at least 16 k-blocks.
-  if (best.tile.splitK == 1) {
-    const int cs = best.tile.clusterN;
-    const Tail tail = tailOf(cs);
-    KernelSpec probe = spec;
-    probe.tile = best.tile;
-    probe.tile.tailSplit = kTailSplit;
-    if (tail.splits && checkSm90Spec(probe).isOk()) {
-      best.tile = probe.tile;
-      std::ostringstream os;
-      os << "; the last wave's " << (tail.groups - tail.schedule.first)
-         << " tile" << (cs > 1 ? " pairs" : "s") << " split "
-         << tail.schedule.split << " ways along K";
-      best.reason += os.str();
-    }
-  }
+  finishTile(spec, smCount, groups, rows, best);
   return best;
 }
 

@@ -32,6 +32,13 @@ int mmaN(const KernelSpec &s);
 /// of staging buffers.
 int epiCols(const KernelSpec &s);
 int epiBuffers(const KernelSpec &s);
+/// The TMA box of A's K scales (rows) and its shared-memory slot (floats):
+/// BLOCK_M, except in a contiguous grouped GEMM, whose tile starts at any
+/// row and the box at a 16-byte aligned one: 4 more rows, in a slot of 32
+/// more floats (128-byte aligned slots). Mirrors Layout<Cfg>::kSaBox and
+/// kSaTma in sm90_gemm.cuh.
+int scaleTmaBoxA(const KernelSpec &s);
+int scaleTmaSlotA(const KernelSpec &s);
 /// Shared memory of the kernel with `epiBuffers` staging buffers.
 int sharedBytesWith(const KernelSpec &s, int epiBuffers);
 /// "e4m3" or "e5m2": an FP8 operand in wgmma's spelling.

@@ -32,6 +32,14 @@ int outBytes(const KernelSpec &s) { return s.out == DType::F32 ? 4 : 2; }
 
 bool tmaStore(const KernelSpec &s) { return (s.n * outBytes(s)) % 16 == 0; }
 
+int scaleTmaBoxA(const KernelSpec &s) {
+  return s.tile.blockM + (s.kind == GemmKind::GroupedContiguous ? 4 : 0);
+}
+
+int scaleTmaSlotA(const KernelSpec &s) {
+  return s.tile.blockM + (s.kind == GemmKind::GroupedContiguous ? 32 : 0);
+}
+
 /// Columns per TMA store chunk: the widest of 128/64/32/16 bytes that tiles
 /// BLOCK_N exactly (the chunk width is also the swizzle span).
 int outChunkCols(const KernelSpec &s) {
@@ -229,12 +237,81 @@ Status checkSm90Recipe(const KernelSpec &s) {
   return checkGemmRecipe(s.a, s.b, s.promotionInterval, s.out);
 }
 
+namespace {
+/// The rules of three consumer warpgroups (block_m 192).
+Status checkBlockM192(const KernelSpec &s) {
+  const TileConfig &t = s.tile;
+  // Three consumer warpgroups share 152 registers each (setmaxnreg): one
+  // 64 x 128 accumulator pair fits, nothing more. ptxas -v over
+  // test/runtime/Sm90CompileTest.cpp's matrix (CUDA 13.0): a second
+  // accumulator (overlap), split-K's reduction, per-column epilogue
+  // scales and B scale blocks at run-time columns (block_n not dividing
+  // 128) spill.
+  if (t.overlap != PromotionOverlap::None)
+    return errorf("expected overlap 'none' with block_m 192 (three "
+                  "consumer warpgroups have no registers for a second "
+                  "accumulator), found '",
+                  toString(t.overlap), "'");
+  if (t.blockN > 128 || 128 % t.blockN != 0)
+    return errorf("expected block_n to divide 128 with block_m 192 (three "
+                  "consumer warpgroups of 152 registers), found ",
+                  t.blockN);
+  if (t.splitK != 1)
+    return errorf("expected split_k 1 with block_m 192 (the reduction "
+                  "needs registers three consumer warpgroups do not "
+                  "have), found ",
+                  t.splitK);
+  if (s.b.granularity.rows != Granularity::kWhole &&
+      s.b.granularity.cols == Granularity::kWhole)
+    return errorf("expected B scales constant along N or varying along K "
+                  "with block_m 192 (per-column epilogue scales need "
+                  "registers three consumer warpgroups do not have), "
+                  "found B granularity ",
+                  toString(s.b.granularity));
+  return Status::ok();
+}
+
+/// What a grouped kernel needs on top of the dense rules: one persistent
+/// grid walking every group's tiles (no split-K, no split tail; the tile
+/// count is device data), D written (not accumulated into), and in the
+/// contiguous form A scales that do not span rows (a group starts at any
+/// row).
+Status checkSm90Grouped(const KernelSpec &s) {
+  if (s.kind == GemmKind::Dense)
+    return Status::ok();
+  const char *form =
+      s.kind == GemmKind::GroupedContiguous ? "contiguous" : "masked";
+  const TileConfig &t = s.tile;
+  if (!t.persistent || t.splitK != 1 || t.tailSplit != 1)
+    return errorf("expected a persistent grid with split_k 1 and tail_split "
+                  "1 for a grouped GEMM (one grid walks every group's "
+                  "tiles), found ",
+                  t.persistent ? "" : "a non-persistent grid, ", "split_k ",
+                  t.splitK, ", tail_split ", t.tailSplit);
+  if (s.accumulate)
+    return errorf("expected no accumulation into C in a ", form,
+                  " grouped GEMM (D is written, not updated)");
+  const int64_t rows = s.a.granularity.rows;
+  if (s.kind == GemmKind::GroupedContiguous && rows != 1 &&
+      rows != Granularity::kWhole)
+    return errorf("expected A's scales to cover one row or all rows in a "
+                  "contiguous grouped GEMM (a group starts at any row), "
+                  "found A granularity ",
+                  toString(s.a.granularity));
+  if (s.groups < 1)
+    return errorf("expected at least one group in a ", form,
+                  " grouped GEMM, found ", s.groups);
+  return Status::ok();
+}
+} // namespace
+
 Status checkSm90Spec(const KernelSpec &s) {
   if (s.arch != Arch::SM90a)
     return errorf("expected arch sm_90a for the Hopper generator, found ",
                   toString(s.arch));
-  FP8_RETURN_IF_ERROR(checkDenseGemmShape(s));
+  FP8_RETURN_IF_ERROR(checkGemmShape(s));
   FP8_RETURN_IF_ERROR(checkSm90Recipe(s));
+  FP8_RETURN_IF_ERROR(checkSm90Grouped(s));
   auto pa = planSm90Scales(s, true);
   auto pb = planSm90Scales(s, false);
   const bool promoted = s.promotionInterval.has_value();
@@ -249,35 +326,8 @@ Status checkSm90Spec(const KernelSpec &s) {
   if (t.mathWarpgroups != t.blockM / 64)
     return errorf("expected ", t.blockM / 64, " math warpgroups for block_m ",
                   t.blockM, " (64 rows each), found ", t.mathWarpgroups);
-  if (t.blockM == 192) {
-    // Three consumer warpgroups share 152 registers each (setmaxnreg): one
-    // 64 x 128 accumulator pair fits, nothing more. ptxas -v over
-    // test/runtime/Sm90CompileTest.cpp's matrix (CUDA 13.0): a second
-    // accumulator (overlap), split-K's reduction, per-column epilogue
-    // scales and B scale blocks at run-time columns (block_n not dividing
-    // 128) spill.
-    if (t.overlap != PromotionOverlap::None)
-      return errorf("expected overlap 'none' with block_m 192 (three "
-                    "consumer warpgroups have no registers for a second "
-                    "accumulator), found '",
-                    toString(t.overlap), "'");
-    if (t.blockN > 128 || 128 % t.blockN != 0)
-      return errorf("expected block_n to divide 128 with block_m 192 (three "
-                    "consumer warpgroups of 152 registers), found ",
-                    t.blockN);
-    if (t.splitK != 1)
-      return errorf("expected split_k 1 with block_m 192 (the reduction "
-                    "needs registers three consumer warpgroups do not "
-                    "have), found ",
-                    t.splitK);
-    if (s.b.granularity.rows != Granularity::kWhole &&
-        s.b.granularity.cols == Granularity::kWhole)
-      return errorf("expected B scales constant along N or varying along K "
-                    "with block_m 192 (per-column epilogue scales need "
-                    "registers three consumer warpgroups do not have), "
-                    "found B granularity ",
-                    toString(s.b.granularity));
-  }
+  if (t.blockM == 192)
+    FP8_RETURN_IF_ERROR(checkBlockM192(s));
   if (t.overlap != PromotionOverlap::None) {
     if (s.promotionInterval != 128)
       return errorf("expected a promotion interval of 128 with overlap '",
@@ -398,8 +448,8 @@ int sharedBytesWith(const KernelSpec &s, int epiBuffers) {
     bytes +=
         int64_t(epiBuffers) * t.mathWarpgroups * 64 * epiCols(s) * outBytes(s);
   bytes = (bytes + 127) / 128 * 128;
-  bytes +=
-      int64_t(t.stages) * ((kA ? t.blockM : 0) + (kB && !staged ? 32 : 0)) * 4;
+  bytes += int64_t(t.stages) *
+           ((kA ? scaleTmaSlotA(s) : 0) + (kB && !staged ? 32 : 0)) * 4;
   bytes += int64_t(t.stages) * (staged ? t.blockN : 0) * 4;
   bytes = (bytes + 7) / 8 * 8;
   bytes += 2 * int64_t(t.stages) * 8 + 16;

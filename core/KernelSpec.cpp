@@ -30,7 +30,7 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          accumulate == o.accumulate && tile == o.tile;
 }
 
-static std::string_view kindName(GemmKind k) {
+std::string_view toString(GemmKind k) {
   switch (k) {
   case GemmKind::Dense:
     return "dense";
@@ -42,10 +42,10 @@ static std::string_view kindName(GemmKind k) {
   return "?";
 }
 
-static std::optional<GemmKind> parseKind(std::string_view s) {
+std::optional<GemmKind> parseGemmKind(std::string_view s) {
   for (GemmKind k :
        {GemmKind::Dense, GemmKind::GroupedContiguous, GemmKind::GroupedMasked})
-    if (kindName(k) == s)
+    if (toString(k) == s)
       return k;
   return std::nullopt;
 }
@@ -116,11 +116,7 @@ std::string KernelSpec::problemKey() const {
   return problemPart(*this) + "_m" + std::to_string(m);
 }
 
-Status checkDenseGemmShape(const KernelSpec &s) {
-  if (s.kind != GemmKind::Dense)
-    return errorf("the ", toString(s.arch),
-                  " generator supports dense GEMMs only; grouped GEMMs are "
-                  "not implemented yet");
+Status checkGemmShape(const KernelSpec &s) {
   if (s.n <= 0 || s.k <= 0)
     return errorf("expected positive N and K, found N = ", s.n, ", K = ", s.k);
   if (s.n > (int64_t(1) << 31) - 1 || s.k > (int64_t(1) << 31) - 1)
@@ -130,7 +126,17 @@ Status checkDenseGemmShape(const KernelSpec &s) {
     return errorf("expected K (", s.k,
                   ") to be a multiple of 16: TMA needs 16-byte aligned row "
                   "strides for the FP8 operands");
+  if (s.kind == GemmKind::Dense && s.groups != 1)
+    return errorf("expected groups 1 for a dense GEMM, found ", s.groups);
   return Status::ok();
+}
+
+Status checkDenseGemmShape(const KernelSpec &s) {
+  if (s.kind != GemmKind::Dense)
+    return errorf("the ", toString(s.arch),
+                  " generator supports dense GEMMs only; grouped GEMMs are "
+                  "generated for sm_90a");
+  return checkGemmShape(s);
 }
 
 std::string_view toString(PromotionOverlap o) {
@@ -186,7 +192,7 @@ std::string toJSON(const TileConfig &tile, int indent) {
 
 std::string toJSON(const KernelSpec &s, int indent) {
   json j{{"arch", std::string(toString(s.arch))},
-         {"kind", std::string(kindName(s.kind))},
+         {"kind", std::string(toString(s.kind))},
          {"m", s.m},
          {"n", s.n},
          {"k", s.k},
@@ -343,7 +349,7 @@ Expected<KernelSpec> kernelSpecFromJSON(const std::string &text) {
       "arch", s.arch, [](const std::string &a) { return parseArch(a); },
       "one of sm_90a, sm_100a"));
   FP8_RETURN_IF_ERROR(f.enumeration(
-      "kind", s.kind, parseKind,
+      "kind", s.kind, parseGemmKind,
       "one of dense, grouped_contiguous, grouped_masked", Presence::Optional));
   for (const SpecIntField &field : kSpecIntFields)
     FP8_RETURN_IF_ERROR(

@@ -147,9 +147,16 @@ Status checkTileConfig(const TileConfig &tile);
 /// plan's validation all run it.
 Status checkKernelSpec(const KernelSpec &spec);
 
-/// The checks both GEMM generators share: a dense GEMM, 0 < N, K < 2^31 and
-/// K a multiple of 16 (TMA row pitches). Call after checking the arch.
+/// The checks both GEMM generators share: 0 < N, K < 2^31 and K a multiple
+/// of 16 (TMA row pitches), one group for a dense GEMM. Call after checking
+/// the arch.
+Status checkGemmShape(const KernelSpec &s);
+/// checkGemmShape of a dense GEMM (the sm_100a generator's only kind).
 Status checkDenseGemmShape(const KernelSpec &s);
+
+std::string_view toString(GemmKind k);
+/// "dense", "grouped_contiguous" or "grouped_masked"; nullopt otherwise.
+std::optional<GemmKind> parseGemmKind(std::string_view s);
 
 std::string_view toString(PromotionOverlap o);
 /// "none", "k" or "n"; nullopt for anything else.

@@ -5,7 +5,9 @@
 // conversion to the output type, and the store: staged through a swizzled
 // shared-memory slab per warpgroup and written by TMA (which clips rows >= M
 // and columns >= N), or with predicated stores when D's row pitch is not
-// 16-byte aligned.
+// 16-byte aligned. A grouped GEMM's tile that reaches past its group's rows
+// copies its staged slab with predicated 16-byte stores instead of TMA: the
+// rows past the group belong to the next group's tiles.
 //
 // Needs the generated Cfg (kN, kAcc, kSaMode, kSbMode, kOutF32, kAccumulate,
 // kTmaStore, kEpiCols, kOutChunkCols, kBlockN, kMathWG, ...) and the kernel's
@@ -16,18 +18,59 @@
 #pragma once
 
 #include "fp8/sm90_common.cuh"
+#include "fp8/sm90_schedule.cuh"
 
 namespace fp8k {
 
+/// Copies one warpgroup's staged chunk rows [0, 64) of `kChunks` chunks
+/// (64 rows of kChunkPitch bytes each, swizzled as staged) to D at (row0,
+/// col0) with 16-byte stores, rows from `row_end` on and columns from N on
+/// left alone. D's row pitch is a multiple of 16 bytes (the TMA store
+/// path), and N of 16 / element bytes.
+template <class C, class L, int kChunks>
+__device__ __forceinline__ void copy_slab(const GemmParams &p, u32 slab,
+                                          int row0, int col0, int row_end,
+                                          int tid_in_wg) {
+  constexpr int kUnits = L::kChunkPitch / 16; // 16-byte units per chunk row
+  constexpr int kPerChunk = 64 * kUnits;
+  constexpr int kColsPerUnit = 16 / L::kOutBytes;
+  constexpr u32 kSwzMask = L::kChunkPitch == 128  ? 7
+                           : L::kChunkPitch == 64 ? 3
+                           : L::kChunkPitch == 32 ? 1
+                                                  : 0;
+  unsigned char *d = (unsigned char *)p.d;
+#pragma unroll 4
+  for (int i = tid_in_wg; i < kChunks * kPerChunk; i += 128) {
+    const int q = i / kPerChunk;
+    const int r = (i % kPerChunk) / kUnits;
+    const int un = i % kUnits;
+    const int row = row0 + r;
+    const int col = col0 + q * C::kOutChunkCols + un * kColsPerUnit;
+    if (row >= row_end || col >= C::kN)
+      continue;
+    u32 off = (u32)(r * L::kChunkPitch + un * 16);
+    off ^= ((off >> 7) & kSwzMask) << 4;
+    u32 v0, v1, v2, v3;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
+                 : "r"(slab + q * 64 * L::kChunkPitch + off));
+    unsigned char *dst = d + ((i64)row * p.ldd + col) * L::kOutBytes;
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v0),
+                 "r"(v1), "r"(v2), "r"(v3)
+                 : "memory");
+  }
+}
+
 /// Applies the epilogue to this thread's `res` (C::kAcc floats of its
-/// warpgroup's 64 x BLOCK_N slab, mma accumulator layout) of the tile at
-/// (m0, n0) and stores it. `epi_round` counts the staging rounds of the
-/// kernel so far (the parity of the staging buffer).
+/// warpgroup's 64 x BLOCK_N slab, mma accumulator layout) of the tile `t`
+/// and stores it. `epi_round` counts the staging rounds of the kernel so
+/// far (the parity of the staging buffer).
 template <class C, class L, class P>
 __device__ __forceinline__ void
-store_tile(const P &p, const TmaDesc &tmap_d, float *res, int m0, int n0,
+store_tile(const P &p, const TmaDesc &tmap_d, float *res, const TileSpan &t,
            u32 base, int warp_group, int tid_in_wg, int &epi_round) {
   constexpr int kAcc = C::kAcc;
+  const int m0 = t.m0, n0 = t.n0;
   const int warp = tid_in_wg / 32;
   const int lane = tid_in_wg % 32;
   // Accumulator fragment coordinates (see gemm_body).
@@ -40,15 +83,16 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, int m0, int n0,
     for (int h = 0; h < 2; ++h) {
       const int row = row_base + 8 * h;
       if (C::kSaMode == kScaleTensor)
-        ea[h] = load_scale<C::kSaE8>(p.sa, 0);
-      else if (row < p.m)
+        ea[h] = load_scale<C::kSaE8>(p.sa, t.sa_off);
+      else if (row < t.row_end)
         ea[h] = load_scale<C::kSaE8>(
-            p.sa, scale_index<C::kSaOuterBlock, 0>(row, 0, p.sa_ld_outer, 0));
+            p.sa, t.sa_off + scale_index<C::kSaOuterBlock, 0>(
+                                 row - t.srow0, 0, p.sa_ld_outer, 0));
     }
   }
   float eb_tensor = 1.0f;
   if (C::kSbMode == kScaleTensor)
-    eb_tensor = load_scale<C::kSbE8>(p.sb, 0);
+    eb_tensor = load_scale<C::kSbE8>(p.sb, t.sb_off);
 
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) {
@@ -57,13 +101,13 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, int m0, int n0,
     if (C::kSbMode == kScaleTensor)
       v *= eb_tensor;
     else if (C::kSbMode == kScaleOuter)
-      v *= col < C::kN
-               ? load_scale<C::kSbE8>(p.sb, scale_index<C::kSbOuterBlock, 0>(
-                                                col, 0, p.sb_ld_outer, 0))
-               : 0.0f;
+      v *= col < C::kN ? load_scale<C::kSbE8>(
+                             p.sb, t.sb_off + scale_index<C::kSbOuterBlock, 0>(
+                                                  col, 0, p.sb_ld_outer, 0))
+                       : 0.0f;
     if (C::kAccumulate) {
       const int row = row_base + 8 * ((i >> 1) & 1);
-      if (row < p.m && col < C::kN) {
+      if (row < t.row_end && col < C::kN) {
         if (C::kOutF32)
           v += ((const float *)p.c)[(i64)row * p.ldc + col];
         else
@@ -155,12 +199,17 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, int m0, int n0,
       }
       fence_proxy_async_smem();
       named_barrier(2 + warp_group, 128);
-      if (tid_in_wg == 0) {
+      const int slab_row = m0 + warp_group * 64;
+      if (C::kGrouped != kDenseGemm && slab_row + 64 > t.row_end) {
+        // Past the group's rows: the next group's tiles store those.
+        copy_slab<C, L, kChunks>(p, slab, slab_row, n0 + round * C::kEpiCols,
+                                 t.row_end, tid_in_wg);
+      } else if (tid_in_wg == 0) {
 #pragma unroll
         for (int q = 0; q < kChunks; ++q)
           tma_store_2d(&tmap_d, slab + q * kChunkBytes,
                        n0 + round * C::kEpiCols + q * C::kOutChunkCols,
-                       m0 + warp_group * 64);
+                       slab_row);
         tma_store_commit();
       }
     }
@@ -169,7 +218,7 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, int m0, int n0,
     for (int i = 0; i < kAcc; i += 2) {
       const int col = n0 + 8 * (i >> 2) + c0;
       const int row = row_base + 8 * ((i >> 1) & 1);
-      if (row >= p.m || col >= C::kN)
+      if (row >= t.row_end || col >= C::kN)
         continue;
       const bool pair = col + 1 < C::kN;
       if (C::kOutF32) {

@@ -82,7 +82,14 @@ template <class C> struct Layout {
   /// Stage slots for K scales loaded by TMA (Cfg::kScaleTma): A's
   /// BLOCK_M row scales, and a 128-byte slot for B's kNb block scales (a
   /// 4-float box per block). TMA destinations are 128-byte aligned.
-  static constexpr int kSaTma = KScaleShape<C>::kA ? C::kBlockM : 0;
+  /// A contiguous grouped GEMM's tile starts at any row, a TMA box only at
+  /// a 16-byte aligned one: its box starts up to 3 rows early and is 4
+  /// rows longer (kSaBox), in a slot of 32 more floats (kSaTma: slots stay
+  /// 128-byte aligned).
+  static constexpr int kSaPad = C::kGrouped == kGroupedContiguous ? 4 : 0;
+  static constexpr int kSaBox = C::kBlockM + kSaPad;
+  static constexpr int kSaTma =
+      KScaleShape<C>::kA ? C::kBlockM + (kSaPad ? 32 : 0) : 0;
   static constexpr int kSbTma = KScaleShape<C>::kB ? 32 : 0;
   static constexpr int kSmemScaleTma = (kSmemD + kDBytes + 127) / 128 * 128;
   static constexpr int kSmemScales =
@@ -107,28 +114,31 @@ template <class C> struct KScales : KScaleShape<C> {
   float b[kNb];
 
   /// Where one tile's scales start for this thread: element offsets of its
-  /// rows' and the tile's B blocks' scales at k = 0, or -1 past the problem
-  /// (those read as 0; their results are clipped).
+  /// rows' and the tile's B blocks' scales at k = 0, or -1 past the tile's
+  /// group (those read as 0; their results are clipped). `row` is the
+  /// thread's first row of A.
   struct Bases {
     i64 a[2];
     i64 b[kNb];
   };
-  __device__ __forceinline__ static Bases bases(const GemmParams &p, int row0,
-                                                int n0) {
+  __device__ __forceinline__ static Bases bases(const GemmParams &p,
+                                                const TileSpan &t, int row0) {
     Bases o;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = row0 + 8 * h;
-      o.a[h] = kA && row < p.m
-                   ? scale_index<C::kSaOuterBlock, 0>(row, 0, p.sa_ld_outer, 0)
+      o.a[h] = kA && row < t.row_end
+                   ? t.sa_off + scale_index<C::kSaOuterBlock, 0>(
+                                    row - t.srow0, 0, p.sa_ld_outer, 0)
                    : -1;
     }
     constexpr int kBlocksN = kRo == 0 ? 1 : (C::kN + kRo - 1) / kRo;
-    const int first = kRo == 0 ? 0 : n0 / kRo;
+    const int first = kRo == 0 ? 0 : t.n0 / kRo;
 #pragma unroll
     for (int v = 0; v < kNb; ++v)
-      o.b[v] =
-          kB && first + v < kBlocksN ? (i64)(first + v) * p.sb_ld_outer : -1;
+      o.b[v] = kB && first + v < kBlocksN
+                   ? t.sb_off + (i64)(first + v) * p.sb_ld_outer
+                   : -1;
     return o;
   }
 
@@ -370,11 +380,8 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   else
     __syncthreads();
 
-  const Schedule<C> sched(p.m, p.tail_first, p.tail_split);
-  const int my_units =
-      sched.first() < sched.units
-          ? (sched.units - sched.first() + sched.stride() - 1) / sched.stride()
-          : 0;
+  Schedule<C> sched(p);
+  const int my_units = sched.my_units();
 
   if (warp_group == C::kMathWG) {
     //===------------------------------------------------------------------===//
@@ -396,14 +403,15 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       constexpr int scale_tma = C::kScaleTma & ((KS::kA ? kScaleTmaA : 0) |
                                                 (KS::kB ? kScaleTmaB : 0));
       constexpr u32 scale_bytes =
-          ((scale_tma & kScaleTmaA) ? C::kBlockM * 4 : 0) +
+          ((scale_tma & kScaleTmaA) ? L::kSaBox * 4 : 0) +
           ((scale_tma & kScaleTmaB) ? KS::kNb * 16 : 0);
       int it = 0;
       KTrace tr;
       tr.init(true, my_units);
-      for (int u = sched.first(); u < sched.units; u += sched.stride()) {
-        int mb, nb, split, nsplit, tile_id, kb0, kb1;
-        sched.decode(u, mb, nb, split, nsplit, tile_id);
+      TileSpan t;
+      int split, nsplit, tile_id, kb0, kb1;
+      for (int u = sched.first(); sched.decode(p, u, t, split, nsplit, tile_id);
+           u += sched.stride()) {
         split_range<C>(split, nsplit, kb0, kb1);
         tr.next_unit();
         for (int kb = kb0; kb < kb1; ++kb, ++it) {
@@ -418,28 +426,31 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
                                 L::kTileABytes + L::kTileBBytes + scale_bytes);
           if (scale_tma & kScaleTmaA)
             tma_load_2d(base + L::kSmemScaleTma + s * L::kSaTma * 4, &tmap_sa,
-                        full, mb * C::kBlockM, kb * 128 / kSaKBlock);
+                        full, L::kSaPad ? t.m0 & ~3 : t.m0,
+                        kb * 128 / kSaKBlock);
           // (A box's first element along the contiguous dimension must be
           // 16-byte aligned: the 4-float box starts at a multiple of 4.)
           if (scale_tma & kScaleTmaB)
             tma_load_2d(base + L::kSmemScaleTma +
                             (C::kStages * L::kSaTma + s * L::kSbTma) * 4,
                         &tmap_sb, full, (kb * 128 / kSbKBlock) & ~3,
-                        KS::kRo == 0 ? 0 : nb * C::kBlockN / KS::kRo);
+                        KS::kRo == 0 ? t.g
+                                     : t.g * ((C::kN + KS::kRo - 1) / KS::kRo) +
+                                           t.n0 / KS::kRo);
           const u32 a_dst = base + L::kSmemA + s * L::kTileABytes;
           const u32 b_dst = base + L::kSmemB + s * L::kTileBBytes;
           if (C::kClusterN > 1)
             tma_load_2d_multicast(a_dst + sched.rank * kARows * 128, &tmap_a,
-                                  full, kb * 128,
-                                  mb * C::kBlockM + sched.rank * kARows, 0x3);
+                                  full, kb * 128, t.m0 + sched.rank * kARows,
+                                  0x3);
           else
-            tma_load_2d(a_dst, &tmap_a, full, kb * 128, mb * C::kBlockM);
+            tma_load_2d(a_dst, &tmap_a, full, kb * 128, t.m0);
           if (C::kClusterM > 1)
             tma_load_2d_multicast(b_dst + sched.rank * kBRows * 128, &tmap_b,
                                   full, kb * 128,
-                                  nb * C::kBlockN + sched.rank * kBRows, 0x3);
+                                  t.b_row0 + t.n0 + sched.rank * kBRows, 0x3);
           else
-            tma_load_2d(b_dst, &tmap_b, full, kb * 128, nb * C::kBlockN);
+            tma_load_2d(b_dst, &tmap_b, full, kb * 128, t.b_row0 + t.n0);
         }
       }
       tr.flush(p.trace, kTraceProducer);
@@ -452,9 +463,10 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       const u32 sb_base = base + L::kSmemScales;
       float *sb_smem = (float *)(smem + L::kSmemScales);
       int it = 0;
-      for (int u = sched.first(); u < sched.units; u += sched.stride()) {
-        int mb, nb, split, nsplit, tile_id, kb0, kb1;
-        sched.decode(u, mb, nb, split, nsplit, tile_id);
+      TileSpan t;
+      int split, nsplit, tile_id, kb0, kb1;
+      for (int u = sched.first(); sched.decode(p, u, t, split, nsplit, tile_id);
+           u += sched.stride()) {
         split_range<C>(split, nsplit, kb0, kb1);
         for (int kb = kb0; kb < kb1; ++kb, ++it) {
           const int s = it % C::kStages;
@@ -462,10 +474,11 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
           mbar_wait(bar_empty + s * 8, ph ^ 1);
 #pragma unroll
           for (int c = lane; c < C::kBlockN; c += 32) {
-            const int col = nb * C::kBlockN + c;
+            const int col = t.n0 + c;
             const bool valid = col < C::kN;
-            const i64 idx = scale_index<1, C::kSbKBlock>(
-                valid ? col : 0, kb * 128, p.sb_ld_outer, p.sb_ld_k);
+            const i64 idx = t.sb_off + scale_index<1, C::kSbKBlock>(
+                                           valid ? col : 0, kb * 128,
+                                           p.sb_ld_outer, p.sb_ld_k);
             const int slot = s * L::kSbPerStage + c;
             if (kAsync)
               cp_async_4(sb_base + slot * 4, (const float *)p.sb + idx, valid);
@@ -548,16 +561,15 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   constexpr bool kEarlyRelease = !L::kScaleLoader;
   KTrace tr;
   tr.init(tid_in_wg == 0, my_units);
-  for (int u = sched.first(); u < sched.units; u += sched.stride()) {
-    int mb, nb, split, nsplit, tile, kb0, kb1;
-    sched.decode(u, mb, nb, split, nsplit, tile);
+  TileSpan span;
+  int split, nsplit, tile, kb0, kb1;
+  for (int u = sched.first(); sched.decode(p, u, span, split, nsplit, tile);
+       u += sched.stride()) {
     split_range<C>(split, nsplit, kb0, kb1);
     tr.next_unit();
-    const int m0 = mb * C::kBlockM;
-    const int n0 = nb * C::kBlockN;
     // The tile's first column inside its B scale block (when not fixed).
-    const int boff = KS::kFixed ? 0 : n0 % KS::kRo;
-    const typename KS::Bases kbases = KS::bases(p, m0 + row_in_tile, n0);
+    const int boff = KS::kFixed ? 0 : span.n0 % KS::kRo;
+    const typename KS::Bases kbases = KS::bases(p, span, span.m0 + row_in_tile);
     // (The unit's first k-block waits for its loads once per unit.)
     if (kDirect && tma != kAllTma)
       ks_next.load(p, kbases, kb0, tma);
@@ -569,7 +581,8 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         if (tma != kAllTma)
           out = ks_next;
         if (tma & kScaleTmaA) {
-          const float *sa = sa_tma + s * L::kSaTma + row_in_tile;
+          const float *sa = sa_tma + s * L::kSaTma + row_in_tile +
+                            (L::kSaPad ? span.m0 & 3 : 0);
           out.a[0] = sa[0];
           out.a[1] = sa[8];
         }
@@ -843,7 +856,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
     //===------------------------------------------------------------------===//
     // Epilogue: scales constant along K, C, conversion, store.
     //===------------------------------------------------------------------===//
-    store_tile<C, L>(p, tmap_d, res, m0, n0, base, warp_group, tid_in_wg,
+    store_tile<C, L>(p, tmap_d, res, span, base, warp_group, tid_in_wg,
                      epi_round);
   }
   if (C::kTmaStore && tid_in_wg == 0)

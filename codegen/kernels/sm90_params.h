@@ -2,11 +2,11 @@
 //
 // The by-value kernel parameter of the sm_90a GEMM (codegen/kernels/
 // sm90_gemm.cuh) after its five TMA descriptors, the bits that say which K
-// scales come by TMA, and the count of the persistent schedule's work units
-// that sizes the grid. NVRTC compiles it as "fp8/sm90_params.h"; the runtime
-// fills it from this very header (runtime/Gemm.cpp includes it as
-// "codegen/kernels/sm90_params.h"), so host and device agree on the layout by
-// construction.
+// scales come by TMA, the groups of a grouped GEMM, and the count of the
+// persistent schedule's work units that sizes the grid. NVRTC compiles it as
+// "fp8/sm90_params.h"; the runtime fills it from this very header
+// (runtime/Gemm.cpp includes it as "codegen/kernels/sm90_params.h"), so host
+// and device agree on the layout by construction.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_CODEGEN_KERNELS_SM90_PARAMS_H
@@ -37,8 +37,24 @@ struct GemmParams {
   unsigned *trace;  ///< KTrace output (FP8_KERNEL_TRACE builds), or null
   int tail_first;   ///< kTailSplit: the first split tile (cluster group)
   int tail_split;   ///< kTailSplit: K slices of each tile from tail_first on
+  /// Grouped GEMMs (Cfg::kGrouped). Contiguous: group g is rows
+  /// groups[g] .. groups[g + 1] of A and D (m rows in all; offsets outside
+  /// [0, m] are clamped, a decreasing pair is an empty group). Masked:
+  /// group g is rows g * group_rows .. + groups[g] (clamped to
+  /// [0, group_rows]). B is num_groups stacked [N, K] matrices; the scales
+  /// of group g start sa_ld_group (masked A) and sb_ld_group (B) elements
+  /// after those of group g - 1.
+  const int *groups;
+  int num_groups;
+  int group_rows;
+  long long sa_ld_group, sb_ld_group;
 };
-static_assert(sizeof(GemmParams) == 120, "GemmParams layout changed");
+static_assert(sizeof(GemmParams) == 152, "GemmParams layout changed");
+
+/// Cfg::kGrouped: a dense GEMM, or how the groups of a grouped one lie.
+constexpr int kDenseGemm = 0;
+constexpr int kGroupedContiguous = 1;
+constexpr int kGroupedMasked = 2;
 
 constexpr int kScaleTmaA = 1; ///< A's K scales come with each stage (TMA)
 constexpr int kScaleTmaB = 2; ///< B's block scales come with each stage

@@ -2,11 +2,12 @@
 //
 // The persistent schedule of sm90_gemm.cuh: which output tile and which K
 // slice each work unit is (tiles, cluster groups, split-K slices, the split
-// tail of the last partial wave), and the k-block range of a slice. The
+// tail of the last partial wave, the groups of a grouped GEMM), and the
+// k-block range of a slice. The
 // producer and the consumers walk the same units in the same order.
 //
 // Needs the generated Cfg (kN, kK, kBlockM, kBlockN, kClusterM, kClusterN,
-// kSplitK, kTailSplit, kPromoSteps, kRasterAlongN, kGroup) and
+// kSplitK, kTailSplit, kPromoSteps, kRasterAlongN, kGroup, kGrouped) and
 // sm90_common.cuh (tile_coords, cluster_ctarank). The unit count is
 // gemmUnits (sm90_params.h), which the runtime sizes the grid with.
 //
@@ -18,6 +19,19 @@
 
 namespace fp8k {
 
+/// Where one work unit's tile lies. A grouped GEMM's groups share A and D
+/// (stacked along M: the rows of every group in one tensor) and B (G
+/// stacked [N, K] matrices); a dense GEMM is one group of rows [0, m).
+struct TileSpan {
+  int m0, n0;  ///< the tile's first row of A and D, first column of D
+  int row_end; ///< rows from here on are no group's rows: never stored
+  int srow0;   ///< A's scale rows count from this row (masked: the group's)
+  int b_row0;  ///< the group's first row of B, g * N
+  int g;       ///< the group (0 for a dense GEMM)
+  i64 sa_off;  ///< the group's A scales: element offset (masked)
+  i64 sb_off;  ///< the group's B scales: element offset
+};
+
 /// The persistent schedule. Work units are (cluster tile group, K slice):
 /// a cluster of 2 along M takes m blocks 2g and 2g+1 of one n block (they
 /// share B through multicast), a cluster along N takes two n blocks of one
@@ -28,43 +42,104 @@ namespace fp8k {
 /// (the last partial wave's) is tail_split units, chosen at launch
 /// (codegen/Sm90Gemm.cpp, sm90TailSchedule) so that the slices fill the
 /// wave; each CTA of the grid then takes at most one of them.
+///
+/// A grouped GEMM (Cfg::kGrouped) numbers the tiles of group 0, then those
+/// of group 1, and so on, each group rasterised on its own; the group
+/// sizes are device data, so each thread walks them with a cursor as its
+/// units advance (units only grow) and the walk ends after the last group.
+/// A phantom tile of a group reads the next group's rows and stores
+/// nothing. Grouped kernels take no split-K and no split tail.
 template <class C> struct Schedule {
   static constexpr int kCS = C::kClusterM * C::kClusterN;
   static constexpr int kNTiles = (C::kN + C::kBlockN - 1) / C::kBlockN;
   static constexpr int kNGroups = (kNTiles + C::kClusterN - 1) / C::kClusterN;
   static constexpr int kNTilesPadded = kNGroups * C::kClusterN;
   static constexpr bool kTail = C::kTailSplit > 1;
+  static constexpr bool kGrouped = C::kGrouped != kDenseGemm;
+  static_assert(!kGrouped || (C::kSplitK == 1 && !kTail),
+                "grouped GEMMs take no split-K and no split tail");
   int m_groups;
   int units;
   int rank;
   int tail_first; // kTail: the first split tile
   int tail_split; // kTail: its K slices (1: nothing split)
+  // Grouped: the cursor's group, its first unit and its end, and its rows.
+  int cur_g, cur_u0, cur_u1, cur_row0, cur_rows;
 
   /// M rows; the split tail's first tile and slice count (GemmParams).
-  __device__ __forceinline__ Schedule(int m, int p_tail_first,
-                                      int p_tail_split) {
-    m_groups = gemmTileGroups<int>(m, C::kBlockM, C::kClusterM);
+  __device__ __forceinline__ Schedule(const GemmParams &p) {
+    rank = kCS > 1 ? (int)cluster_ctarank() : 0;
+    tail_first = 0;
+    tail_split = 1;
+    if (kGrouped) {
+      cur_g = -1;
+      cur_u0 = cur_u1 = 0;
+      cur_row0 = cur_rows = 0;
+      m_groups = 0;
+      units = 0;
+      return;
+    }
+    m_groups = gemmTileGroups<int>(p.m, C::kBlockM, C::kClusterM);
     const int tiles = m_groups * kNGroups;
     tail_first = tiles;
-    tail_split = 1;
-    if (kTail && p_tail_split > 1 && p_tail_first <= tiles) {
-      tail_first = p_tail_first;
-      tail_split = p_tail_split;
+    if (kTail && p.tail_split > 1 && p.tail_first <= tiles) {
+      tail_first = p.tail_first;
+      tail_split = p.tail_split;
     }
     units =
         gemmUnits<int>(tiles, kTail ? 1 : C::kSplitK, tail_first, tail_split);
-    rank = kCS > 1 ? (int)cluster_ctarank() : 0;
   }
   __device__ __forceinline__ int first() const { return blockIdx.x / kCS; }
   __device__ __forceinline__ int stride() const { return gridDim.x / kCS; }
-  /// This CTA's tile of unit `u`: block coordinates, K slice and slice
-  /// count, and a tile id for the split-K workspace (row-major over the
-  /// padded grid with split-K; the split tile's index in the tail, times
-  /// the cluster size, plus the rank with a split tail).
-  __device__ __forceinline__ void decode(int u, int &mb, int &nb, int &split,
-                                         int &nsplit, int &tile_id) const {
+  /// This CTA's units, for the trace (grouped: not known up front, 2 picks
+  /// the second unit).
+  __device__ __forceinline__ int my_units() const {
+    if (kGrouped)
+      return 2;
+    return first() < units ? (units - first() + stride() - 1) / stride() : 0;
+  }
+
+  /// Moves the cursor to the group holding unit `u`; false past the last.
+  __device__ __forceinline__ bool seek(const GemmParams &p, int u) {
+    while (u >= cur_u1) {
+      if (++cur_g >= p.num_groups)
+        return false;
+      int row0, rows;
+      if (C::kGrouped == kGroupedContiguous) {
+        row0 = min(max(__ldg(p.groups + cur_g), 0), p.m);
+        const int end = min(max(__ldg(p.groups + cur_g + 1), row0), p.m);
+        rows = end - row0;
+      } else {
+        row0 = cur_g * p.group_rows;
+        rows = min(max(__ldg(p.groups + cur_g), 0), p.group_rows);
+      }
+      cur_row0 = row0;
+      cur_rows = rows;
+      m_groups = gemmTileGroups<int>(rows, C::kBlockM, C::kClusterM);
+      cur_u0 = cur_u1;
+      cur_u1 += m_groups * kNGroups;
+    }
+    return true;
+  }
+
+  /// This CTA's tile of unit `u`, or false past the last unit: where it
+  /// lies, its K slice and slice count, and a tile id for the split-K
+  /// workspace (row-major over the padded grid with split-K; the split
+  /// tile's index in the tail, times the cluster size, plus the rank with
+  /// a split tail).
+  __device__ __forceinline__ bool decode(const GemmParams &p, int u,
+                                         TileSpan &t, int &split, int &nsplit,
+                                         int &tile_id) {
     int g, slot = 0;
-    if (kTail) {
+    if (kGrouped) {
+      if (!seek(p, u))
+        return false;
+      g = u - cur_u0;
+      split = 0;
+      nsplit = 1;
+    } else if (u >= units) {
+      return false;
+    } else if (kTail) {
       if (u < tail_first) {
         g = u;
         split = 0;
@@ -82,9 +157,30 @@ template <class C> struct Schedule {
     }
     int gm, gn;
     tile_coords<C>(g, m_groups, kNGroups, gm, gn);
-    mb = gm * C::kClusterM + (C::kClusterM > 1 ? rank : 0);
-    nb = gn * C::kClusterN + (C::kClusterN > 1 ? rank : 0);
-    tile_id = kTail ? slot * kCS + rank : mb * kNTilesPadded + nb;
+    const int mb = gm * C::kClusterM + (C::kClusterM > 1 ? rank : 0);
+    const int nb = gn * C::kClusterN + (C::kClusterN > 1 ? rank : 0);
+    t.n0 = nb * C::kBlockN;
+    if (kGrouped) {
+      t.m0 = cur_row0 + mb * C::kBlockM;
+      t.row_end = cur_row0 + cur_rows;
+      const bool masked = C::kGrouped == kGroupedMasked;
+      t.srow0 = masked ? cur_row0 : 0;
+      t.g = cur_g;
+      t.b_row0 = cur_g * C::kN;
+      t.sa_off = masked ? (i64)cur_g * p.sa_ld_group : 0;
+      t.sb_off = (i64)cur_g * p.sb_ld_group;
+      tile_id = 0;
+    } else {
+      t.m0 = mb * C::kBlockM;
+      t.row_end = p.m;
+      t.srow0 = 0;
+      t.g = 0;
+      t.b_row0 = 0;
+      t.sa_off = 0;
+      t.sb_off = 0;
+      tile_id = kTail ? slot * kCS + rank : mb * kNTilesPadded + nb;
+    }
+    return true;
   }
 };
 

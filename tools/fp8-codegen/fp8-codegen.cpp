@@ -68,7 +68,12 @@ const char *kUsage =
     "  --recipe R        mx, deepseek or per-tensor (default deepseek)\n"
     "  --n N, --k K      the GEMM's N and K (required without --spec)\n"
     "  --m M             rows, for the tile heuristic (default 4096; the\n"
-    "                    kernel takes M at launch)\n"
+    "                    kernel takes M at launch; grouped_contiguous: all\n"
+    "                    groups' rows, grouped_masked: a group's expected\n"
+    "                    rows)\n"
+    "  --kind KIND       dense (default), grouped_contiguous or\n"
+    "                    grouped_masked (MoE experts; sm_90a)\n"
+    "  --groups G        the groups of a grouped kind (default 1)\n"
     "  --format-a F      e4m3fn or e5m2 (default e4m3fn); also --format-b\n"
     "  --scale S         override the preset's scale format: f32, f32_pow2\n"
     "                    or ue8m0\n"
@@ -104,6 +109,8 @@ std::vector<OptionSpec> optionSpecs() {
       {"n", "N", "", ""},
       {"k", "K", "", ""},
       {"m", "M", "", "4096"},
+      {"kind", "KIND", "", "dense"},
+      {"groups", "G", "", "1"},
       {"format-a", "F", "", "e4m3fn"},
       {"format-b", "F", "", "e4m3fn"},
       {"scale", "S", "", ""},
@@ -149,6 +156,16 @@ Expected<KernelSpec> specFromOptions(const Args &args, std::string &reason) {
   s.n = *n;
   s.k = *k;
   s.m = args.has("m") ? *m : kDynamic;
+  auto kind = parseGemmKind(args.get("kind"));
+  if (!kind)
+    return errorf("expected dense, grouped_contiguous or grouped_masked for "
+                  "--kind, found '",
+                  args.get("kind"), "'");
+  s.kind = *kind;
+  auto groups = args.getInt("groups", 1, (int64_t(1) << 31) - 1);
+  if (!groups)
+    return groups.status();
+  s.groups = *groups;
   auto fa = fp8Format(args, "format-a");
   if (!fa)
     return fa.status();
