@@ -2,16 +2,17 @@
 # Everything that needs the GPU, in one run, on a machine with CUDA 13, CMake,
 # Ninja and g++ only (no MLIR, no network): builds with FP8_ENABLE_MLIR=OFF,
 # runs the CPU unit tests of that build, every GPU test (against the CPU
-# oracle), compute-sanitizer memcheck on small shapes, and the benchmark
-# against cuBLASLt; writes JSON results, the chart and summary.md into the
-# folder given as the argument (default gpu-results/).
+# oracle), compute-sanitizer memcheck on small shapes, and the benchmarks
+# against cuBLASLt (dense, and grouped against a per-group loop); writes JSON
+# results, the chart and summary.md into the folder given as the argument
+# (default gpu-results/).
 #
 #   scripts/gpu-check.sh [OUTDIR]
 #
 # GPU_CHECK_STEPS selects steps (default: all of build,cpu,gpu,memcheck,
-# bench,extra); a later run with other steps reuses the build and appends to
-# summary.md. Exit status: non-zero when any test fails or the benchmark
-# cannot run.
+# bench,grouped,extra); a later run with other steps reuses the build and
+# appends to summary.md. Exit status: non-zero when any test fails or a
+# benchmark cannot run.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:-$root/gpu-results}"
@@ -20,7 +21,7 @@ out="$(cd "$out" && pwd)"
 build="${BUILD_DIR:-$root/build-gpu}"
 summary="$out/summary.md"
 export FP8_CACHE_DIR="${FP8_CACHE_DIR:-$build/jit-cache}"
-steps="${GPU_CHECK_STEPS:-build,cpu,gpu,memcheck,bench,extra}"
+steps="${GPU_CHECK_STEPS:-build,cpu,gpu,memcheck,bench,grouped,extra}"
 status=0
 want() { case ",$steps," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
@@ -88,9 +89,9 @@ elif command -v compute-sanitizer >/dev/null 2>&1; then
   # cuPointerGetAttribute on purpose; only device memory errors count here.
   if compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
        "$build/bin/fp8-gpu-tests" \
-       --gtest_filter='GemmGpu.DeepSeekRecipeSquare:GemmGpu.AccumulateIntoC:GemmGpu.RefusesBadArgumentsBeforeLaunch:GemmGpu.IrregularPromotionIntervals:GemmGpu.PromotionGroupingMatchesItsInterval:GemmGpu.EveryAcceptedRecipeClass:PlanVerifyGpu.*' \
+       --gtest_filter='GemmGpu.DeepSeekRecipeSquare:GemmGpu.AccumulateIntoC:GemmGpu.RefusesBadArgumentsBeforeLaunch:GemmGpu.IrregularPromotionIntervals:GemmGpu.PromotionGroupingMatchesItsInterval:GemmGpu.EveryAcceptedRecipeClass:GroupedGemmGpu.ContiguousEdgeCases:GroupedGemmGpu.MaskedEdgeCases:GroupedGemmGpu.ContiguousRaggedN:PlanVerifyGpu.*' \
        >"$out/memcheck.log" 2>&1; then
-    log "- compute-sanitizer memcheck (small shapes, incl. ragged and bad arguments, every recipe class, the irregular promotion intervals, the plan verdict): clean ($(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1))"
+    log "- compute-sanitizer memcheck (small shapes, incl. ragged and bad arguments, every recipe class, the irregular promotion intervals, grouped GEMMs' edge cases, the plan verdict): clean ($(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1))"
   else
     log "- compute-sanitizer memcheck: FAILED ($(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1))"
     status=1
@@ -117,6 +118,23 @@ elif "$build/bin/fp8-bench" --shapes "$root/bench/shapes.json" --iters 30 \
 else
   log "- fp8-bench: FAILED"
   tail -20 "$out/bench.log" | tee -a "$summary"
+  status=1
+fi
+
+# 5b. The grouped (MoE) GEMMs against a loop of cuBLASLt calls, one per
+# group.
+if ! want grouped; then :
+elif "$build/bin/fp8-bench" --grouped --shapes "$root/bench/shapes.json" \
+     --iters 20 --json "$out/grouped-bench.json" >"$out/grouped-bench.log" 2>&1; then
+  log ""
+  log "## fp8-bench --grouped (TFLOP/s of valid rows; L2 flushed; median of 20)"
+  log ""
+  log '```'
+  grep -vE '^device:' "$out/grouped-bench.log" | tee -a "$summary" >/dev/null
+  log '```'
+else
+  log "- fp8-bench --grouped: FAILED"
+  tail -20 "$out/grouped-bench.log" | tee -a "$summary"
   status=1
 fi
 

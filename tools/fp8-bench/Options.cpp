@@ -23,7 +23,7 @@ namespace {
       "                 [--sweep-widths 64,128,...] [--sweep-splits 1,2,...]\n"
       "                 [--tile JSON]\n"
       "                 [--recipe deepseek|per-tensor] [--promotion P]\n"
-      "                 [--trace]\n"
+      "                 [--trace] [--grouped]\n"
       "Benchmarks the generated sm_90a kernels against cuBLASLt on the\n"
       "shapes of FILE (default bench/shapes.json).\n"
       "  --recipe R     deepseek (default): A 1x128, B 128x128, the\n"
@@ -39,6 +39,11 @@ namespace {
       "  --sweep-widths W  the tile widths the sweep times (default 64-256)\n"
       "  --sweep-splits S  the split-K slice counts it times at M <= 1024\n"
       "                 (default 1,2,4,8)\n"
+      "  --grouped      the grouped (MoE) GEMMs of FILE's grouped_contiguous,\n"
+      "                 grouped_masked and grouped_masked_decode lists\n"
+      "                 (group rows drawn +-30%% around M_per_group, fixed\n"
+      "                 seed) against a loop of cuBLASLt block-scaled\n"
+      "                 GEMMs, one per group; TFLOP/s of the valid rows\n"
       "  --trace        compile our kernels with FP8_KERNEL_TRACE=1 and print\n"
       "                 each one's pipeline timeline (clock medians per\n"
       "                 k-block); the stamps cost time, so its TF/s are not\n"
@@ -113,6 +118,8 @@ Options parseArgs(int argc, char **argv) {
       o.jit = false;
     else if (a == "--trace")
       o.trace = true;
+    else if (a == "--grouped")
+      o.grouped = true;
     else if (a == "--sweep")
       o.sweep = true;
     else if (a == "--sweep-full")

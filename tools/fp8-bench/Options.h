@@ -29,6 +29,7 @@ struct Options {
   bool perTensor = false;         ///< --recipe per-tensor
   int promotion = 128;            ///< --promotion P (0: tensor cores only)
   bool trace = false;             ///< --trace: print each kernel's timeline
+  bool grouped = false; ///< --grouped: the grouped (MoE) section instead
 };
 
 /// Reads argv; prints the usage and exits 0 on --help, prints a message and

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/fp8-bench/Bench.h"
+#include "tools/fp8-bench/Grouped.h"
 #include "tools/fp8-bench/JitFigures.h"
 #include "tools/fp8-bench/Measure.h"
 #include "tools/fp8-bench/Options.h"
@@ -41,6 +42,16 @@ int main(int argc, char **argv) {
     return 2;
   }
   const ShapeFile file = readShapeFile(opt);
+  if (opt.grouped) {
+    const std::vector<GroupedShape> shapes = readGroupedShapes(opt);
+    Context ctx(opt);
+    json out = runGrouped(ctx, file, shapes);
+    out["device"] = ctx.dev->name;
+    out["sms"] = ctx.dev->smCount;
+    if (!opt.jsonOut.empty())
+      std::ofstream(opt.jsonOut) << out.dump(2) << "\n";
+    return 0;
+  }
   Context ctx(opt);
 
   json jsonRows = json::array();

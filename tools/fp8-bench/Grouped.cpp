@@ -1,0 +1,389 @@
+//===- Grouped.cpp - fp8-bench's grouped (MoE) section --------------------===//
+
+#include "tools/fp8-bench/Grouped.h"
+
+#include "core/InputFile.h"
+#include "core/JsonInput.h"
+#include "numerics/Formats.h"
+#include "runtime/GroupedGemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <random>
+
+namespace fp8::bench {
+
+using json = nlohmann::json;
+
+namespace {
+
+[[noreturn]] void refuse(const std::string &message) {
+  std::fprintf(stderr, "fp8-bench: %s\n", message.c_str());
+  std::exit(2);
+}
+
+GroupedShape readEntry(const json &e, const std::string &list,
+                       const std::string &path) {
+  auto dim = [&](const char *key, int64_t hi) -> int64_t {
+    if (!e.is_object() || !e.contains(key) || !e[key].is_number_integer())
+      return 0;
+    const int64_t v = e[key].get<int64_t>();
+    return v >= 1 && v <= hi ? v : 0;
+  };
+  GroupedShape s;
+  s.list = list;
+  s.kind = list == "grouped_contiguous" ? GemmKind::GroupedContiguous
+                                        : GemmKind::GroupedMasked;
+  s.decode = list == "grouped_masked_decode";
+  s.groups = dim("groups", 1024);
+  s.mPerGroup = dim("M_per_group", 1 << 16);
+  s.n = dim("N", kMaxBenchNK);
+  s.k = dim("K", kMaxBenchNK);
+  if (!s.groups || !s.mPerGroup || !s.n || !s.k)
+    refuse("expected each entry of '" + list + "' in '" + path +
+           "' to have integers groups in [1, 1024], M_per_group in [1, "
+           "65536], N and K in [1, " +
+           std::to_string(kMaxBenchNK) + "], found " + e.dump().substr(0, 200));
+  return s;
+}
+
+/// Each group's rows, +-30% around M_per_group (a fixed seed per shape).
+std::vector<int32_t> drawRows(const GroupedShape &s, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.7, 1.3);
+  std::vector<int32_t> rows;
+  for (int64_t g = 0; g < s.groups; ++g)
+    rows.push_back(
+        std::max<int32_t>(1, int32_t(std::lround(s.mPerGroup * u(rng)))));
+  return rows;
+}
+
+/// A masked slab: the most rows a draw can give, in whole 64-row tiles.
+int64_t slabRows(const GroupedShape &s) {
+  const int64_t most = int64_t(std::ceil(1.3 * double(s.mPerGroup))) + 1;
+  return (most + 63) / 64 * 64;
+}
+
+/// Random FP8 codes: normal samples, quantized once into a table and drawn
+/// with a fast generator (hundreds of MB per shape).
+std::vector<uint8_t> randomCodes(Context &ctx, size_t count) {
+  std::vector<uint8_t> table(4096);
+  for (auto &c : table)
+    c = numerics::floatToFP8(ctx.normal(ctx.rng), DType::E4M3FN);
+  std::vector<uint8_t> out(count);
+  uint64_t x = ctx.rng() | 1;
+  for (auto &c : out) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = table[x & 4095];
+  }
+  return out;
+}
+
+/// One shape's device data: A, B, scales (A's [K/128][rows], B's
+/// [G][N/128][K/128]), the groups, our D and the peer's.
+struct GroupedData {
+  std::vector<int32_t> rows;     ///< each group's valid rows
+  std::vector<int32_t> rowStart; ///< each group's first row of A / D
+  int64_t aRows = 0, slab = 0;   ///< rows of A as stored; masked slab
+  /// Scales between A's K blocks: the rows, rounded up to 4 so that the
+  /// row of scales is a 16-byte multiple (what TMA reads).
+  int64_t saPitch = 0;
+  std::vector<float> sa; ///< host copy of A's scales
+  DeviceBuffer dA, dB, dSa, dSb, dGroups, dD;
+  GroupedGemmTensors t;
+  GroupedGemmShape shape;
+};
+
+GroupedData makeData(Context &ctx, const GroupedShape &s, uint64_t seed) {
+  GroupedData g;
+  g.rows = drawRows(s, seed);
+  const bool masked = s.kind == GemmKind::GroupedMasked;
+  g.slab = masked ? slabRows(s) : 0;
+  std::vector<int32_t> groups;
+  int64_t row = 0;
+  if (!masked)
+    groups.push_back(0);
+  for (int64_t i = 0; i < s.groups; ++i) {
+    g.rowStart.push_back(int32_t(masked ? i * g.slab : row));
+    row += g.rows[size_t(i)];
+    groups.push_back(masked ? g.rows[size_t(i)] : int32_t(row));
+  }
+  g.aRows = masked ? s.groups * g.slab : row;
+  const int64_t kb = (s.k + 127) / 128, nb = (s.n + 127) / 128;
+  // 16 spare rows: a padded peer GEMM of the last group reads past it.
+  std::vector<uint8_t> a = randomCodes(ctx, size_t((g.aRows + 16) * s.k));
+  std::vector<uint8_t> b = randomCodes(ctx, size_t(s.groups * s.n * s.k));
+  g.saPitch = masked ? g.slab : (g.aRows + 3) / 4 * 4;
+  g.sa.resize(size_t(kb * g.saPitch * (masked ? s.groups : 1)));
+  for (auto &v : g.sa)
+    v = 0.01f * ctx.uni(ctx.rng);
+  std::vector<float> sb(size_t(s.groups * nb * kb));
+  for (auto &v : sb)
+    v = 0.01f * ctx.uni(ctx.rng);
+  g.dA = check(DeviceBuffer::fromHost(a), "A");
+  g.dB = check(DeviceBuffer::fromHost(b), "B");
+  g.dSa = check(DeviceBuffer::fromHost(g.sa), "A scales");
+  g.dSb = check(DeviceBuffer::fromHost(sb), "B scales");
+  g.dGroups = check(DeviceBuffer::fromHost(groups), "groups");
+  g.dD = check(DeviceBuffer::alloc(size_t(g.aRows * s.n * 2)), "D");
+  g.t.a = g.dA.get();
+  g.t.b = g.dB.get();
+  g.t.scaleA = g.dSa.get();
+  g.t.scaleB = g.dSb.get();
+  g.t.d = g.dD.get();
+  g.t.groups = static_cast<const int32_t *>(g.dGroups.get());
+  // A's scales [K/128][rows]: masked, one [K/128][slab] block per group.
+  g.t.scaleALdOuter = 1;
+  g.t.scaleALdK = g.saPitch;
+  g.shape.kind = s.kind;
+  g.shape.groups = s.groups;
+  g.shape.m = masked ? g.slab : g.aRows;
+  g.shape.n = s.n;
+  g.shape.k = s.k;
+  g.shape.expectedM = masked ? s.mPerGroup : 0;
+  return g;
+}
+
+/// A's scales of rows [row0, row0 + rows) as a packed [K/128][padded]
+/// tensor (cuBLASLt's activation layout), padding rows scaled by 1.
+std::vector<float> peerScalesA(const GroupedData &g, const GroupedShape &s,
+                               int64_t group, int64_t padded) {
+  const int64_t kb = (s.k + 127) / 128;
+  const bool masked = s.kind == GemmKind::GroupedMasked;
+  const int64_t ld = g.saPitch;
+  const int64_t base = masked ? group * kb * g.slab : g.rowStart[size_t(group)];
+  std::vector<float> out(size_t(kb * padded), 1.0f);
+  for (int64_t k = 0; k < kb; ++k)
+    for (int64_t r = 0; r < g.rows[size_t(group)]; ++r)
+      out[size_t(k * padded + r)] = g.sa[size_t(base + k * ld + r)];
+  return out;
+}
+
+/// The peer: one cuBLASLt block-scaled GEMM per group.
+struct PeerLoop {
+  std::vector<std::unique_ptr<CublasLtGemm>> gemms;
+  std::vector<DeviceBuffer> scales;
+  std::vector<int64_t> outRow; ///< each group's first row in `dP`
+  DeviceBuffer dP;
+  int padded = 0; ///< groups padded to a multiple of 16 rows
+  std::string note;
+};
+
+PeerLoop makePeer(Context &ctx, GroupedData &g, const GroupedShape &s) {
+  PeerLoop p;
+  int64_t rows = 0;
+  for (int64_t i = 0; i < s.groups; ++i) {
+    p.outRow.push_back(rows);
+    rows += (g.rows[size_t(i)] + 15) / 16 * 16;
+  }
+  p.dP =
+      check(DeviceBuffer::alloc(size_t(std::max<int64_t>(rows, 1) * s.n * 2)),
+            "peer D");
+  const int64_t kb = (s.k + 127) / 128, nb = (s.n + 127) / 128;
+  for (int64_t i = 0; i < s.groups; ++i) {
+    const int64_t m = g.rows[size_t(i)];
+    const auto *a = static_cast<const uint8_t *>(g.dA.get()) +
+                    int64_t(g.rowStart[size_t(i)]) * s.k;
+    const auto *sb = static_cast<const float *>(g.dSb.get()) + i * nb * kb;
+    auto *d = static_cast<uint16_t *>(p.dP.get()) + p.outRow[size_t(i)] * s.n;
+    const auto *b = static_cast<const uint8_t *>(g.dB.get()) + i * s.n * s.k;
+    auto gemm = std::make_unique<CublasLtGemm>();
+    Status st = Status::error("unset");
+    for (int64_t rowsPeer : {m, (m + 15) / 16 * 16}) {
+      p.scales.push_back(check(
+          DeviceBuffer::fromHost(peerScalesA(g, s, i, rowsPeer)), "scales"));
+      gemm = std::make_unique<CublasLtGemm>();
+      st =
+          gemm->init(ctx.lt, PeerKind::Fp8BlockScaled, rowsPeer, s.n, s.k, a, b,
+                     p.scales.back().get(), sb, d, ctx.ws.get(), ctx.wsBytes);
+      if (st.isOk()) {
+        p.padded += rowsPeer != m;
+        break;
+      }
+    }
+    if (!st.isOk()) {
+      p.note =
+          "cuBLASLt refused group " + std::to_string(i) + ": " + st.message();
+      p.gemms.clear();
+      return p;
+    }
+    p.gemms.push_back(std::move(gemm));
+  }
+  return p;
+}
+
+/// 1 - similarity of our D and the peer's over every group's valid rows
+/// (every 5th row), as fp8-bench's dense rows report it.
+double difference(const GroupedData &g, const PeerLoop &p,
+                  const GroupedShape &s) {
+  std::vector<uint16_t> ours(size_t(g.aRows * s.n));
+  std::vector<uint16_t> peer(p.dP.size() / 2);
+  checkOk(g.dD.download(ours), "download D");
+  checkOk(p.dP.download(peer), "download peer D");
+  double xy = 0, xx = 0;
+  for (int64_t i = 0; i < s.groups; ++i)
+    for (int64_t r = 0; r < g.rows[size_t(i)]; r += 5)
+      for (int64_t c = 0; c < s.n; ++c) {
+        const double x = numerics::bf16ToFloat(
+            ours[size_t((g.rowStart[size_t(i)] + r) * s.n + c)]);
+        const double y = numerics::bf16ToFloat(
+            peer[size_t((p.outRow[size_t(i)] + r) * s.n + c)]);
+        if (!std::isfinite(x) || !std::isfinite(y))
+          return 1.0;
+        xy += x * y;
+        xx += x * x + y * y;
+      }
+  return xx > 0 ? 1.0 - 2.0 * xy / xx : 0.0;
+}
+
+json measure(Context &ctx, const ShapeFile &file, const GroupedShape &s,
+             uint64_t seed) {
+  GroupedData g = makeData(ctx, s, seed);
+  int64_t valid = 0;
+  for (int32_t r : g.rows)
+    valid += r;
+  const double flops = 2.0 * double(valid) * double(s.n) * double(s.k);
+  GemmReport rep;
+  GemmOptions opts;
+  opts.tile = ctx.opt.tile;
+  checkOk(groupedGemm(ctx.recipe, g.shape, g.t, ctx.stream, opts, &rep),
+          "grouped GEMM");
+  checkOk(waitStream(ctx.stream, 60.0, "grouped GEMM"), "grouped GEMM");
+  GemmOptions fast = opts;
+  fast.checkExtents = false; // checked by the first call
+  Status timed = Status::ok();
+  const double ms = ctx.time(ctx.opt.iters, [&] {
+    if (Status st = groupedGemm(ctx.recipe, g.shape, g.t, ctx.stream, fast);
+        !st)
+      timed = st;
+  });
+  checkOk(timed, "grouped GEMM");
+  json row = {{"list", s.list},
+              {"groups", s.groups},
+              {"M_per_group", s.mPerGroup},
+              {"N", s.n},
+              {"K", s.k},
+              {"rows", g.rows},
+              {"valid_rows", valid},
+              {"kernel", rep.kernel},
+              {"tile", json::parse(toJSON(rep.tile))},
+              {"grid", rep.grid},
+              {"ms", ms},
+              {"tflops", flops / ms * 1e-9},
+              {"pct_peak", 100.0 * flops / ms * 1e-9 / file.peakTflops}};
+  const double weightBytes = double(s.groups) * double(s.n) * double(s.k);
+  if (s.decode) {
+    const double tbps = weightBytes / ms * 1e-9;
+    row["weight_tb_per_s"] = tbps;
+    row["pct_dram"] = 100.0 * tbps / file.tbps;
+  }
+  if (ctx.opt.peers) {
+    PeerLoop p = makePeer(ctx, g, s);
+    if (p.gemms.empty()) {
+      row["peer_note"] = p.note;
+    } else {
+      Status peerRun = Status::ok();
+      const double pms = ctx.time(ctx.opt.iters, [&] {
+        for (auto &gemm : p.gemms)
+          if (Status st = gemm->run(ctx.stream); !st)
+            peerRun = st;
+      });
+      checkOk(peerRun, "cuBLASLt loop");
+      checkOk(cuCheck(ctx.d->cuStreamSynchronize(ctx.stream), "sync"),
+              "peer loop");
+      row["peer_ms"] = pms;
+      row["peer_tflops"] = flops / pms * 1e-9;
+      row["ratio"] = pms / ms;
+      row["peer_groups_padded"] = p.padded;
+      row["difference"] = difference(g, p, s);
+    }
+  }
+  return row;
+}
+
+double geomean(const std::vector<double> &v) {
+  double s = 0;
+  for (double x : v)
+    s += std::log(x);
+  return v.empty() ? 0.0 : std::exp(s / double(v.size()));
+}
+
+} // namespace
+
+std::vector<GroupedShape> readGroupedShapes(const Options &opt) {
+  auto text = readInputFile(opt.shapes, 1 << 20, "shape file");
+  if (!text)
+    refuse(text.message());
+  auto parsed = parseJsonInput(*text, "the shape file '" + opt.shapes + "'");
+  if (!parsed)
+    refuse(parsed.message());
+  std::vector<GroupedShape> out;
+  for (const char *list :
+       {"grouped_contiguous", "grouped_masked", "grouped_masked_decode"}) {
+    if (!parsed->is_object() || !parsed->contains(list))
+      continue;
+    const json &entries = (*parsed)[list];
+    if (!entries.is_array())
+      refuse(std::string("expected '") + list + "' in '" + opt.shapes +
+             "' to be a list");
+    for (const json &e : entries)
+      out.push_back(readEntry(e, list, opt.shapes));
+  }
+  return out;
+}
+
+json runGrouped(Context &ctx, const ShapeFile &file,
+                const std::vector<GroupedShape> &shapes) {
+  json rows = json::array();
+  std::printf("%-22s %5s %6s %6s %6s | %9s %6s | %9s %7s %8s\n", "list", "G",
+              "M/grp", "N", "K", "TFLOP/s", "%peak", "peer TF/s", "ratio",
+              "%DRAM");
+  std::map<std::string, std::vector<double>> tf, ratio, dram;
+  uint64_t seed = 2026;
+  for (const GroupedShape &s : shapes) {
+    json row = measure(ctx, file, s, seed++);
+    std::printf("%-22s %5lld %6lld %6lld %6lld | %9.1f %6.1f | ",
+                s.list.c_str(), (long long)s.groups, (long long)s.mPerGroup,
+                (long long)s.n, (long long)s.k, row["tflops"].get<double>(),
+                row["pct_peak"].get<double>());
+    if (row.contains("ratio"))
+      std::printf("%9.1f %6.3fx", row["peer_tflops"].get<double>(),
+                  row["ratio"].get<double>());
+    else
+      std::printf("%9s %7s", "-", "-");
+    if (row.contains("pct_dram"))
+      std::printf(" %7.1f%%", row["pct_dram"].get<double>());
+    std::printf("\n");
+    tf[s.list].push_back(row["tflops"].get<double>());
+    if (row.contains("ratio"))
+      ratio[s.list].push_back(row["ratio"].get<double>());
+    if (row.contains("pct_dram"))
+      dram[s.list].push_back(row["pct_dram"].get<double>());
+    rows.push_back(row);
+  }
+  json summary = json::object();
+  for (const auto &[list, v] : tf) {
+    json l = {{"geomean_tflops", geomean(v)}};
+    if (!ratio[list].empty())
+      l["geomean_ratio"] = geomean(ratio[list]);
+    if (!dram[list].empty())
+      l["min_pct_dram"] =
+          *std::min_element(dram[list].begin(), dram[list].end());
+    summary[list] = l;
+    std::printf("%s: geomean %.1f TFLOP/s", list.c_str(), geomean(v));
+    if (!ratio[list].empty())
+      std::printf(", %.3fx the per-group cuBLASLt loop", geomean(ratio[list]));
+    if (!dram[list].empty())
+      std::printf(", at least %.1f%% of DRAM bandwidth on the weights",
+                  l["min_pct_dram"].get<double>());
+    std::printf("\n");
+  }
+  return {{"rows", rows}, {"summary", summary}};
+}
+
+} // namespace fp8::bench

@@ -1,0 +1,46 @@
+//===- Grouped.h - fp8-bench's grouped (MoE) section ------------*- C++ -*-===//
+//
+// fp8-bench --grouped: the grouped GEMMs of the shape file's
+// "grouped_contiguous", "grouped_masked" and "grouped_masked_decode" lists
+// ({"groups": G, "M_per_group": M, "N": N, "K": K}), each group's rows drawn
+// +-30% around M with a fixed seed. Our one launch (fp8::groupedGemm) is
+// timed against what a user would otherwise write: a loop of cuBLASLt
+// block-scaled GEMMs, one per group, on the same data (each group's rows
+// padded to a multiple of 16 where cuBLASLt refuses the exact count).
+// TFLOP/s count the valid rows only; decode rows also report the bandwidth
+// on the weight bytes (every expert's B is read once).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_TOOLS_FP8_BENCH_GROUPED_H
+#define FP8_TOOLS_FP8_BENCH_GROUPED_H
+
+#include "tools/fp8-bench/Measure.h"
+#include "tools/fp8-bench/ShapeFile.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace fp8::bench {
+
+/// One grouped shape of the shape file.
+struct GroupedShape {
+  std::string list; ///< the shape file's list it came from
+  GemmKind kind = GemmKind::GroupedContiguous;
+  int64_t groups = 1, mPerGroup = 0, n = 0, k = 0;
+  bool decode = false; ///< judged by the bandwidth on the weights
+};
+
+/// The grouped lists of `opt.shapes` (empty lists where the file has none);
+/// exits 2 with a message on a malformed entry.
+std::vector<GroupedShape> readGroupedShapes(const Options &opt);
+
+/// Measures every shape, prints a table, returns the JSON rows and a
+/// summary (geomeans per list).
+nlohmann::json runGrouped(Context &ctx, const ShapeFile &file,
+                          const std::vector<GroupedShape> &shapes);
+
+} // namespace fp8::bench
+
+#endif // FP8_TOOLS_FP8_BENCH_GROUPED_H
