@@ -203,7 +203,9 @@ namespace {
 void finishTile(const KernelSpec &spec, int smCount, int64_t groups,
                 int64_t rows, ConfigChoice &best) {
   const int64_t n = spec.n;
-  const int64_t kBlocks = (spec.k + 127) / 128;
+  const int64_t k =
+      spec.kind == GemmKind::GroupedK ? (spec.k + groups - 1) / groups : spec.k;
+  const int64_t kBlocks = (k + 127) / 128;
   const int64_t kGroups = sm90KSlices(spec);
   best.tile.swizzleGroup = 8;
   best.tile.persistent = true;
@@ -272,19 +274,37 @@ void finishTile(const KernelSpec &spec, int smCount, int64_t groups,
 
 ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
   const int64_t m = std::max<int64_t>(spec.m, 1);
-  const int64_t n = spec.n, k = spec.k;
+  const int64_t n = spec.n;
   // A grouped GEMM: G problems of `rows` rows each (contiguous: M is every
   // group's rows, taken as equal shares; masked: M is the rows a group is
-  // expected to hold), each with its own B.
+  // expected to hold; along K: M rows and an equal share of K each).
   const int64_t groups =
       spec.kind == GemmKind::Dense ? 1 : std::max<int64_t>(spec.groups, 1);
   const int64_t rows =
       spec.kind == GemmKind::GroupedContiguous ? (m + groups - 1) / groups : m;
   const int64_t allRows = rows * groups;
+  // Groups along K: each group's share of K (A's rows and B are shared).
+  const int64_t k =
+      spec.kind == GemmKind::GroupedK ? (spec.k + groups - 1) / groups : spec.k;
   const int64_t kBlocks = (k + 127) / 128;
   const int64_t kGroups = sm90KSlices(spec);
 
   const double outBytes = spec.out == DType::F32 ? 4.0 : 2.0;
+
+  int decodeWidth = 0;
+  if (groups > 1 && rows <= 64)
+    for (int bn : {256, 224, 192, 160, 128}) {
+      KernelSpec probe = spec;
+      probe.tile = TileConfig();
+      probe.tile.blockM = 64;
+      probe.tile.mathWarpgroups = 1;
+      probe.tile.blockN = bn;
+      probe.tile.stages = std::min(sm90MaxStages(probe), 8);
+      if (checkSm90Spec(probe).isOk()) {
+        decodeWidth = bn;
+        break;
+      }
+    }
 
   ConfigChoice best;
   best.predictedCost = 1e300;
@@ -307,11 +327,11 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       if (bn < 48 && n >= 2048)
         continue;
       // A grouped GEMM whose groups fit one 64-row tile (decode) streams
-      // the experts' weights: narrower tiles than 128 re-read A more often
-      // and issue smaller loads (measured, 32 groups of ~20 rows, N = 6144,
-      // K = 7168: 64x64 tiles 59.7% of DRAM bandwidth, 64x128 79.1%;
-      // docs/results/h100-2026-11-25-moe/sweep.log).
-      if (groups > 1 && rows <= 64 && bn < 128)
+      // the experts' weights: its widest legal tile re-reads A least and
+      // issues the largest loads (measured, 32 groups of ~20 rows, N =
+      // 6144, K = 7168: 64x64 tiles 59.7% of DRAM bandwidth, 64x128 79.1%,
+      // 64x192 82.5%, 64x256 85.8%; docs/results/h100-2026-11-25-moe/).
+      if (decodeWidth > 0 && (bm != 64 || bn != decodeWidth))
         continue;
       KernelSpec probe = spec;
       probe.tile = TileConfig();

@@ -273,14 +273,16 @@ Status checkBlockM192(const KernelSpec &s) {
 
 /// What a grouped kernel needs on top of the dense rules: one persistent
 /// grid walking every group's tiles (no split-K, no split tail; the tile
-/// count is device data), D written (not accumulated into), and in the
-/// contiguous form A scales that do not span rows (a group starts at any
-/// row).
+/// count is device data), D written (not accumulated into) unless the
+/// groups are along K (weight gradients accumulate), in the contiguous
+/// form A scales that do not span rows (a group starts at any row), and
+/// along K scale blocks of 128 (a group starts at a multiple of 128).
 Status checkSm90Grouped(const KernelSpec &s) {
   if (s.kind == GemmKind::Dense)
     return Status::ok();
-  const char *form =
-      s.kind == GemmKind::GroupedContiguous ? "contiguous" : "masked";
+  const char *form = s.kind == GemmKind::GroupedContiguous ? "contiguous"
+                     : s.kind == GemmKind::GroupedMasked   ? "masked"
+                                                           : "K";
   const TileConfig &t = s.tile;
   if (!t.persistent || t.splitK != 1 || t.tailSplit != 1)
     return errorf("expected a persistent grid with split_k 1 and tail_split "
@@ -288,9 +290,19 @@ Status checkSm90Grouped(const KernelSpec &s) {
                   "tiles), found ",
                   t.persistent ? "" : "a non-persistent grid, ", "split_k ",
                   t.splitK, ", tail_split ", t.tailSplit);
-  if (s.accumulate)
+  if (s.accumulate && s.kind != GemmKind::GroupedK)
     return errorf("expected no accumulation into C in a ", form,
                   " grouped GEMM (D is written, not updated)");
+  if (s.kind == GemmKind::GroupedK)
+    for (const OperandSpec *o : {&s.a, &s.b}) {
+      const int64_t kb = o->granularity.cols;
+      if (kb != Granularity::kWhole && kb != 128)
+        return errorf("expected K blocks of 128 (or scales constant along "
+                      "K) in a K-grouped GEMM, whose groups start at "
+                      "multiples of 128, found ",
+                      o == &s.a ? "A" : "B", " granularity ",
+                      toString(o->granularity));
+    }
   const int64_t rows = s.a.granularity.rows;
   if (s.kind == GemmKind::GroupedContiguous && rows != 1 &&
       rows != Granularity::kWhole)

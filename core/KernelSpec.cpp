@@ -38,13 +38,15 @@ std::string_view toString(GemmKind k) {
     return "grouped_contiguous";
   case GemmKind::GroupedMasked:
     return "grouped_masked";
+  case GemmKind::GroupedK:
+    return "grouped_k";
   }
   return "?";
 }
 
 std::optional<GemmKind> parseGemmKind(std::string_view s) {
-  for (GemmKind k :
-       {GemmKind::Dense, GemmKind::GroupedContiguous, GemmKind::GroupedMasked})
+  for (GemmKind k : {GemmKind::Dense, GemmKind::GroupedContiguous,
+                     GemmKind::GroupedMasked, GemmKind::GroupedK})
     if (toString(k) == s)
       return k;
   return std::nullopt;
@@ -64,13 +66,27 @@ static std::string granTag(const Granularity &g) {
 
 namespace {
 /// The part of a spec's identity that is the problem: every field but M, the
-/// group count (the dense generators take none) and the tile.
-std::string problemPart(const KernelSpec &s) {
+/// group count (the dense generators take none), a K-grouped GEMM's K (both
+/// launch values) and the tile; `withK` adds that K.
+std::string problemPart(const KernelSpec &s, bool withK) {
   std::string p = "fp8_gemm_";
   p += s.arch == Arch::SM90a ? "sm90a" : "sm100a";
-  if (s.kind != GemmKind::Dense)
-    p += s.kind == GemmKind::GroupedContiguous ? "_gc" : "_gm";
-  p += "_n" + std::to_string(s.n) + "_k" + std::to_string(s.k);
+  switch (s.kind) {
+  case GemmKind::Dense:
+    break;
+  case GemmKind::GroupedContiguous:
+    p += "_gc";
+    break;
+  case GemmKind::GroupedMasked:
+    p += "_gm";
+    break;
+  case GemmKind::GroupedK:
+    p += "_gk";
+    break;
+  }
+  p += "_n" + std::to_string(s.n);
+  if (s.kind != GemmKind::GroupedK || withK)
+    p += "_k" + std::to_string(s.k);
   p += "_";
   p += tagOf(s.a.format);
   p += s.a.layout == Layout::KMajor ? "t" : "n";
@@ -109,11 +125,11 @@ std::string tilePart(const TileConfig &t) {
 } // namespace
 
 std::string KernelSpec::kernelName() const {
-  return problemPart(*this) + "_" + tilePart(tile);
+  return problemPart(*this, false) + "_" + tilePart(tile);
 }
 
 std::string KernelSpec::problemKey() const {
-  return problemPart(*this) + "_m" + std::to_string(m);
+  return problemPart(*this, true) + "_m" + std::to_string(m);
 }
 
 Status checkGemmShape(const KernelSpec &s) {

@@ -32,6 +32,11 @@ enum class GemmKind : uint8_t {
   /// A is [groups, maxM, K]; only the first valid_rows[g] rows of a group
   /// are computed (the DeepGEMM "masked" layout for decode).
   GroupedMasked,
+  /// Groups stacked along K (the experts' weight gradients): A [M, K] and
+  /// B [N, K] hold every group's K slab, boundaries from an offsets tensor
+  /// (multiples of 128); D is [groups, M, N]. K is a launch value (the
+  /// tokens of a step) and takes no part in the kernel's code or name.
+  GroupedK,
 };
 
 /// One FP8 input operand: element format, physical layout, scale granularity
@@ -155,7 +160,8 @@ Status checkGemmShape(const KernelSpec &s);
 Status checkDenseGemmShape(const KernelSpec &s);
 
 std::string_view toString(GemmKind k);
-/// "dense", "grouped_contiguous" or "grouped_masked"; nullopt otherwise.
+/// "dense", "grouped_contiguous", "grouped_masked" or "grouped_k"; nullopt
+/// otherwise.
 std::optional<GemmKind> parseGemmKind(std::string_view s);
 
 std::string_view toString(PromotionOverlap o);

@@ -37,11 +37,99 @@ Expected<QuantizedTensor> sliceRows(const QuantizedTensor &q, int64_t begin,
   return s;
 }
 
+Expected<QuantizedTensor> sliceCols(const QuantizedTensor &q, int64_t begin,
+                                    int64_t end) {
+  FP8_RETURN_IF_ERROR(validate(q, "the sliced tensor"));
+  const int64_t cb = q.granularity.cols;
+  if (begin < 0 || end < begin || end > q.cols)
+    return errorf("expected columns [begin, end) within [0, ", q.cols,
+                  "], found [", begin, ", ", end, ")");
+  if (cb != Granularity::kWhole && begin % cb != 0)
+    return errorf("expected a slice of a tensor whose scales span ", cb,
+                  " columns to start at a multiple of ", cb, ", found column ",
+                  begin);
+  QuantizedTensor s;
+  s.format = q.format;
+  s.rows = q.rows;
+  s.cols = end - begin;
+  s.granularity = q.granularity;
+  s.codes.resize(size_t(s.rows * s.cols));
+  for (int64_t r = 0; r < s.rows; ++r)
+    std::copy(q.codes.begin() + r * q.cols + begin,
+              q.codes.begin() + r * q.cols + end, s.codes.begin() + r * s.cols);
+  s.scaleRows = q.scaleRows;
+  s.scaleCols = q.granularity.scaleCols(s.cols);
+  const int64_t first = cb == Granularity::kWhole ? 0 : begin / cb;
+  for (int64_t r = 0; r < s.scaleRows; ++r)
+    for (int64_t j = 0; j < s.scaleCols; ++j) {
+      const size_t at = size_t(r * q.scaleCols + first + j);
+      s.scales.push_back(q.scales[at]);
+      if (!q.scaleCodes.empty())
+        s.scaleCodes.push_back(q.scaleCodes[at]);
+    }
+  return s;
+}
+
+namespace {
+
+/// The K-grouped form: D_g = A[:, K_g] * B[:, K_g]^T (+ C_g).
+Expected<std::vector<float>> groupedAlongK(const GroupedRows &rows,
+                                           const QuantizedTensor &a,
+                                           const QuantizedTensor &b,
+                                           const ReferenceGemmOptions &options,
+                                           const float *c) {
+  const int64_t g = int64_t(rows.groups.size()) - 1;
+  if (g < 1)
+    return errorf("expected at least 2 offsets along K, found ",
+                  rows.groups.size());
+  if (a.cols != b.cols)
+    return errorf("expected A and B to share K, found ", a.cols, " and ",
+                  b.cols);
+  const int64_t m = a.rows, n = b.rows;
+  for (int64_t i = 0; i <= g; ++i) {
+    const int64_t v = rows.groups[size_t(i)];
+    const int64_t lo = i > 0 ? rows.groups[size_t(i - 1)] : 0;
+    if ((i == 0 && v != 0) || v < lo || v > a.cols || v % 128 != 0)
+      return errorf("expected offsets[", i, "] in [", lo, ", ", a.cols,
+                    "], a multiple of 128 (non-decreasing from 0), found ", v);
+  }
+  std::vector<float> d(size_t(g * m * n), 0.0f);
+  for (int64_t i = 0; i < g; ++i) {
+    const int64_t k0 = rows.groups[size_t(i)], k1 = rows.groups[size_t(i + 1)];
+    const float *ci = c ? c + i * m * n : nullptr;
+    float *di = d.data() + i * m * n;
+    if (k0 == k1) { // an empty group: zeros, or C
+      if (ci)
+        std::copy(ci, ci + m * n, di);
+      continue;
+    }
+    auto ai = sliceCols(a, k0, k1);
+    auto bi = sliceCols(b, k0, k1);
+    if (!ai || !bi)
+      return (!ai ? ai.status() : bi.status())
+          .withContext("group " + std::to_string(i));
+    auto r =
+        referenceGemm(*ai, Layout::KMajor, *bi, Layout::KMajor, ci, options);
+    if (!r)
+      return r.status().withContext("group " + std::to_string(i));
+    std::copy(r->begin(), r->end(), di);
+  }
+  return d;
+}
+
+} // namespace
+
 Expected<std::vector<float>>
 groupedReferenceGemm(const GroupedRows &rows,
                      const std::vector<QuantizedTensor> &a,
                      const std::vector<QuantizedTensor> &b, float fill,
-                     const ReferenceGemmOptions &options) {
+                     const ReferenceGemmOptions &options, const float *c) {
+  if (rows.kind == GemmKind::GroupedK) {
+    if (a.size() != 1 || b.size() != 1)
+      return errorf("expected one A and one B along K, found ", a.size(),
+                    " and ", b.size());
+    return groupedAlongK(rows, a[0], b[0], options, c);
+  }
   const bool contiguous = rows.kind == GemmKind::GroupedContiguous;
   if (rows.kind == GemmKind::Dense)
     return errorf("expected a grouped form (contiguous or masked), found a "
@@ -88,11 +176,11 @@ groupedReferenceGemm(const GroupedRows &rows,
     auto ai = sliceRows(a[contiguous ? 0 : size_t(i)], begin, end);
     if (!ai)
       return ai.status().withContext("group " + std::to_string(i));
+    const int64_t row0 = contiguous ? begin : i * slab;
     auto di = referenceGemm(*ai, Layout::KMajor, b[size_t(i)], Layout::KMajor,
-                            nullptr, options);
+                            c ? c + row0 * n : nullptr, options);
     if (!di)
       return di.status().withContext("group " + std::to_string(i));
-    const int64_t row0 = contiguous ? begin : i * slab;
     std::copy(di->begin(), di->end(), d.begin() + row0 * n);
   }
   return d;

@@ -36,24 +36,32 @@ namespace fp8::numerics {
 Expected<QuantizedTensor> sliceRows(const QuantizedTensor &q, int64_t begin,
                                     int64_t end);
 
-/// The groups of A (and D) in a grouped GEMM.
+/// Columns [begin, end) of a k_major quantized tensor as a tensor of its
+/// own, from a multiple of the scale block's columns (any column when the
+/// scales are constant along the rows).
+Expected<QuantizedTensor> sliceCols(const QuantizedTensor &q, int64_t begin,
+                                    int64_t end);
+
+/// The groups of a grouped GEMM.
 struct GroupedRows {
   GemmKind kind = GemmKind::GroupedContiguous;
   /// Contiguous: offsets [G + 1] into A's rows. Masked: valid rows [G].
+  /// Along K: offsets [G + 1] into A's and B's columns.
   std::vector<int32_t> groups;
 };
 
 /// D of a grouped GEMM, row-major: contiguous [M, N] (M = A's rows), masked
-/// [G, max_m, N]. A is the whole contiguous tensor ([M, K], scales of one
-/// row or the whole tensor) or, masked, one [max_m, K] tensor per group; B
-/// one [N, K] tensor per group. Rows outside every group are `fill`. Fails
-/// on a group tensor that breaks the form (checked like the runtime's
-/// checkGroupValues) or on operands referenceGemm refuses.
-Expected<std::vector<float>>
-groupedReferenceGemm(const GroupedRows &rows,
-                     const std::vector<QuantizedTensor> &a,
-                     const std::vector<QuantizedTensor> &b, float fill,
-                     const ReferenceGemmOptions &options = {});
+/// [G, max_m, N], along K [G, M, N]. A is the whole contiguous tensor ([M,
+/// K], scales of one row or the whole tensor), masked one [max_m, K] tensor
+/// per group, along K one [M, K] tensor; B one [N, K] tensor per group
+/// (along K: one for all). Rows outside every group are `fill`; `c`, when
+/// given, is added (D's shape, FP32). Fails on a group tensor that breaks
+/// the form (checked like the runtime's checkGroupValues) or on operands
+/// referenceGemm refuses.
+Expected<std::vector<float>> groupedReferenceGemm(
+    const GroupedRows &rows, const std::vector<QuantizedTensor> &a,
+    const std::vector<QuantizedTensor> &b, float fill,
+    const ReferenceGemmOptions &options = {}, const float *c = nullptr);
 
 /// Where the routed tokens go: T tokens, each sent to `topK` experts.
 struct MoePermutation {

@@ -13,13 +13,25 @@ namespace {
 constexpr int64_t kMaxInt = (int64_t(1) << 31) - 1;
 
 const char *formName(GemmKind k) {
-  return k == GemmKind::GroupedContiguous ? "contiguous" : "masked";
+  return k == GemmKind::GroupedContiguous ? "contiguous"
+         : k == GemmKind::GroupedMasked   ? "masked"
+                                          : "K-grouped";
 }
 
-/// The rows of A and D as stored: every group's (contiguous) or G slabs of
-/// max_m (masked).
+/// The rows of A as stored: every group's (contiguous), G slabs of max_m
+/// (masked) or M (along K).
 int64_t storedRows(GemmKind kind, int64_t groups, int64_t m) {
   return kind == GemmKind::GroupedMasked ? groups * m : m;
+}
+
+/// The rows of D: A's, or G slabs of M (along K).
+int64_t resultRows(GemmKind kind, int64_t groups, int64_t m) {
+  return kind == GemmKind::GroupedK ? groups * m : storedRows(kind, groups, m);
+}
+
+/// Values of the group tensor: offsets (G + 1) or valid rows (G).
+int64_t groupValues(GemmKind kind, int64_t groups) {
+  return kind == GemmKind::GroupedMasked ? groups : groups + 1;
 }
 
 /// The spec of a recipe's grouped GEMM (M: the rows the tile is chosen for).
@@ -48,17 +60,19 @@ Status checkGroupedShape(const KernelSpec &s, int64_t m,
                   "dense one: fp8::gemm runs those");
   if (s.groups < 1 || s.groups > kMaxInt)
     return errorf("expected G in [1, 2^31), found ", s.groups);
-  if (m < 0 || storedRows(s.kind, s.groups, m) > kMaxInt)
-    return errorf("expected the rows of A (", formName(s.kind), ": ",
-                  s.kind == GemmKind::GroupedMasked ? "G x max_m" : "M",
-                  ") in [0, 2^31), found ", storedRows(s.kind, s.groups, m));
-  if (s.groups * s.n > kMaxInt)
+  if (m < 0 || resultRows(s.kind, s.groups, m) > kMaxInt)
+    return errorf("expected the rows of D (", formName(s.kind), ": ",
+                  s.kind == GemmKind::GroupedContiguous ? "M"
+                  : s.kind == GemmKind::GroupedMasked   ? "G x max_m"
+                                                        : "G x M",
+                  ") in [0, 2^31), found ", resultRows(s.kind, s.groups, m));
+  if (s.kind != GemmKind::GroupedK && s.groups * s.n > kMaxInt)
     return errorf("expected G x N below 2^31 (the rows of B), found ", s.groups,
                   " x ", s.n);
   if (!t.groups)
     return errorf("expected a device pointer to the group tensor (",
-                  s.kind == GemmKind::GroupedContiguous ? "offsets, G + 1 int32"
-                                                        : "valid rows, G int32",
+                  s.kind == GemmKind::GroupedMasked ? "valid rows, G int32"
+                                                    : "offsets, G + 1 int32",
                   "), found null");
   if (reinterpret_cast<uintptr_t>(t.groups) % 4)
     return errorf("expected the group tensor to be 4-byte aligned (int32), "
@@ -67,10 +81,14 @@ Status checkGroupedShape(const KernelSpec &s, int64_t m,
   if (t.scaleAGroupStride < 0 || t.scaleBGroupStride < 0)
     return errorf("expected non-negative group strides of the scales, found ",
                   t.scaleAGroupStride, " and ", t.scaleBGroupStride);
-  if (s.kind == GemmKind::GroupedContiguous && t.scaleAGroupStride)
-    return errorf("expected no group stride for A's scales in the contiguous "
-                  "form (they cover all of A), found ",
+  if (s.kind != GemmKind::GroupedMasked && t.scaleAGroupStride)
+    return errorf("expected no group stride for A's scales in the ",
+                  formName(s.kind), " form (they cover all of A), found ",
                   t.scaleAGroupStride);
+  if (s.kind == GemmKind::GroupedK && t.scaleBGroupStride)
+    return errorf("expected no group stride for B's scales in the K-grouped "
+                  "form (they cover all of B), found ",
+                  t.scaleBGroupStride);
   return Status::ok();
 }
 
@@ -128,13 +146,10 @@ Status groupedGemm(const KernelSpec &spec, int64_t m,
     return dev.status();
   if (options.checkExtents)
     FP8_RETURN_IF_ERROR(checkDeviceExtent(
-        *(*dev)->driver, t.groups,
-        (spec.kind == GemmKind::GroupedContiguous ? spec.groups + 1
-                                                  : spec.groups) *
-            4,
+        *(*dev)->driver, t.groups, groupValues(spec.kind, spec.groups) * 4,
         "the group tensor"));
   // The tile is chosen for the rows a group is expected to hold (masked)
-  // or for all rows (contiguous).
+  // or for all rows (contiguous; along K, M).
   const int64_t hint =
       spec.kind == GemmKind::GroupedMasked && spec.m > 0 ? spec.m : m;
   Expected<KernelSpec> s = gemmLaunchSpec(spec, hint, (*dev)->smCount, options);
@@ -154,8 +169,10 @@ Status groupedGemm(const GemmRecipe &r, const GroupedGemmShape &shape,
 
 Status checkGroupValues(const GroupedGemmShape &shape, const int32_t *groups,
                         int64_t count) {
-  const bool contiguous = shape.kind == GemmKind::GroupedContiguous;
-  const int64_t want = contiguous ? shape.groups + 1 : shape.groups;
+  const bool contiguous = shape.kind != GemmKind::GroupedMasked;
+  const bool alongK = shape.kind == GemmKind::GroupedK;
+  const int64_t end = alongK ? shape.k : shape.m;
+  const int64_t want = groupValues(shape.kind, shape.groups);
   if (count != want)
     return errorf("expected ", want, " group values (",
                   contiguous ? "offsets, G + 1" : "valid rows, G", "), found ",
@@ -166,9 +183,15 @@ Status checkGroupValues(const GroupedGemmShape &shape, const int32_t *groups,
       const int64_t prev = g == 0 ? 0 : groups[g - 1];
       if (g == 0 && v != 0)
         return errorf("expected offsets[0] == 0, found ", v);
-      if (v < prev || v > shape.m)
-        return errorf("expected offsets[", g, "] in [", prev, ", ", shape.m,
-                      "] (non-decreasing, at most M), found ", v);
+      if (v < prev || v > end)
+        return errorf("expected offsets[", g, "] in [", prev, ", ", end,
+                      "] (non-decreasing, at most ", alongK ? "K" : "M",
+                      "), found ", v);
+      if (alongK && v % 128 != 0)
+        return errorf("expected offsets[", g,
+                      "] to be a multiple of 128 (a group along K starts at a "
+                      "scale block), found ",
+                      v);
     } else if (v < 0 || v > shape.m) {
       return errorf("expected valid_rows[", g, "] in [0, ", shape.m,
                     "] (max_m), found ", v);
@@ -183,9 +206,7 @@ Status checkGroupTensor(const GroupedGemmShape &shape, const int32_t *groups,
   if (!dev)
     return dev.status();
   const CudaDriver &d = *(*dev)->driver;
-  const int64_t count = shape.kind == GemmKind::GroupedContiguous
-                            ? shape.groups + 1
-                            : shape.groups;
+  const int64_t count = groupValues(shape.kind, shape.groups);
   FP8_RETURN_IF_ERROR(
       checkDeviceExtent(d, groups, count * 4, "the group tensor"));
   FP8_RETURN_IF_ERROR(waitStream(stream, 60.0, "the group tensor's producer"));

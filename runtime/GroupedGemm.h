@@ -3,8 +3,8 @@
 // G scaled GEMMs D_g = A_g * B_g^T sharing a recipe, N and K: the experts of
 // a mixture-of-experts layer. One launch of one persistent kernel walks the
 // tiles of every group; the group boundaries are device data (no host
-// synchronisation, so the call can sit in a CUDA graph). Two forms, as
-// `fp8.grouped_scaled_matmul` states them:
+// synchronisation, so the call can sit in a CUDA graph). Three forms; the
+// first two are those of `fp8.grouped_scaled_matmul`:
 //
 //   contiguous  A [M, K] and D [M, N] hold the groups' rows one after the
 //               other (tokens sorted by expert); groups = offsets [G + 1]
@@ -16,16 +16,24 @@
 //               [G] (int32): the first groups[g] rows of group g are
 //               computed, D's other rows are not written and A's do not
 //               affect the result (TMA may fetch them with the tile).
+//   grouped_k   the experts' weight gradients dW_g = dY_g^T X_g: A [M, K]
+//               and B [N, K] hold every group's K slab (tokens, K-major:
+//               the transposed activations and gradients); groups =
+//               offsets [G + 1] along K, multiples of 128; D [G, M, N],
+//               f32 or bf16, optionally accumulated into (C may be D). An
+//               empty group writes zeros (or C).
 //
-// B is [G, N, K] (k_major); B's scales are G stacked scale tensors of one
-// [N, K] matrix each, A's cover all of A (contiguous) or are G stacked
-// tensors of one [max_m, K] slab each (masked). The scale rules are those of
-// fp8::gemm; in the contiguous form A's scales cover one row (1x128,
-// per-row) or the whole tensor, since a group starts at any row.
+// Along M, B is [G, N, K] (k_major); B's scales are G stacked scale tensors
+// of one [N, K] matrix each, A's cover all of A (contiguous) or are G
+// stacked tensors of one [max_m, K] slab each (masked). Along K the scales
+// cover all of A and all of B, in K blocks of 128. The scale rules are
+// those of fp8::gemm; in the contiguous form A's scales cover one row
+// (1x128, per-row) or the whole tensor, since a group starts at any row.
 //
 // Group tensors that break the form (offsets outside [0, M] or decreasing,
-// valid rows outside [0, max_m]) are clamped by the kernel, never a fault;
-// checkGroupTensor reads one back and names what is wrong.
+// valid rows outside [0, max_m], offsets along K that are no multiple of
+// 128) are clamped by the kernel, never a fault; checkGroupTensor reads one
+// back and names what is wrong.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_GROUPEDGEMM_H
@@ -43,9 +51,10 @@ struct GroupedGemmShape {
   GemmKind kind = GemmKind::GroupedContiguous;
   int64_t groups = 1; ///< G
   /// Contiguous: rows of A and D (every group's). Masked: rows of each
-  /// group's slab (max_m).
+  /// group's slab (max_m). Along K: rows of A and of each group's D.
   int64_t m = 0;
-  int64_t n = 0, k = 0;
+  int64_t n = 0;
+  int64_t k = 0; ///< along K: every group's K (the columns of A and B)
   /// Masked: the rows a group is expected to hold, which the tile is chosen
   /// for (decode: a few tokens per expert); 0: max_m.
   int64_t expectedM = 0;
@@ -88,7 +97,8 @@ Status groupedGemm(const KernelSpec &spec, int64_t m,
 
 /// Copies the group tensor to the host (synchronising `stream`) and checks
 /// it against the form: contiguous offsets non-decreasing from 0 to at most
-/// M, masked valid rows in [0, max_m]. For tests and verifying runs; the
+/// M, masked valid rows in [0, max_m], offsets along K non-decreasing
+/// multiples of 128 from 0 to at most K. For tests and verifying runs; the
 /// kernel itself clamps and never reads back.
 Status checkGroupTensor(const GroupedGemmShape &shape, const int32_t *groups,
                         CUstream stream);

@@ -127,7 +127,10 @@ Operands operandsOf(const KernelSpec &s, int64_t m, const GemmTensors &t,
   const bool masked = s.kind == GemmKind::GroupedMasked;
   storedShape(s.a, m, s.k, o.ar, o.ac);
   storedShape(s.b, s.n, s.k, o.br, o.bc);
-  o.br *= g.count; // the groups' [N, K] matrices, stacked
+  const bool alongK = s.kind == GemmKind::GroupedK;
+  if (s.kind != GemmKind::Dense && !alongK)
+    o.br *= g.count; // the groups' [N, K] matrices, stacked
+  o.dRows = alongK ? g.count * m : m;
   o.lda = t.lda ? t.lda : o.ac;
   o.ldb = t.ldb ? t.ldb : o.bc;
   o.ldd = t.ldd ? t.ldd : s.n;
@@ -142,7 +145,7 @@ Operands operandsOf(const KernelSpec &s, int64_t m, const GemmTensors &t,
   };
   if (masked && !o.groups.saStride)
     o.groups.saStride = packed(o.sa);
-  if (s.kind != GemmKind::Dense && !o.groups.sbStride)
+  if (s.kind != GemmKind::Dense && !alongK && !o.groups.sbStride)
     o.groups.sbStride = packed(o.sb);
   return o;
 }
@@ -208,7 +211,7 @@ namespace {
 
 /// Asks the driver whether every buffer is device memory as large as the
 /// shape needs.
-Status checkExtents(const CudaDriver &d, const KernelSpec &s, int64_t m,
+Status checkExtents(const CudaDriver &d, const KernelSpec &s,
                     const GemmTensors &t, const Operands &o) {
   const int64_t n = s.n;
   FP8_RETURN_IF_ERROR(
@@ -216,14 +219,15 @@ Status checkExtents(const CudaDriver &d, const KernelSpec &s, int64_t m,
   FP8_RETURN_IF_ERROR(
       checkDeviceExtent(d, t.b, (o.br - 1) * o.ldb + o.bc, "B"));
   FP8_RETURN_IF_ERROR(
-      checkDeviceExtent(d, t.d, ((m - 1) * o.ldd + n) * o.ob, "D"));
+      checkDeviceExtent(d, t.d, ((o.dRows - 1) * o.ldd + n) * o.ob, "D"));
   if (s.accumulate)
     FP8_RETURN_IF_ERROR(
-        checkDeviceExtent(d, t.c, ((m - 1) * o.ldc + n) * o.ob, "C"));
+        checkDeviceExtent(d, t.c, ((o.dRows - 1) * o.ldc + n) * o.ob, "C"));
   const ScaleGeometry &sa = o.sa, &sb = o.sb;
   const Sm90Groups &g = o.groups;
   const int64_t aGroups = s.kind == GemmKind::GroupedMasked ? g.count : 1;
-  const int64_t bGroups = s.kind == GemmKind::Dense ? 1 : g.count;
+  const int64_t bGroups =
+      s.kind == GemmKind::Dense || s.kind == GemmKind::GroupedK ? 1 : g.count;
   FP8_RETURN_IF_ERROR(checkDeviceExtent(d, t.scaleA,
                                         ((aGroups - 1) * g.saStride +
                                          (sa.rows - 1) * sa.ldOuter +
@@ -258,7 +262,7 @@ std::optional<ScaleBox> scaleBox(const KernelSpec &s, bool isA,
   const ScaleGeometry &g = isA ? o.sa : o.sb;
   ScaleBox b{isA ? t.scaleA : t.scaleB, isA ? g.rows : g.cols,
              isA ? g.cols : g.rows, isA ? g.ldK : g.ldOuter};
-  if (!isA && s.kind != GemmKind::Dense) {
+  if (!isA && s.kind != GemmKind::Dense && s.kind != GemmKind::GroupedK) {
     if (o.groups.sbStride != g.rows * g.ldOuter)
       return std::nullopt;
     b.outer *= o.groups.count;
@@ -309,7 +313,7 @@ Expected<const LoadedKernel *> loadWithMaps(const CudaDriver &d,
         if (!loaded->launch.tmaStore)
           continue;
         slot = 2;
-        map = encodeTensorMap2D(d, t.d, p.elemBytes, m, n, o.ldd * o.ob,
+        map = encodeTensorMap2D(d, t.d, p.elemBytes, o.dRows, n, o.ldd * o.ob,
                                 p.boxOuter, p.boxInner, p.swizzleBytes, "D");
         break;
       case TmaPlan::Operand::ScaleA:
@@ -360,6 +364,8 @@ Sm90Grid sm90Grid(const LoadedKernel &kn, const KernelSpec &s, int64_t m,
   else if (s.kind == GemmKind::GroupedMasked)
     mGroups = groups.count * fp8k::gemmTileGroups<int64_t>(
                                  groups.rows, li.blockM, li.clusterM);
+  else if (s.kind == GemmKind::GroupedK)
+    mGroups *= groups.count;
   const int64_t nGroups =
       fp8k::gemmTileGroups<int64_t>(n, li.blockN, li.clusterN);
   Sm90Grid g;
@@ -403,6 +409,7 @@ Expected<Sm90Params> sm90Params(const CudaDriver &d, CUstream stream,
   params.group_rows = int(o.groups.rows);
   params.sa_ld_group = o.groups.saStride;
   params.sb_ld_group = o.groups.sbStride;
+  params.k = int(std::min<int64_t>(o.ac, (int64_t(1) << 31) - 1));
   if (li.splitK > 1 || g.tail.split > 1) {
     // Split-K: every tile's slices; a split tail: its tiles' (numbered
     // from the first split one, each CTA of a cluster its own).
@@ -429,7 +436,7 @@ Status launchSm90(const CudaDevice &dev, const KernelSpec &s, int64_t m,
                   const GemmOptions &options, GemmReport *report) {
   const CudaDriver &d = *dev.driver;
   if (options.checkExtents)
-    FP8_RETURN_IF_ERROR(checkExtents(d, s, m, t, o));
+    FP8_RETURN_IF_ERROR(checkExtents(d, s, t, o));
 
   const int canTma = sm90ScaleTmaOperands(s);
   int scaleTma = 0;

@@ -36,10 +36,11 @@ struct Sm90Groups {
 };
 
 /// The operands of one launch as stored: rows and columns (A: all groups'
-/// rows, B: all groups' stacked [N, K] matrices), pitches in elements, the
-/// output's element size, and one group's scale geometry.
+/// rows, B: all groups' stacked [N, K] matrices; along K both are shared),
+/// D's rows, pitches in elements, the output's element size, and one
+/// group's scale geometry.
 struct Operands {
-  int64_t ar = 0, ac = 0, br = 0, bc = 0;
+  int64_t ar = 0, ac = 0, br = 0, bc = 0, dRows = 0;
   int64_t lda = 0, ldb = 0, ldd = 0, ldc = 0, ob = 0;
   ScaleGeometry sa, sb;
   Sm90Groups groups;
@@ -50,9 +51,9 @@ struct Operands {
 Status checkDeviceExtent(const CudaDriver &d, const void *p, int64_t bytes,
                          const char *what);
 
-/// The operands of `s` with `m` rows of A and D as stored (a grouped GEMM:
-/// every group's rows; masked, G * max_m) and the groups of `g`, whose
-/// scale strides are resolved here (0: packed).
+/// The operands of `s` with `m` rows of A as stored (a grouped GEMM: every
+/// group's rows; masked, G * max_m; along K, M) and the groups of `g`,
+/// whose scale strides are resolved here (0: packed).
 Operands operandsOf(const KernelSpec &s, int64_t m, const GemmTensors &t,
                     const Sm90Groups &g = {});
 
@@ -61,7 +62,7 @@ Operands operandsOf(const KernelSpec &s, int64_t m, const GemmTensors &t,
 Status checkSm90Tensors(const KernelSpec &s, int64_t m, const GemmTensors &t,
                         const Operands &o);
 
-/// Launches the checked spec `s` (tile chosen) over `m` rows of A and D as
+/// Launches the checked spec `s` (tile chosen) over `m` rows of A as
 /// stored, on `stream`.
 Status launchSm90(const CudaDevice &dev, const KernelSpec &s, int64_t m,
                   const GemmTensors &t, const Operands &o, CUstream stream,

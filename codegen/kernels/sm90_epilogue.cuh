@@ -107,12 +107,12 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, const TileSpan &t,
                        : 0.0f;
     if (C::kAccumulate) {
       const int row = row_base + 8 * ((i >> 1) & 1);
+      const i64 drow = row + t.d_shift;
       if (row < t.row_end && col < C::kN) {
         if (C::kOutF32)
-          v += ((const float *)p.c)[(i64)row * p.ldc + col];
+          v += ((const float *)p.c)[drow * p.ldc + col];
         else
-          v += bf16_to_f32(
-              ((const unsigned short *)p.c)[(i64)row * p.ldc + col]);
+          v += bf16_to_f32(((const unsigned short *)p.c)[drow * p.ldc + col]);
       }
     }
     res[i] = v;
@@ -199,11 +199,12 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, const TileSpan &t,
       }
       fence_proxy_async_smem();
       named_barrier(2 + warp_group, 128);
-      const int slab_row = m0 + warp_group * 64;
-      if (C::kGrouped != kDenseGemm && slab_row + 64 > t.row_end) {
+      const int slab_row = m0 + warp_group * 64 + t.d_shift;
+      const int row_end = t.row_end + t.d_shift;
+      if (C::kGrouped != kDenseGemm && slab_row + 64 > row_end) {
         // Past the group's rows: the next group's tiles store those.
         copy_slab<C, L, kChunks>(p, slab, slab_row, n0 + round * C::kEpiCols,
-                                 t.row_end, tid_in_wg);
+                                 row_end, tid_in_wg);
       } else if (tid_in_wg == 0) {
 #pragma unroll
         for (int q = 0; q < kChunks; ++q)
@@ -217,9 +218,10 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, const TileSpan &t,
 #pragma unroll
     for (int i = 0; i < kAcc; i += 2) {
       const int col = n0 + 8 * (i >> 2) + c0;
-      const int row = row_base + 8 * ((i >> 1) & 1);
-      if (row >= t.row_end || col >= C::kN)
+      const int arow = row_base + 8 * ((i >> 1) & 1);
+      if (arow >= t.row_end || col >= C::kN)
         continue;
+      const i64 row = arow + t.d_shift;
       const bool pair = col + 1 < C::kN;
       if (C::kOutF32) {
         float *d = (float *)p.d + (i64)row * p.ldd + col;

@@ -412,8 +412,11 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       int split, nsplit, tile_id, kb0, kb1;
       for (int u = sched.first(); sched.decode(p, u, t, split, nsplit, tile_id);
            u += sched.stride()) {
-        split_range<C>(split, nsplit, kb0, kb1);
+        unit_range<C>(t, split, nsplit, kb0, kb1);
         tr.next_unit();
+        // B's group among the stacked scale tensors (groups along K share
+        // one B).
+        const int sb_group = C::kGrouped == kGroupedK ? 0 : t.g;
         for (int kb = kb0; kb < kb1; ++kb, ++it) {
           const int s = it % C::kStages;
           const u32 ph = (it / C::kStages) & 1;
@@ -434,9 +437,10 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
             tma_load_2d(base + L::kSmemScaleTma +
                             (C::kStages * L::kSaTma + s * L::kSbTma) * 4,
                         &tmap_sb, full, (kb * 128 / kSbKBlock) & ~3,
-                        KS::kRo == 0 ? t.g
-                                     : t.g * ((C::kN + KS::kRo - 1) / KS::kRo) +
-                                           t.n0 / KS::kRo);
+                        KS::kRo == 0
+                            ? sb_group
+                            : sb_group * ((C::kN + KS::kRo - 1) / KS::kRo) +
+                                  t.n0 / KS::kRo);
           const u32 a_dst = base + L::kSmemA + s * L::kTileABytes;
           const u32 b_dst = base + L::kSmemB + s * L::kTileBBytes;
           if (C::kClusterN > 1)
@@ -467,7 +471,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       int split, nsplit, tile_id, kb0, kb1;
       for (int u = sched.first(); sched.decode(p, u, t, split, nsplit, tile_id);
            u += sched.stride()) {
-        split_range<C>(split, nsplit, kb0, kb1);
+        unit_range<C>(t, split, nsplit, kb0, kb1);
         for (int kb = kb0; kb < kb1; ++kb, ++it) {
           const int s = it % C::kStages;
           const u32 ph = (it / C::kStages) & 1;
@@ -565,7 +569,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
   int split, nsplit, tile, kb0, kb1;
   for (int u = sched.first(); sched.decode(p, u, span, split, nsplit, tile);
        u += sched.stride()) {
-    split_range<C>(split, nsplit, kb0, kb1);
+    unit_range<C>(span, split, nsplit, kb0, kb1);
     tr.next_unit();
     // The tile's first column inside its B scale block (when not fixed).
     const int boff = KS::kFixed ? 0 : span.n0 % KS::kRo;

@@ -43,18 +43,22 @@ struct GemmParams {
   /// group g is rows g * group_rows .. + groups[g] (clamped to
   /// [0, group_rows]). B is num_groups stacked [N, K] matrices; the scales
   /// of group g start sa_ld_group (masked A) and sb_ld_group (B) elements
-  /// after those of group g - 1.
+  /// after those of group g - 1. Along K: group g is the k-blocks
+  /// groups[g] / 128 .. groups[g + 1] / 128 of A and B (k columns in all,
+  /// clamped), its result rows g * m .. + m of D.
   const int *groups;
   int num_groups;
   int group_rows;
   long long sa_ld_group, sb_ld_group;
+  int k; ///< K-grouped: the columns of A and B
 };
-static_assert(sizeof(GemmParams) == 152, "GemmParams layout changed");
+static_assert(sizeof(GemmParams) == 160, "GemmParams layout changed");
 
 /// Cfg::kGrouped: a dense GEMM, or how the groups of a grouped one lie.
 constexpr int kDenseGemm = 0;
 constexpr int kGroupedContiguous = 1;
 constexpr int kGroupedMasked = 2;
+constexpr int kGroupedK = 3;
 
 constexpr int kScaleTmaA = 1; ///< A's K scales come with each stage (TMA)
 constexpr int kScaleTmaB = 2; ///< B's block scales come with each stage

@@ -23,13 +23,15 @@ namespace fp8k {
 /// (stacked along M: the rows of every group in one tensor) and B (G
 /// stacked [N, K] matrices); a dense GEMM is one group of rows [0, m).
 struct TileSpan {
-  int m0, n0;  ///< the tile's first row of A and D, first column of D
+  int m0, n0;  ///< the tile's first row of A (and D), first column of D
   int row_end; ///< rows from here on are no group's rows: never stored
   int srow0;   ///< A's scale rows count from this row (masked: the group's)
   int b_row0;  ///< the group's first row of B, g * N
   int g;       ///< the group (0 for a dense GEMM)
   i64 sa_off;  ///< the group's A scales: element offset (masked)
   i64 sb_off;  ///< the group's B scales: element offset
+  int d_shift; ///< D's row of A's row r is r + d_shift (K-grouped: g * M)
+  int kb_begin, kb_end; ///< K-grouped: the group's k-blocks
 };
 
 /// The persistent schedule. Work units are (cluster tile group, K slice):
@@ -48,7 +50,10 @@ struct TileSpan {
 /// sizes are device data, so each thread walks them with a cursor as its
 /// units advance (units only grow) and the walk ends after the last group.
 /// A phantom tile of a group reads the next group's rows and stores
-/// nothing. Grouped kernels take no split-K and no split tail.
+/// nothing. Groups along K (kGroupedK) share A's rows and B: every group
+/// has the same tiles, so the units are known up front; each unit reads
+/// its group's k-blocks and writes the group's slab of D. Grouped kernels
+/// take no split-K and no split tail.
 template <class C> struct Schedule {
   static constexpr int kCS = C::kClusterM * C::kClusterN;
   static constexpr int kNTiles = (C::kN + C::kBlockN - 1) / C::kBlockN;
@@ -56,6 +61,9 @@ template <class C> struct Schedule {
   static constexpr int kNTilesPadded = kNGroups * C::kClusterN;
   static constexpr bool kTail = C::kTailSplit > 1;
   static constexpr bool kGrouped = C::kGrouped != kDenseGemm;
+  /// Groups along M: tile counts are device data, walked with a cursor.
+  static constexpr bool kWalk =
+      C::kGrouped == kGroupedContiguous || C::kGrouped == kGroupedMasked;
   static_assert(!kGrouped || (C::kSplitK == 1 && !kTail),
                 "grouped GEMMs take no split-K and no split tail");
   int m_groups;
@@ -71,7 +79,7 @@ template <class C> struct Schedule {
     rank = kCS > 1 ? (int)cluster_ctarank() : 0;
     tail_first = 0;
     tail_split = 1;
-    if (kGrouped) {
+    if (kWalk) {
       cur_g = -1;
       cur_u0 = cur_u1 = 0;
       cur_row0 = cur_rows = 0;
@@ -80,7 +88,7 @@ template <class C> struct Schedule {
       return;
     }
     m_groups = gemmTileGroups<int>(p.m, C::kBlockM, C::kClusterM);
-    const int tiles = m_groups * kNGroups;
+    const int tiles = m_groups * kNGroups * (kGrouped ? p.num_groups : 1);
     tail_first = tiles;
     if (kTail && p.tail_split > 1 && p.tail_first <= tiles) {
       tail_first = p.tail_first;
@@ -94,7 +102,7 @@ template <class C> struct Schedule {
   /// This CTA's units, for the trace (grouped: not known up front, 2 picks
   /// the second unit).
   __device__ __forceinline__ int my_units() const {
-    if (kGrouped)
+    if (kWalk)
       return 2;
     return first() < units ? (units - first() + stride() - 1) / stride() : 0;
   }
@@ -130,8 +138,8 @@ template <class C> struct Schedule {
   __device__ __forceinline__ bool decode(const GemmParams &p, int u,
                                          TileSpan &t, int &split, int &nsplit,
                                          int &tile_id) {
-    int g, slot = 0;
-    if (kGrouped) {
+    int g, slot = 0, group = 0;
+    if (kWalk) {
       if (!seek(p, u))
         return false;
       g = u - cur_u0;
@@ -139,6 +147,12 @@ template <class C> struct Schedule {
       nsplit = 1;
     } else if (u >= units) {
       return false;
+    } else if (kGrouped) { // along K
+      const int per = m_groups * kNGroups;
+      group = u / per;
+      g = u - group * per;
+      split = 0;
+      nsplit = 1;
     } else if (kTail) {
       if (u < tail_first) {
         g = u;
@@ -160,7 +174,23 @@ template <class C> struct Schedule {
     const int mb = gm * C::kClusterM + (C::kClusterM > 1 ? rank : 0);
     const int nb = gn * C::kClusterN + (C::kClusterN > 1 ? rank : 0);
     t.n0 = nb * C::kBlockN;
-    if (kGrouped) {
+    t.d_shift = 0;
+    t.kb_begin = t.kb_end = 0;
+    if (C::kGrouped == kGroupedK) {
+      const int k0 = min(max(__ldg(p.groups + group), 0), p.k);
+      const int k1 = min(max(__ldg(p.groups + group + 1), k0), p.k);
+      t.m0 = mb * C::kBlockM;
+      t.row_end = p.m;
+      t.srow0 = 0;
+      t.g = group;
+      t.b_row0 = 0;
+      t.sa_off = 0;
+      t.sb_off = 0;
+      t.d_shift = group * p.m;
+      t.kb_begin = k0 / 128;
+      t.kb_end = (k1 + 127) / 128;
+      tile_id = 0;
+    } else if (kWalk) {
       t.m0 = cur_row0 + mb * C::kBlockM;
       t.row_end = cur_row0 + cur_rows;
       const bool masked = C::kGrouped == kGroupedMasked;
@@ -183,6 +213,22 @@ template <class C> struct Schedule {
     return true;
   }
 };
+
+template <class C>
+__device__ __forceinline__ void split_range(int s, int n, int &begin, int &end);
+
+/// The k-block range [begin, end) of a unit: its group's along K, else
+/// slice `s` of `n` (split_range).
+template <class C>
+__device__ __forceinline__ void unit_range(const TileSpan &t, int s, int n,
+                                           int &begin, int &end) {
+  if (C::kGrouped == kGroupedK) {
+    begin = t.kb_begin;
+    end = t.kb_end;
+    return;
+  }
+  split_range<C>(s, n, begin, end);
+}
 
 /// The k-block range [begin, end) of slice `s` of `n`, balanced in units of
 /// whole promotion groups so that no promotion batch straddles two slices.

@@ -116,6 +116,50 @@ TEST(GroupedReferenceGemm, RefusesGroupsThatBreakTheForm) {
       << count.status().message();
 }
 
+/// Along K each group is the dense GEMM of its K slab; an empty group
+/// gives zeros, or C.
+TEST(GroupedReferenceGemm, AlongKIsPerGroupDenseOverKSlabs) {
+  const int64_t m = 9, n = 20, k = 640;
+  QuantizedTensor a = quantized(m, k, Granularity::block(1, 128), 40);
+  QuantizedTensor b = quantized(n, k, Granularity::block(1, 128), 41);
+  GroupedRows rows{GemmKind::GroupedK, {0, 256, 256, 640}};
+  std::vector<float> c(size_t(3 * m * n));
+  for (size_t i = 0; i < c.size(); ++i)
+    c[i] = float(i % 7) - 3.0f;
+  auto d = groupedReferenceGemm(rows, {a}, {b}, 0.0f, {}, c.data());
+  ASSERT_TRUE(d.isOk()) << d.status().message();
+  ASSERT_EQ(d->size(), size_t(3 * m * n));
+  for (int g : {0, 2}) {
+    auto ag = sliceCols(a, rows.groups[g], rows.groups[g + 1]);
+    auto bg = sliceCols(b, rows.groups[g], rows.groups[g + 1]);
+    ASSERT_TRUE(ag.isOk() && bg.isOk());
+    auto want = referenceGemm(*ag, Layout::KMajor, *bg, Layout::KMajor,
+                              c.data() + g * m * n);
+    ASSERT_TRUE(want.isOk());
+    for (int64_t i = 0; i < m * n; ++i)
+      ASSERT_EQ((*d)[size_t(g * m * n + i)], (*want)[size_t(i)]) << g;
+  }
+  for (int64_t i = 0; i < m * n; ++i) // group 1 is empty: C
+    EXPECT_EQ((*d)[size_t(m * n + i)], c[size_t(m * n + i)]);
+  auto odd =
+      groupedReferenceGemm({GemmKind::GroupedK, {0, 100, 640}}, {a}, {b}, 0.0f);
+  ASSERT_FALSE(odd.isOk());
+  EXPECT_NE(odd.status().message().find("a multiple of 128"), std::string::npos)
+      << odd.status().message();
+}
+
+TEST(SliceCols, ScaleBlocksFollowTheColumns) {
+  QuantizedTensor q = quantized(5, 512, Granularity::block(1, 128), 42);
+  auto s = sliceCols(q, 256, 512);
+  ASSERT_TRUE(s.isOk()) << s.status().message();
+  EXPECT_EQ(s->cols, 256);
+  EXPECT_EQ(s->scaleCols, 2);
+  for (int64_t r : {0, 4})
+    for (int64_t c : {0, 127, 128, 255})
+      EXPECT_EQ(s->valueAt(r, c), q.valueAt(r, c + 256));
+  EXPECT_FALSE(sliceCols(q, 100, 300).isOk());
+}
+
 TEST(MoePermute, GroupsTokensByExpertWithPadding) {
   // 4 tokens, top-2 over 3 experts.
   const std::vector<int32_t> ids = {2, 0, 0, 1, 2, 1, 0, 2};

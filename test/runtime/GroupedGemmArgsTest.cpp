@@ -73,7 +73,7 @@ TEST(GroupedGemmArgs, RefusesBadArgumentsBeforeLaunch) {
   rows.kind = GemmKind::GroupedMasked;
   rows.groups = 1 << 16;
   rows.m = 1 << 16;
-  expectRefused(rows, tensors(), "(masked: G x max_m) in [0, 2^31)");
+  expectRefused(rows, tensors(), "rows of D (masked: G x max_m) in [0, 2^31)");
   GroupedGemmShape wide = contiguous();
   wide.groups = 1 << 20;
   expectRefused(wide, tensors(), "expected G x N below 2^31");
@@ -124,6 +124,36 @@ TEST(GroupedGemmArgs, GroupValuesFollowTheForm) {
   EXPECT_NE(st.message().find("expected valid_rows[1] in [0, 10]"),
             std::string::npos)
       << st.message();
+}
+
+TEST(GroupedGemmArgs, AlongKOffsetsAreScaleBlocks) {
+  GroupedGemmShape k;
+  k.kind = GemmKind::GroupedK;
+  k.groups = 3;
+  k.m = 4096;
+  k.n = 7168;
+  k.k = 1024;
+  const int32_t good[] = {0, 128, 128, 1024};
+  EXPECT_TRUE(checkGroupValues(k, good, 4).isOk());
+  const int32_t odd[] = {0, 100, 128, 1024};
+  Status st = checkGroupValues(k, odd, 4);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("offsets[1] to be a multiple of 128"),
+            std::string::npos)
+      << st.message();
+  const int32_t past[] = {0, 128, 256, 1152};
+  st = checkGroupValues(k, past, 4);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("(non-decreasing, at most K)"), std::string::npos)
+      << st.message();
+  GroupedGemmTensors t = tensors();
+  t.scaleBGroupStride = 8;
+  Status refused = checkGroupedGemmArgs(deepseek(), k, t);
+  ASSERT_FALSE(refused.isOk());
+  EXPECT_NE(refused.message().find("no group stride for B's scales"),
+            std::string::npos)
+      << refused.message();
+  EXPECT_TRUE(checkGroupedGemmArgs(deepseek(), k, tensors()).isOk());
 }
 
 TEST(GroupedGemmArgs, TileForTheShape) {

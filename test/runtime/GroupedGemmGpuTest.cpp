@@ -180,4 +180,46 @@ TEST(GroupedGemmGpu, MaskedDecodeAndRecipes) {
   expectCase(outer);
 }
 
+GroupedGpuCase alongK(std::vector<int32_t> ks, int64_t m, int64_t n,
+                      std::optional<TileConfig> t = std::nullopt) {
+  GroupedGpuCase c;
+  c.kind = GemmKind::GroupedK;
+  // The experts' weight gradients: 1x128 on both (DeepSeek-V3's wgrad).
+  c.recipe = recipe(kTok, kTok, 128, DType::F32);
+  c.rows = std::move(ks);
+  c.m = m;
+  c.n = n;
+  c.tile = t;
+  return c;
+}
+
+TEST(GroupedGemmGpu, AlongKEdgeCases) {
+  // Empty groups (first, middle, last), one k-block, one group.
+  expectCase(alongK({0, 128, 1024, 0, 384, 0}, 200, 264));
+  expectCase(alongK({2048}, 129, 256));
+  expectCase(alongK({128}, 1, 128));
+  // bf16 output, and the 1x128 x 128x128 recipe.
+  GroupedGpuCase bf = alongK({256, 640, 128}, 192, 320);
+  bf.recipe.out = DType::BF16;
+  expectCase(bf);
+  GroupedGpuCase blk = alongK({256, 0, 512}, 256, 384);
+  blk.recipe = recipe(kTok, kBlk, 128, DType::F32);
+  expectCase(blk);
+}
+
+TEST(GroupedGemmGpu, AlongKAccumulatesInPlace) {
+  GroupedGpuCase acc = alongK({384, 0, 1280, 128}, 300, 256);
+  acc.accumulate = true;
+  expectCase(acc);
+  for (const TileConfig &t : {tile(128, 128), tile(64, 160), tile(192, 128),
+                              tile(128, 128, 1, 2), tile(128, 128, 2, 1)}) {
+    GroupedGpuCase c = alongK({512, 128, 0, 896}, 320, 512, t);
+    c.accumulate = true;
+    expectCase(c);
+  }
+  GroupedGpuCase outer = alongK({256, 768}, 256, 256);
+  outer.aScalesOuterContiguous = true;
+  expectCase(outer);
+}
+
 } // namespace

@@ -29,13 +29,18 @@ namespace fp8 {
 std::string describe(const GroupedGpuCase &c) {
   std::ostringstream os;
   const bool contiguous = c.kind == GemmKind::GroupedContiguous;
-  os << (contiguous ? "contiguous" : "masked") << " G=" << c.rows.size()
-     << " rows [";
+  const bool alongK = c.kind == GemmKind::GroupedK;
+  os << (contiguous ? "contiguous"
+         : alongK   ? "along K"
+                    : "masked")
+     << " G=" << c.rows.size() << (alongK ? " K [" : " rows [");
   for (size_t i = 0; i < c.rows.size(); ++i)
     os << (i ? "," : "") << c.rows[i];
   os << "]";
-  if (!contiguous)
+  if (c.kind == GemmKind::GroupedMasked)
     os << " of " << c.maxM;
+  if (alongK)
+    os << " M " << c.m << (c.accumulate ? " +C in place" : "");
   if (c.trailingRows)
     os << " +" << c.trailingRows << " trailing";
   os << " x " << c.n << " x " << c.k << " " << toString(c.recipe.a.format)
@@ -85,14 +90,41 @@ Expected<numerics::QuantizedTensor> randomQuantized(int64_t rows, int64_t cols,
 struct Inputs {
   std::vector<numerics::QuantizedTensor> a, b;
   numerics::GroupedRows groups;
-  int64_t rows = 0; ///< rows of A and D as stored
+  int64_t rows = 0;     ///< rows of A as stored
+  int64_t dRows = 0;    ///< rows of D
+  std::vector<float> c; ///< along K with accumulation: C, D's shape
 };
+
+/// The K-grouped inputs: A [M, K] and B [N, K] over every group's K.
+Expected<Inputs> alongKInputs(const GroupedGpuCase &c, uint64_t seed) {
+  Inputs in;
+  in.groups.kind = c.kind;
+  in.groups.groups.push_back(0);
+  for (int32_t k : c.rows)
+    in.groups.groups.push_back(in.groups.groups.back() + k);
+  const int64_t k = in.groups.groups.back();
+  in.rows = c.m;
+  in.dRows = int64_t(c.rows.size()) * c.m;
+  auto a = randomQuantized(c.m, k, c.recipe.a, 1.0f, seed);
+  auto b = randomQuantized(c.n, k, c.recipe.b, 0.5f, seed + 1);
+  if (!a || !b)
+    return (!a ? a.status() : b.status()).withContext("quantizing");
+  in.a.push_back(std::move(*a));
+  in.b.push_back(std::move(*b));
+  if (c.accumulate) {
+    numerics::RandomSpec rc{numerics::Distribution::Normal, 4.0f, seed + 2};
+    in.c = numerics::randomTensor(in.dRows * c.n, rc);
+  }
+  return in;
+}
 
 Expected<Inputs> inputs(const GroupedGpuCase &c) {
   Inputs in;
   const bool contiguous = c.kind == GemmKind::GroupedContiguous;
   const int64_t g = int64_t(c.rows.size());
   const uint64_t seed = c.seed * 7919 + uint64_t(c.n * 17 + c.k);
+  if (c.kind == GemmKind::GroupedK)
+    return alongKInputs(c, seed);
   in.groups.kind = c.kind;
   if (contiguous) {
     in.groups.groups.push_back(0);
@@ -119,6 +151,7 @@ Expected<Inputs> inputs(const GroupedGpuCase &c) {
       return b.status().withContext("quantizing B");
     in.b.push_back(std::move(*b));
   }
+  in.dRows = in.rows;
   return in;
 }
 
@@ -145,17 +178,24 @@ Expected<std::vector<float>> runKernel(const GroupedGpuCase &c,
   auto dB = DeviceBuffer::fromHost(b);
   auto dSB = DeviceBuffer::fromHost(sb);
   auto dG = DeviceBuffer::fromHost(in.groups.groups);
-  auto dD = DeviceBuffer::alloc(size_t(in.rows * c.n * ob));
+  auto dD = DeviceBuffer::alloc(size_t(in.dRows * c.n * ob));
   for (auto *buf : {&dA, &dSA, &dB, &dSB, &dG, &dD})
     if (!*buf)
       return buf->status();
-  FP8_RETURN_IF_ERROR(dD->fill(0xFF)); // NaN in bf16 and f32
+  if (c.accumulate) { // C in D's buffer (f32)
+    if (c.recipe.out != DType::F32)
+      return errorf("expected f32 output with in-place accumulation");
+    FP8_RETURN_IF_ERROR(dD->upload(in.c.data(), in.c.size() * 4));
+  } else {
+    FP8_RETURN_IF_ERROR(dD->fill(0xFF)); // NaN in bf16 and f32
+  }
   GroupedGemmTensors t;
   t.a = dA->get();
   t.scaleA = dSA->get();
   t.b = dB->get();
   t.scaleB = dSB->get();
   t.d = dD->get();
+  t.c = c.accumulate ? dD->get() : nullptr;
   t.groups = static_cast<const int32_t *>(dG->get());
   if (c.aScalesOuterContiguous) {
     t.scaleALdOuter = 1;
@@ -164,17 +204,19 @@ Expected<std::vector<float>> runKernel(const GroupedGpuCase &c,
   GroupedGemmShape shape;
   shape.kind = c.kind;
   shape.groups = g;
-  shape.m = contiguous ? in.rows : c.maxM;
+  shape.m = contiguous ? in.rows : c.kind == GemmKind::GroupedK ? c.m : c.maxM;
   shape.n = c.n;
-  shape.k = c.k;
+  shape.k = c.kind == GemmKind::GroupedK ? in.groups.groups.back() : c.k;
   shape.expectedM = c.expectedM;
   FP8_RETURN_IF_ERROR(
       checkGroupTensor(shape, t.groups, nullptr).withContext("group tensor"));
   GemmOptions opts;
   opts.tile = c.tile;
-  FP8_RETURN_IF_ERROR(groupedGemm(c.recipe, shape, t, nullptr, opts, &rep));
+  GemmRecipe recipe = c.recipe;
+  recipe.accumulate = c.accumulate;
+  FP8_RETURN_IF_ERROR(groupedGemm(recipe, shape, t, nullptr, opts, &rep));
   FP8_RETURN_IF_ERROR(waitStream(nullptr, 60.0, "kernel " + rep.kernel));
-  const size_t count = size_t(in.rows * c.n);
+  const size_t count = size_t(in.dRows * c.n);
   std::vector<float> out(count);
   poisoned.assign(count, false);
   if (c.recipe.out == DType::BF16) {
@@ -214,7 +256,8 @@ Expected<GroupedGpuCaseResult> runGroupedGpuCase(const GroupedGpuCase &c) {
   ro.accumulator = numerics::kHopperFP8Accumulator;
   const float kOutside = std::nanf("");
   auto ref =
-      numerics::groupedReferenceGemm(in->groups, in->a, in->b, kOutside, ro);
+      numerics::groupedReferenceGemm(in->groups, in->a, in->b, kOutside, ro,
+                                     c.accumulate ? in->c.data() : nullptr);
   if (!ref)
     return ref.status().withContext("grouped reference GEMM");
 

@@ -16,9 +16,13 @@ struct GroupedGpuCase {
   GemmRecipe recipe;
   GemmKind kind = GemmKind::GroupedContiguous;
   /// Contiguous: each group's row count (A's rows are their sum plus
-  /// `trailingRows`). Masked: each group's valid rows.
+  /// `trailingRows`). Masked: each group's valid rows. Along K: each
+  /// group's K (multiples of 128).
   std::vector<int32_t> rows;
-  int64_t maxM = 0;         ///< masked: rows of each group's slab
+  int64_t maxM = 0; ///< masked: rows of each group's slab
+  int64_t m = 0;    ///< along K: rows of A and of each group's D
+  /// Along K: D = A * B^T + C in place (C random, f32, in D's buffer).
+  bool accumulate = false;
   int64_t trailingRows = 0; ///< contiguous: rows of A in no group
   int64_t n = 0, k = 0;
   int64_t expectedM = 0; ///< masked: the tile's hint

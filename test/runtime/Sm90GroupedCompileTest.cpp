@@ -60,11 +60,16 @@ class Sm90GroupedCompile
     : public ::testing::TestWithParam<std::tuple<int, int, int, int, int>> {};
 
 TEST_P(Sm90GroupedCompile, CompilesWithoutSpills) {
-  auto [recipe, masked, blockM, blockN, cluster] = GetParam();
+  auto [recipe, form, blockM, blockN, cluster] = GetParam();
   const GroupedRecipe &r = kRecipes[recipe];
-  const KernelSpec s = groupedSpec(
-      r, masked ? GemmKind::GroupedMasked : GemmKind::GroupedContiguous, blockM,
-      blockN, cluster);
+  const GemmKind kinds[] = {GemmKind::GroupedContiguous,
+                            GemmKind::GroupedMasked, GemmKind::GroupedK};
+  KernelSpec s = groupedSpec(r, kinds[form], blockM, blockN, cluster);
+  if (form == 2) { // weight gradients: f32, accumulated in place
+    s.out = DType::F32;
+    s.accumulate = true;
+    s.tile.stages = sm90MaxStages(s);
+  }
   Status legal = checkSm90Spec(s);
   if (!legal.isOk()) {
     // Only the dense rules' register limits rule a combination out here.
@@ -74,9 +79,9 @@ TEST_P(Sm90GroupedCompile, CompilesWithoutSpills) {
   for (int scaleTma : {sm90ScaleTmaOperands(s), 0}) {
     auto g = emitSm90Gemm(s, scaleTma);
     ASSERT_TRUE(g.isOk()) << g.message();
-    EXPECT_NE(g->source.find(masked ? "kGrouped = kGroupedMasked"
-                                    : "kGrouped = kGroupedContiguous"),
-              std::string::npos);
+    const char *names[] = {"kGrouped = kGroupedContiguous",
+                           "kGrouped = kGroupedMasked", "kGrouped = kGroupedK"};
+    EXPECT_NE(g->source.find(names[form]), std::string::npos);
     auto c = compileWithNvrtc(*g);
     ASSERT_TRUE(c.isOk()) << c.message();
     if (std::string(r.name) == "wgrad_1x128" && cluster != 0)
@@ -92,9 +97,10 @@ TEST_P(Sm90GroupedCompile, CompilesWithoutSpills) {
 
 std::string caseName(
     const ::testing::TestParamInfo<std::tuple<int, int, int, int, int>> &info) {
-  auto [recipe, masked, blockM, blockN, cluster] = info.param;
-  return std::string(kRecipes[recipe].name) + (masked ? "_masked" : "_contig") +
-         "_m" + std::to_string(blockM) + "_n" + std::to_string(blockN) +
+  auto [recipe, form, blockM, blockN, cluster] = info.param;
+  const char *forms[] = {"_contig", "_masked", "_alongk"};
+  return std::string(kRecipes[recipe].name) + forms[form] + "_m" +
+         std::to_string(blockM) + "_n" + std::to_string(blockN) +
          (cluster == 1   ? "_c2x1"
           : cluster == 2 ? "_c1x2"
                          : "");
@@ -103,7 +109,7 @@ std::string caseName(
 INSTANTIATE_TEST_SUITE_P(
     Recipes, Sm90GroupedCompile,
     ::testing::Combine(::testing::Range(0, int(std::size(kRecipes))),
-                       ::testing::Values(0, 1), ::testing::Values(64, 128),
+                       ::testing::Values(0, 1, 2), ::testing::Values(64, 128),
                        ::testing::Values(128, 256), ::testing::Values(0)),
     caseName);
 
@@ -111,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(
 // warpgroups.
 INSTANTIATE_TEST_SUITE_P(Tiles, Sm90GroupedCompile,
                          ::testing::Combine(::testing::Values(0),
-                                            ::testing::Values(0, 1),
+                                            ::testing::Values(0, 1, 2),
                                             ::testing::Values(64, 128, 192),
                                             ::testing::Values(64, 128, 160),
                                             ::testing::Values(0, 1, 2)),
@@ -154,6 +160,27 @@ TEST(Sm90GroupedRules, RefuseWhatOneGridOverEveryGroupCannotRun) {
   KernelSpec dense = s;
   dense.kind = GemmKind::Dense;
   expectRefused(dense, "expected groups 1 for a dense GEMM, found 8");
+}
+
+TEST(Sm90GroupedRules, AlongKAccumulatesAndNeedsKBlocksOf128) {
+  KernelSpec s = deepseekGrouped();
+  s.kind = GemmKind::GroupedK;
+  s.accumulate = true;
+  s.out = DType::F32;
+  EXPECT_TRUE(checkSm90Spec(s).isOk()) << checkSm90Spec(s).message();
+  KernelSpec wide = s;
+  wide.a.granularity = Granularity::block(1, 256);
+  wide.b.granularity = Granularity::block(256, 256);
+  wide.promotionInterval = 256;
+  expectRefused(wide, "expected K blocks of 128");
+  // K is a launch value: one kernel for every token count.
+  KernelSpec other = s;
+  other.k = s.k + 4096;
+  EXPECT_EQ(other.kernelName(), s.kernelName());
+  EXPECT_NE(other.problemKey(), s.problemKey());
+  auto g1 = emitSm90Gemm(s), g2 = emitSm90Gemm(other);
+  ASSERT_TRUE(g1.isOk() && g2.isOk());
+  EXPECT_EQ(g1->source, g2->source);
 }
 
 TEST(Sm90GroupedRules, TheSm100GeneratorSaysGroupedIsHopperOnly) {
