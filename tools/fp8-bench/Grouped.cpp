@@ -36,9 +36,23 @@ GroupedShape readEntry(const json &e, const std::string &list,
   GroupedShape s;
   s.list = list;
   s.kind = list == "grouped_contiguous" ? GemmKind::GroupedContiguous
+           : list == "grouped_k"        ? GemmKind::GroupedK
                                         : GemmKind::GroupedMasked;
   s.decode = list == "grouped_masked_decode";
   s.groups = dim("groups", 1024);
+  if (s.kind == GemmKind::GroupedK) {
+    s.mPerGroup = dim("M", kMaxBenchNK);
+    s.n = dim("N", kMaxBenchNK);
+    s.kMin = dim("K_min", kMaxBenchNK);
+    s.kMax = dim("K_max", kMaxBenchNK);
+    if (!s.groups || !s.mPerGroup || !s.n || s.kMin < 128 || s.kMax < s.kMin)
+      refuse("expected each entry of 'grouped_k' in '" + path +
+             "' to have integers groups in [1, 1024], M and N in [1, " +
+             std::to_string(kMaxBenchNK) +
+             "], 128 <= K_min <= K_max <= " + std::to_string(kMaxBenchNK) +
+             ", found " + e.dump().substr(0, 200));
+    return s;
+  }
   s.mPerGroup = dim("M_per_group", 1 << 16);
   s.n = dim("N", kMaxBenchNK);
   s.k = dim("K", kMaxBenchNK);
@@ -67,8 +81,8 @@ int64_t slabRows(const GroupedShape &s) {
   return (most + 63) / 64 * 64;
 }
 
-/// Random FP8 codes: normal samples, quantized once into a table and drawn
-/// with a fast generator (hundreds of MB per shape).
+} // namespace
+
 std::vector<uint8_t> randomCodes(Context &ctx, size_t count) {
   std::vector<uint8_t> table(4096);
   for (auto &c : table)
@@ -83,6 +97,8 @@ std::vector<uint8_t> randomCodes(Context &ctx, size_t count) {
   }
   return out;
 }
+
+namespace {
 
 /// One shape's device data: A, B, scales (A's [K/128][rows], B's
 /// [G][N/128][K/128]), the groups, our D and the peer's.
@@ -225,24 +241,21 @@ double difference(const GroupedData &g, const PeerLoop &p,
   std::vector<uint16_t> peer(p.dP.size() / 2);
   checkOk(g.dD.download(ours), "download D");
   checkOk(p.dP.download(peer), "download peer D");
-  double xy = 0, xx = 0;
+  std::vector<uint16_t> x, y;
   for (int64_t i = 0; i < s.groups; ++i)
-    for (int64_t r = 0; r < g.rows[size_t(i)]; r += 5)
-      for (int64_t c = 0; c < s.n; ++c) {
-        const double x = numerics::bf16ToFloat(
-            ours[size_t((g.rowStart[size_t(i)] + r) * s.n + c)]);
-        const double y = numerics::bf16ToFloat(
-            peer[size_t((p.outRow[size_t(i)] + r) * s.n + c)]);
-        if (!std::isfinite(x) || !std::isfinite(y))
-          return 1.0;
-        xy += x * y;
-        xx += x * x + y * y;
-      }
-  return xx > 0 ? 1.0 - 2.0 * xy / xx : 0.0;
+    for (int64_t r = 0; r < g.rows[size_t(i)]; r += 5) {
+      const auto *o = ours.data() + (g.rowStart[size_t(i)] + r) * s.n;
+      const auto *q = peer.data() + (p.outRow[size_t(i)] + r) * s.n;
+      x.insert(x.end(), o, o + s.n);
+      y.insert(y.end(), q, q + s.n);
+    }
+  return bf16Difference(x.data(), y.data(), x.size());
 }
 
 json measure(Context &ctx, const ShapeFile &file, const GroupedShape &s,
              uint64_t seed) {
+  if (s.kind == GemmKind::GroupedK)
+    return measureAlongK(ctx, file, s, seed);
   GroupedData g = makeData(ctx, s, seed);
   int64_t valid = 0;
   for (int32_t r : g.rows)
@@ -315,6 +328,19 @@ double geomean(const std::vector<double> &v) {
 
 } // namespace
 
+double bf16Difference(const uint16_t *a, const uint16_t *b, size_t count) {
+  double xy = 0, xx = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const double x = numerics::bf16ToFloat(a[i]);
+    const double y = numerics::bf16ToFloat(b[i]);
+    if (!std::isfinite(x) || !std::isfinite(y))
+      return 1.0;
+    xy += x * y;
+    xx += x * x + y * y;
+  }
+  return xx > 0 ? 1.0 - 2.0 * xy / xx : 0.0;
+}
+
 std::vector<GroupedShape> readGroupedShapes(const Options &opt) {
   auto text = readInputFile(opt.shapes, 1 << 20, "shape file");
   if (!text)
@@ -323,8 +349,8 @@ std::vector<GroupedShape> readGroupedShapes(const Options &opt) {
   if (!parsed)
     refuse(parsed.message());
   std::vector<GroupedShape> out;
-  for (const char *list :
-       {"grouped_contiguous", "grouped_masked", "grouped_masked_decode"}) {
+  for (const char *list : {"grouped_contiguous", "grouped_masked",
+                           "grouped_masked_decode", "grouped_k"}) {
     if (!parsed->is_object() || !parsed->contains(list))
       continue;
     const json &entries = (*parsed)[list];
@@ -347,9 +373,14 @@ json runGrouped(Context &ctx, const ShapeFile &file,
   uint64_t seed = 2026;
   for (const GroupedShape &s : shapes) {
     json row = measure(ctx, file, s, seed++);
-    std::printf("%-22s %5lld %6lld %6lld %6lld | %9.1f %6.1f | ",
-                s.list.c_str(), (long long)s.groups, (long long)s.mPerGroup,
-                (long long)s.n, (long long)s.k, row["tflops"].get<double>(),
+    // grouped_k: M, and the range each group's K is drawn from.
+    const std::string k = s.kind == GemmKind::GroupedK
+                              ? std::to_string(s.kMin / 1024) + "-" +
+                                    std::to_string(s.kMax / 1024) + "k"
+                              : std::to_string(s.k);
+    std::printf("%-22s %5lld %6lld %6lld %6s | %9.1f %6.1f | ", s.list.c_str(),
+                (long long)s.groups, (long long)s.mPerGroup, (long long)s.n,
+                k.c_str(), row["tflops"].get<double>(),
                 row["pct_peak"].get<double>());
     if (row.contains("ratio"))
       std::printf("%9.1f %6.3fx", row["peer_tflops"].get<double>(),

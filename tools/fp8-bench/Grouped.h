@@ -3,12 +3,14 @@
 // fp8-bench --grouped: the grouped GEMMs of the shape file's
 // "grouped_contiguous", "grouped_masked" and "grouped_masked_decode" lists
 // ({"groups": G, "M_per_group": M, "N": N, "K": K}), each group's rows drawn
-// +-30% around M with a fixed seed. Our one launch (fp8::groupedGemm) is
-// timed against what a user would otherwise write: a loop of cuBLASLt
-// block-scaled GEMMs, one per group, on the same data (each group's rows
-// padded to a multiple of 16 where cuBLASLt refuses the exact count).
-// TFLOP/s count the valid rows only; decode rows also report the bandwidth
-// on the weight bytes (every expert's B is read once).
+// +-30% around M with a fixed seed, and of "grouped_k" ({"groups": G, "M":
+// M, "N": N, "K_min": lo, "K_max": hi}: the weight gradients, each group's K
+// drawn in [lo, hi] in multiples of 128; GroupedK.cpp). Our one launch
+// (fp8::groupedGemm) is timed against what a user would otherwise write: a
+// loop of cuBLASLt block-scaled GEMMs, one per group, on the same data (each
+// group's rows padded to a multiple of 16 where cuBLASLt refuses the exact
+// count). TFLOP/s count the valid rows only; decode rows also report the
+// bandwidth on the weight bytes (every expert's B is read once).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_TOOLS_FP8_BENCH_GROUPED_H
@@ -29,8 +31,22 @@ struct GroupedShape {
   std::string list; ///< the shape file's list it came from
   GemmKind kind = GemmKind::GroupedContiguous;
   int64_t groups = 1, mPerGroup = 0, n = 0, k = 0;
-  bool decode = false; ///< judged by the bandwidth on the weights
+  int64_t kMin = 0, kMax = 0; ///< grouped_k: each group's K range (M:
+                              ///< mPerGroup)
+  bool decode = false;        ///< judged by the bandwidth on the weights
 };
+
+/// Random FP8 codes: normal samples, quantized once into a table and drawn
+/// with a fast generator (hundreds of MB per shape).
+std::vector<uint8_t> randomCodes(Context &ctx, size_t count);
+
+/// 1 - the similarity of two bf16 vectors (1 when either holds a
+/// non-finite value), as fp8-bench's rows report it.
+double bf16Difference(const uint16_t *a, const uint16_t *b, size_t count);
+
+/// One grouped_k row (GroupedK.cpp).
+nlohmann::json measureAlongK(Context &ctx, const ShapeFile &file,
+                             const GroupedShape &s, uint64_t seed);
 
 /// The grouped lists of `opt.shapes` (empty lists where the file has none);
 /// exits 2 with a message on a malformed entry.
