@@ -222,7 +222,7 @@ void finishTile(const KernelSpec &spec, int smCount, int64_t groups,
 
   // Long 192x128 tiles pair in 1x2 clusters (A multicast), and so do tiles
   // whose last partial wave splits (below) unpaired, and a grouped GEMM's
-  // (+2.2% geomean on the grouped_contiguous shapes, H100,
+  // (+3.1% geomean on the grouped_contiguous shapes, H100,
   // docs/results/h100-2026-11-25-moe/sweep.log).
   // (The tail splits when its tiles, cluster groups of cs, can be cut into
   // slices of at least kTailMinKBlocks.)
@@ -329,8 +329,9 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       // A grouped GEMM whose groups fit one 64-row tile (decode) streams
       // the experts' weights: its widest legal tile re-reads A least and
       // issues the largest loads (measured, 32 groups of ~20 rows, N =
-      // 6144, K = 7168: 64x64 tiles 59.7% of DRAM bandwidth, 64x128 79.1%,
-      // 64x192 82.5%, 64x256 85.8%; docs/results/h100-2026-11-25-moe/).
+      // 6144, K = 7168: 64x64 tiles 60.0% of DRAM bandwidth, 64x128 78.9%,
+      // 64x192 82.7%, 64x256 85.7%; docs/results/h100-2026-11-25-moe/
+      // sweep.log).
       if (decodeWidth > 0 && (bm != 64 || bn != decodeWidth))
         continue;
       KernelSpec probe = spec;
