@@ -1,5 +1,4 @@
-//===- TileOverride.h - Tile keys over a chosen tile -------------*- C++
-//-*-===//
+//===- TileOverride.h - Tile keys over a chosen tile ------------*- C++ -*-===//
 //
 // A user's partial tile, given as keys of TileConfig's JSON (fp8-codegen
 // --tile '{"block_n": 128}'), laid over the tile the heuristic or the tuning

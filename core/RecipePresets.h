@@ -1,5 +1,4 @@
-//===- RecipePresets.h - The named GEMM recipes ------------------*- C++
-//-*-===//
+//===- RecipePresets.h - The named GEMM recipes -----------------*- C++ -*-===//
 //
 // The recipes a user can name instead of spelling out granularities and a
 // promotion interval (fp8-codegen --recipe, fp8-bench --recipe): mx,

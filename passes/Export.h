@@ -1,5 +1,4 @@
-//===- Export.h - The compiled IR as a plan and as CUDA ----------*- C++
-//-*-===//
+//===- Export.h - The compiled IR as a plan and as CUDA ---------*- C++ -*-===//
 //
 // Out of the fp8 pipeline's IR (after --fp8-compile), what fp8-translate
 // writes and a binding can call:

@@ -1,5 +1,4 @@
-//===- elementwise.cuh - Quantize, transpose and elementwise kernels -*- CUDA
-//-*-//
+//===- elementwise.cuh - Quantize, transpose, elementwise ------*- CUDA -*-===//
 //
 // Device code of the plan's non-GEMM steps. A generated translation unit
 // (codegen/Elementwise.cpp) defines, in namespace fp8k, before including this

@@ -1,5 +1,4 @@
-//===- elementwise_params.h - Parameters of the elementwise kernels -*- C++
-//-*-//
+//===- elementwise_params.h - Elementwise kernel parameters -----*- C++ -*-===//
 //
 // The one kernel parameter of every quantize, transpose and elementwise
 // kernel (codegen/kernels/elementwise.cuh), passed by value. The runtime

@@ -1,5 +1,4 @@
-//===- fp8_math.h - Scalar FP8 math shared by the GPU and the CPU -*- C++
-//-*-===//
+//===- fp8_math.h - FP8 math for the GPU and the CPU ------------*- C++ -*-===//
 //
 // The arithmetic of the generated quantize, transpose and elementwise kernels,
 // written once for both sides: NVRTC compiles it into every such kernel

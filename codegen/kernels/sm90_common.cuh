@@ -1,5 +1,4 @@
-//===- sm90_common.cuh - Hopper PTX primitives (device code) -----*- CUDA
-//-*-===//
+//===- sm90_common.cuh - Hopper PTX primitives -----------------*- CUDA -*-===//
 //
 // Raw inline PTX for what the sm_90a kernels need: shared-memory addressing,
 // mbarriers, TMA (cp.async.bulk.tensor), WGMMA fences, setmaxnreg, named

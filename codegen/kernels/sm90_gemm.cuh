@@ -1,5 +1,4 @@
-//===- sm90_gemm.cuh - Warp-specialised scaled FP8 GEMM (sm_90a) --*- CUDA
-//-*-===//
+//===- sm90_gemm.cuh - Warp-specialised scaled FP8 GEMM --------*- CUDA -*-===//
 //
 // D[M, N] = epilogue( sum_k A[M, K] * B[N, K]^T )   (both operands K-major)
 //

@@ -1,5 +1,4 @@
-//===- sm90_trace.cuh - Clock timeline of the sm_90a GEMM pipeline --*- CUDA
-//-*-===//
+//===- sm90_trace.cuh - Clock timeline of the sm_90a GEMM ------*- CUDA -*-===//
 //
 // KTrace: what FP8_KERNEL_TRACE=1 compiles into the sm_90a GEMM (see
 // sm90_gemm.cuh for the points it stamps; runtime/Gemm.h mirrors the layout

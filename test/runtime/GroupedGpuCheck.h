@@ -1,5 +1,4 @@
-//===- GroupedGpuCheck.h - One grouped GEMM case against the oracle -*- C++
-//-*-=//
+//===- GroupedGpuCheck.h - A grouped GEMM case vs the oracle ----*- C++ -*-===//
 #ifndef FP8_TEST_RUNTIME_GROUPEDGPUCHECK_H
 #define FP8_TEST_RUNTIME_GROUPEDGPUCHECK_H
 
