@@ -89,7 +89,8 @@ Status groupedGemm(const GemmRecipe &recipe, const GroupedGemmShape &shape,
 
 /// The grouped GEMM a kernel spec describes (a plan step's: its kind,
 /// groups, N, K, recipe and tile) with `m` rows as GroupedGemmShape::m
-/// says; a masked spec's own M, when set, is the expected rows per group.
+/// says; a masked spec's own M, when set, is the expected rows per group,
+/// and a K-grouped spec's K is the launch's (every group's K).
 Status groupedGemm(const KernelSpec &spec, int64_t m,
                    const GroupedGemmTensors &t, CUstream stream,
                    const GemmOptions &options = {},
