@@ -16,21 +16,6 @@ namespace {
 std::mutex gConfigMutex;
 std::unordered_map<std::string, TileConfig> gConfigs;
 
-/// The spec of a recipe's GEMM: the runtime launches sm_90a kernels.
-KernelSpec specOf(const GemmRecipe &r, int64_t m, int64_t n, int64_t k) {
-  KernelSpec spec;
-  spec.arch = Arch::SM90a;
-  spec.m = m;
-  spec.n = n;
-  spec.k = k;
-  spec.a = r.a;
-  spec.b = r.b;
-  spec.promotionInterval = r.promotionInterval;
-  spec.out = r.out;
-  spec.accumulate = r.accumulate;
-  return spec;
-}
-
 /// `spec` at M = m with the tile to launch: `tile` if given, else the
 /// spec's own unless `select`, else the heuristic's for `smCount` SMs
 /// (remembered per problem).
@@ -56,17 +41,12 @@ Expected<KernelSpec> launchSpec(KernelSpec spec, int64_t m, int smCount,
   return spec;
 }
 
-/// The checks of checkGemmArgs on a spec (N, K and the recipe from it).
-Status checkTensors(const KernelSpec &s, int64_t m, const GemmTensors &t) {
-  return checkSm90Tensors(s, m, t, operandsOf(s, m, t));
-}
-
 } // namespace
 
 Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &r, int64_t m, int64_t n,
                                     int64_t k, int smCount,
                                     const std::optional<TileConfig> &tile) {
-  return launchSpec(specOf(r, m, n, k), m, smCount, tile, /*select=*/true);
+  return launchSpec(recipeSpec(r, m, n, k), m, smCount, tile, /*select=*/true);
 }
 
 Expected<KernelSpec> gemmLaunchSpec(const KernelSpec &spec, int64_t m,
@@ -76,7 +56,8 @@ Expected<KernelSpec> gemmLaunchSpec(const KernelSpec &spec, int64_t m,
 
 Status checkGemmArgs(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
                      const GemmTensors &t) {
-  return checkTensors(specOf(r, m, n, k), m, t);
+  const KernelSpec s = recipeSpec(r, m, n, k);
+  return checkSm90Tensors(s, m, t, operandsOf(s, m, t));
 }
 
 Status gemm(const KernelSpec &spec, int64_t m, const GemmTensors &t,
@@ -87,7 +68,9 @@ Status gemm(const KernelSpec &spec, int64_t m, const GemmTensors &t,
                   toString(spec.arch));
   // The spec's own checks (checkGemmSpec: its fields, then the arch's rules)
   // run in gemmLaunchSpec, on the spec with this M and the tile launched.
-  FP8_RETURN_IF_ERROR(checkTensors(spec, m, t));
+  // The operands depend on the recipe and the shape, not on the tile.
+  const Operands o = operandsOf(spec, m, t);
+  FP8_RETURN_IF_ERROR(checkSm90Tensors(spec, m, t, o));
   if (m == 0)
     return Status::ok();
   auto dev = CudaDevice::get();
@@ -96,8 +79,7 @@ Status gemm(const KernelSpec &spec, int64_t m, const GemmTensors &t,
   Expected<KernelSpec> s = gemmLaunchSpec(spec, m, (*dev)->smCount, options);
   if (!s)
     return s.status();
-  return launchSm90(**dev, *s, m, t, operandsOf(*s, m, t), stream, options,
-                    report);
+  return launchSm90(**dev, *s, m, t, o, stream, options, report);
 }
 
 Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
@@ -105,7 +87,7 @@ Status gemm(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
             GemmReport *report) {
   GemmOptions o = options;
   o.selectTile = true;
-  return gemm(specOf(r, m, n, k), m, t, stream, o, report);
+  return gemm(recipeSpec(r, m, n, k), m, t, stream, o, report);
 }
 
 } // namespace fp8

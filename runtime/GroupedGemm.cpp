@@ -36,19 +36,10 @@ int64_t groupValues(GemmKind kind, int64_t groups) {
 
 /// The spec of a recipe's grouped GEMM (M: the rows the tile is chosen for).
 KernelSpec specOf(const GemmRecipe &r, const GroupedGemmShape &s) {
-  KernelSpec spec;
-  spec.arch = Arch::SM90a;
+  const bool hint = s.kind == GemmKind::GroupedMasked && s.expectedM > 0;
+  KernelSpec spec = recipeSpec(r, hint ? s.expectedM : s.m, s.n, s.k);
   spec.kind = s.kind;
   spec.groups = s.groups;
-  spec.m =
-      s.kind == GemmKind::GroupedMasked && s.expectedM > 0 ? s.expectedM : s.m;
-  spec.n = s.n;
-  spec.k = s.k;
-  spec.a = r.a;
-  spec.b = r.b;
-  spec.promotionInterval = r.promotionInterval;
-  spec.out = r.out;
-  spec.accumulate = r.accumulate;
   return spec;
 }
 

@@ -100,6 +100,20 @@ Status getWorkspace(const CudaDriver &d, CUstream stream, size_t partialBytes,
 
 } // namespace
 
+KernelSpec recipeSpec(const GemmRecipe &r, int64_t m, int64_t n, int64_t k) {
+  KernelSpec spec;
+  spec.arch = Arch::SM90a;
+  spec.m = m;
+  spec.n = n;
+  spec.k = k;
+  spec.a = r.a;
+  spec.b = r.b;
+  spec.promotionInterval = r.promotionInterval;
+  spec.out = r.out;
+  spec.accumulate = r.accumulate;
+  return spec;
+}
+
 Status checkDeviceExtent(const CudaDriver &d, const void *p, int64_t bytes,
                          const char *what) {
   CUdeviceptr ptr = reinterpret_cast<CUdeviceptr>(p);

@@ -19,6 +19,10 @@
 
 namespace fp8 {
 
+/// The dense spec of a recipe's GEMM (the runtime launches sm_90a kernels);
+/// its tile is left to be chosen.
+KernelSpec recipeSpec(const GemmRecipe &r, int64_t m, int64_t n, int64_t k);
+
 /// One group's scale tensor as stored: [rows, cols] with element strides.
 struct ScaleGeometry {
   int64_t rows = 0, cols = 0, ldOuter = 0, ldK = 0;
