@@ -2,8 +2,6 @@
 
 #include "tools/fp8-bench/Grouped.h"
 
-#include "core/InputFile.h"
-#include "core/JsonInput.h"
 #include "numerics/Formats.h"
 #include "runtime/GroupedGemm.h"
 
@@ -19,50 +17,6 @@ namespace fp8::bench {
 using json = nlohmann::json;
 
 namespace {
-
-[[noreturn]] void refuse(const std::string &message) {
-  std::fprintf(stderr, "fp8-bench: %s\n", message.c_str());
-  std::exit(2);
-}
-
-GroupedShape readEntry(const json &e, const std::string &list,
-                       const std::string &path) {
-  auto dim = [&](const char *key, int64_t hi) -> int64_t {
-    if (!e.is_object() || !e.contains(key) || !e[key].is_number_integer())
-      return 0;
-    const int64_t v = e[key].get<int64_t>();
-    return v >= 1 && v <= hi ? v : 0;
-  };
-  GroupedShape s;
-  s.list = list;
-  s.kind = list == "grouped_contiguous" ? GemmKind::GroupedContiguous
-           : list == "grouped_k"        ? GemmKind::GroupedK
-                                        : GemmKind::GroupedMasked;
-  s.decode = list == "grouped_masked_decode";
-  s.groups = dim("groups", 1024);
-  if (s.kind == GemmKind::GroupedK) {
-    s.mPerGroup = dim("M", kMaxBenchNK);
-    s.n = dim("N", kMaxBenchNK);
-    s.kMin = dim("K_min", kMaxBenchNK);
-    s.kMax = dim("K_max", kMaxBenchNK);
-    if (!s.groups || !s.mPerGroup || !s.n || s.kMin < 128 || s.kMax < s.kMin)
-      refuse("expected each entry of 'grouped_k' in '" + path +
-             "' to have integers groups in [1, 1024], M and N in [1, " +
-             std::to_string(kMaxBenchNK) +
-             "], 128 <= K_min <= K_max <= " + std::to_string(kMaxBenchNK) +
-             ", found " + e.dump().substr(0, 200));
-    return s;
-  }
-  s.mPerGroup = dim("M_per_group", 1 << 16);
-  s.n = dim("N", kMaxBenchNK);
-  s.k = dim("K", kMaxBenchNK);
-  if (!s.groups || !s.mPerGroup || !s.n || !s.k)
-    refuse("expected each entry of '" + list + "' in '" + path +
-           "' to have integers groups in [1, 1024], M_per_group in [1, "
-           "65536], N and K in [1, " +
-           std::to_string(kMaxBenchNK) + "], found " + e.dump().substr(0, 200));
-  return s;
-}
 
 /// Each group's rows, +-30% around M_per_group (a fixed seed per shape).
 std::vector<int32_t> drawRows(const GroupedShape &s, uint64_t seed) {
@@ -261,34 +215,12 @@ json measure(Context &ctx, const ShapeFile &file, const GroupedShape &s,
   for (int32_t r : g.rows)
     valid += r;
   const double flops = 2.0 * double(valid) * double(s.n) * double(s.k);
-  GemmReport rep;
-  GemmOptions opts;
-  opts.tile = ctx.opt.tile;
-  checkOk(groupedGemm(ctx.recipe, g.shape, g.t, ctx.stream, opts, &rep),
-          "grouped GEMM");
-  checkOk(waitStream(ctx.stream, 60.0, "grouped GEMM"), "grouped GEMM");
-  GemmOptions fast = opts;
-  fast.checkExtents = false; // checked by the first call
-  Status timed = Status::ok();
-  const double ms = ctx.time(ctx.opt.iters, [&] {
-    if (Status st = groupedGemm(ctx.recipe, g.shape, g.t, ctx.stream, fast);
-        !st)
-      timed = st;
-  });
-  checkOk(timed, "grouped GEMM");
-  json row = {{"list", s.list},
-              {"groups", s.groups},
-              {"M_per_group", s.mPerGroup},
-              {"N", s.n},
-              {"K", s.k},
-              {"rows", g.rows},
-              {"valid_rows", valid},
-              {"kernel", rep.kernel},
-              {"tile", json::parse(toJSON(rep.tile))},
-              {"grid", rep.grid},
-              {"ms", ms},
-              {"tflops", flops / ms * 1e-9},
-              {"pct_peak", 100.0 * flops / ms * 1e-9 / file.peakTflops}};
+  double ms = 0;
+  json row = {
+      {"list", s.list},     {"groups", s.groups}, {"M_per_group", s.mPerGroup},
+      {"N", s.n},           {"K", s.k},           {"rows", g.rows},
+      {"valid_rows", valid}};
+  row.update(timeOurs(ctx, file, g.shape, g.t, flops, ms));
   const double weightBytes = double(s.groups) * double(s.n) * double(s.k);
   if (s.decode) {
     const double tbps = weightBytes / ms * 1e-9;
@@ -328,6 +260,30 @@ double geomean(const std::vector<double> &v) {
 
 } // namespace
 
+json timeOurs(Context &ctx, const ShapeFile &file,
+              const GroupedGemmShape &shape, const GroupedGemmTensors &t,
+              double flops, double &ms) {
+  GemmReport rep;
+  GemmOptions opts;
+  opts.tile = ctx.opt.tile;
+  checkOk(groupedGemm(ctx.recipe, shape, t, ctx.stream, opts, &rep),
+          "grouped GEMM");
+  checkOk(waitStream(ctx.stream, 60.0, "grouped GEMM"), "grouped GEMM");
+  opts.checkExtents = false; // checked by the first call
+  Status timed = Status::ok();
+  ms = ctx.time(ctx.opt.iters, [&] {
+    if (Status st = groupedGemm(ctx.recipe, shape, t, ctx.stream, opts); !st)
+      timed = st;
+  });
+  checkOk(timed, "grouped GEMM");
+  return {{"kernel", rep.kernel},
+          {"tile", json::parse(toJSON(rep.tile))},
+          {"grid", rep.grid},
+          {"ms", ms},
+          {"tflops", flops / ms * 1e-9},
+          {"pct_peak", 100.0 * flops / ms * 1e-9 / file.peakTflops}};
+}
+
 double bf16Difference(const uint16_t *a, const uint16_t *b, size_t count) {
   double xy = 0, xx = 0;
   for (size_t i = 0; i < count; ++i) {
@@ -341,30 +297,8 @@ double bf16Difference(const uint16_t *a, const uint16_t *b, size_t count) {
   return xx > 0 ? 1.0 - 2.0 * xy / xx : 0.0;
 }
 
-std::vector<GroupedShape> readGroupedShapes(const Options &opt) {
-  auto text = readInputFile(opt.shapes, 1 << 20, "shape file");
-  if (!text)
-    refuse(text.message());
-  auto parsed = parseJsonInput(*text, "the shape file '" + opt.shapes + "'");
-  if (!parsed)
-    refuse(parsed.message());
-  std::vector<GroupedShape> out;
-  for (const char *list : {"grouped_contiguous", "grouped_masked",
-                           "grouped_masked_decode", "grouped_k"}) {
-    if (!parsed->is_object() || !parsed->contains(list))
-      continue;
-    const json &entries = (*parsed)[list];
-    if (!entries.is_array())
-      refuse(std::string("expected '") + list + "' in '" + opt.shapes +
-             "' to be a list");
-    for (const json &e : entries)
-      out.push_back(readEntry(e, list, opt.shapes));
-  }
-  return out;
-}
-
-json runGrouped(Context &ctx, const ShapeFile &file,
-                const std::vector<GroupedShape> &shapes) {
+json runGrouped(Context &ctx, const ShapeFile &file) {
+  const std::vector<GroupedShape> &shapes = file.grouped;
   json rows = json::array();
   std::printf("%-22s %5s %6s %6s %6s | %9s %6s | %9s %7s %8s\n", "list", "G",
               "M/grp", "N", "K", "TFLOP/s", "%peak", "peer TF/s", "ratio",

@@ -19,22 +19,14 @@
 #include "tools/fp8-bench/Measure.h"
 #include "tools/fp8-bench/ShapeFile.h"
 
+#include "runtime/GroupedGemm.h"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
 
 namespace fp8::bench {
-
-/// One grouped shape of the shape file.
-struct GroupedShape {
-  std::string list; ///< the shape file's list it came from
-  GemmKind kind = GemmKind::GroupedContiguous;
-  int64_t groups = 1, mPerGroup = 0, n = 0, k = 0;
-  int64_t kMin = 0, kMax = 0; ///< grouped_k: each group's K range (M:
-                              ///< mPerGroup)
-  bool decode = false;        ///< judged by the bandwidth on the weights
-};
 
 /// Random FP8 codes: normal samples, quantized once into a table and drawn
 /// with a fast generator (hundreds of MB per shape).
@@ -48,14 +40,16 @@ double bf16Difference(const uint16_t *a, const uint16_t *b, size_t count);
 nlohmann::json measureAlongK(Context &ctx, const ShapeFile &file,
                              const GroupedShape &s, uint64_t seed);
 
-/// The grouped lists of `opt.shapes` (empty lists where the file has none);
-/// exits 2 with a message on a malformed entry.
-std::vector<GroupedShape> readGroupedShapes(const Options &opt);
+/// Times our one launch of `shape` (a first call compiles the kernel and
+/// checks the extents; the timed calls skip that check): the row's kernel,
+/// tile, grid, ms, TFLOP/s of `flops` and % of the roofline; `ms` too.
+nlohmann::json timeOurs(Context &ctx, const ShapeFile &file,
+                        const GroupedGemmShape &shape,
+                        const GroupedGemmTensors &t, double flops, double &ms);
 
-/// Measures every shape, prints a table, returns the JSON rows and a
-/// summary (geomeans per list).
-nlohmann::json runGrouped(Context &ctx, const ShapeFile &file,
-                          const std::vector<GroupedShape> &shapes);
+/// Measures every grouped shape of `file`, prints a table, returns the JSON
+/// rows and a summary (geomeans per list).
+nlohmann::json runGrouped(Context &ctx, const ShapeFile &file);
 
 } // namespace fp8::bench
 

@@ -57,31 +57,11 @@ json measureAlongK(Context &ctx, const ShapeFile &file, const GroupedShape &s,
   t.d = dD.get();
   t.groups = static_cast<const int32_t *>(dG.get());
   GroupedGemmShape shape{GemmKind::GroupedK, s.groups, m, n, k, 0};
-  GemmReport rep;
-  GemmOptions opts;
-  opts.tile = ctx.opt.tile;
-  checkOk(groupedGemm(ctx.recipe, shape, t, ctx.stream, opts, &rep),
-          "K-grouped GEMM");
-  checkOk(waitStream(ctx.stream, 60.0, "K-grouped GEMM"), "K-grouped GEMM");
-  opts.checkExtents = false; // checked by the first call
-  Status timed = Status::ok();
-  const double ms = ctx.time(ctx.opt.iters, [&] {
-    if (Status st = groupedGemm(ctx.recipe, shape, t, ctx.stream, opts); !st)
-      timed = st;
-  });
-  checkOk(timed, "K-grouped GEMM");
   const double flops = 2.0 * double(m) * double(n) * double(k);
-  json row = {{"list", s.list},
-              {"groups", s.groups},
-              {"M", m},
-              {"N", n},
-              {"K", ks},
-              {"kernel", rep.kernel},
-              {"tile", json::parse(toJSON(rep.tile))},
-              {"grid", rep.grid},
-              {"ms", ms},
-              {"tflops", flops / ms * 1e-9},
-              {"pct_peak", 100.0 * flops / ms * 1e-9 / file.peakTflops}};
+  double ms = 0;
+  json row = {
+      {"list", s.list}, {"groups", s.groups}, {"M", m}, {"N", n}, {"K", ks}};
+  row.update(timeOurs(ctx, file, shape, t, flops, ms));
   if (!ctx.opt.peers)
     return row;
 

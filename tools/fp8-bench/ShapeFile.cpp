@@ -60,6 +60,46 @@ Shape readShape(const json &s, const std::string &path) {
   return sh;
 }
 
+/// One entry of a grouped list.
+GroupedShape readEntry(const json &e, const std::string &list,
+                       const std::string &path) {
+  auto dim = [&](const char *key, int64_t hi) -> int64_t {
+    if (!e.is_object() || !e.contains(key) || !e[key].is_number_integer())
+      return 0;
+    const int64_t v = e[key].get<int64_t>();
+    return v >= 1 && v <= hi ? v : 0;
+  };
+  GroupedShape s;
+  s.list = list;
+  s.kind = list == "grouped_contiguous" ? GemmKind::GroupedContiguous
+           : list == "grouped_k"        ? GemmKind::GroupedK
+                                        : GemmKind::GroupedMasked;
+  s.decode = list == "grouped_masked_decode";
+  s.groups = dim("groups", 1024);
+  if (s.kind == GemmKind::GroupedK) {
+    s.mPerGroup = dim("M", kMaxBenchNK);
+    s.n = dim("N", kMaxBenchNK);
+    s.kMin = dim("K_min", kMaxBenchNK);
+    s.kMax = dim("K_max", kMaxBenchNK);
+    if (!s.groups || !s.mPerGroup || !s.n || s.kMin < 128 || s.kMax < s.kMin)
+      refuse("expected each entry of 'grouped_k' in '" + path +
+             "' to have integers groups in [1, 1024], M and N in [1, " +
+             std::to_string(kMaxBenchNK) +
+             "], 128 <= K_min <= K_max <= " + std::to_string(kMaxBenchNK) +
+             ", found " + e.dump().substr(0, 200));
+    return s;
+  }
+  s.mPerGroup = dim("M_per_group", 1 << 16);
+  s.n = dim("N", kMaxBenchNK);
+  s.k = dim("K", kMaxBenchNK);
+  if (!s.groups || !s.mPerGroup || !s.n || !s.k)
+    refuse("expected each entry of '" + list + "' in '" + path +
+           "' to have integers groups in [1, 1024], M_per_group in [1, "
+           "65536], N and K in [1, " +
+           std::to_string(kMaxBenchNK) + "], found " + e.dump().substr(0, 200));
+  return s;
+}
+
 /// Whether --m and --only keep `sh`.
 bool selected(const Options &opt, const Shape &sh) {
   if (!opt.ms.empty() &&
@@ -93,6 +133,16 @@ ShapeFile readShapeFile(const Options &opt) {
     const Shape sh = readShape(s, opt.shapes);
     if (selected(opt, sh))
       out.shapes.push_back(sh);
+  }
+  for (const char *list : {"grouped_contiguous", "grouped_masked",
+                           "grouped_masked_decode", "grouped_k"}) {
+    if (!file.contains(list))
+      continue;
+    if (!file[list].is_array())
+      refuse(std::string("expected '") + list + "' in '" + opt.shapes +
+             "' to be a list");
+    for (const json &e : file[list])
+      out.grouped.push_back(readEntry(e, list, opt.shapes));
   }
   return out;
 }

@@ -43,9 +43,8 @@ int main(int argc, char **argv) {
   }
   const ShapeFile file = readShapeFile(opt);
   if (opt.grouped) {
-    const std::vector<GroupedShape> shapes = readGroupedShapes(opt);
     Context ctx(opt);
-    json out = runGrouped(ctx, file, shapes);
+    json out = runGrouped(ctx, file);
     out["device"] = ctx.dev->name;
     out["sms"] = ctx.dev->smCount;
     if (!opt.jsonOut.empty())
