@@ -23,19 +23,6 @@ using namespace fp8;
 
 namespace {
 
-GemmRecipe recipe(Granularity ga, Granularity gb, int64_t p,
-                  DType out = DType::BF16, DType fa = DType::E4M3FN,
-                  DType fb = DType::E4M3FN) {
-  GemmRecipe r;
-  r.a.format = fa;
-  r.b.format = fb;
-  r.a.granularity = ga;
-  r.b.granularity = gb;
-  r.promotionInterval = promotionFromInt(p);
-  r.out = out;
-  return r;
-}
-
 const Granularity kTok = Granularity::block(1, 128);
 const Granularity kBlk = Granularity::block(128, 128);
 
@@ -68,8 +55,8 @@ void expectClusterPairs(const TileConfig &t) {
     TileConfig c = t;
     c.clusterM = cm;
     c.clusterN = cn;
-    expectCase({recipe(kTok, kBlk, 128), 600, 1152, 768, c}); // odd tiles
-    expectCase({recipe(kTok, kBlk, 128), 1, 384, 512, c});
+    expectCase({caseRecipe(kTok, kBlk, 128), 600, 1152, 768, c}); // odd tiles
+    expectCase({caseRecipe(kTok, kBlk, 128), 1, 384, 512, c});
   }
 }
 
@@ -84,15 +71,15 @@ void expectRefused(const GemmRecipe &r, const TileConfig &tile,
 } // namespace
 
 TEST(GemmGpu, DeepSeekRecipeSquare) {
-  expectCase({recipe(kTok, kBlk, 128), 128, 128, 128});
-  expectCase({recipe(kTok, kBlk, 128), 256, 256, 512});
+  expectCase({caseRecipe(kTok, kBlk, 128), 128, 128, 128});
+  expectCase({caseRecipe(kTok, kBlk, 128), 256, 256, 512});
 }
 
 TEST(GemmGpu, DeepSeekRecipeRaggedShapes) {
   for (int64_t m : {1, 7, 64, 129, 1000})
-    expectCase({recipe(kTok, kBlk, 128), m, 200, 1040});
-  expectCase({recipe(kTok, kBlk, 128), 129, 2112, 7168});
-  expectCase({recipe(kTok, kBlk, 128), 7, 576, 7168});
+    expectCase({caseRecipe(kTok, kBlk, 128), m, 200, 1040});
+  expectCase({caseRecipe(kTok, kBlk, 128), 129, 2112, 7168});
+  expectCase({caseRecipe(kTok, kBlk, 128), 7, 576, 7168});
 }
 
 TEST(GemmGpu, DeepSeekRecipeBenchShapes) {
@@ -104,15 +91,16 @@ TEST(GemmGpu, DeepSeekRecipeBenchShapes) {
                       {4096, 7168},
                       {7168, 2048}})
     for (int64_t m : {128, 4096})
-      expectCase({recipe(kTok, kBlk, 128), m, n, k});
+      expectCase({caseRecipe(kTok, kBlk, 128), m, n, k});
 }
 
 TEST(GemmGpu, EveryPromotionInterval) {
   for (int64_t p : {32, 64, 128})
-    expectCase({recipe(kTok, kBlk, p), 129, 256, 1024});
+    expectCase({caseRecipe(kTok, kBlk, p), 129, 256, 1024});
   for (int64_t p : {0, 32, 128, 256, 512})
-    expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), p),
-                129, 256, 1024});
+    expectCase(
+        {caseRecipe(Granularity::perTensor(), Granularity::perTensor(), p), 129,
+         256, 1024});
 }
 
 // Intervals that neither divide a k-block nor are a multiple of it promote
@@ -128,17 +116,17 @@ TEST(GemmGpu, IrregularPromotionIntervals) {
   t128.blockN = 128;
   t128.stages = 4;
   for (int64_t p : {96, 160, 192, 384}) {
-    expectCase({recipe(pt, pt, p), 129, 256, 1024});
-    expectCase({recipe(pt, pt, p, DType::F32), 7, 200, 1040});
-    expectCase({recipe(pt, pt, p), 1, 136, 4000});
-    expectCase({recipe(row, row, p), 257, 384, 1536});
+    expectCase({caseRecipe(pt, pt, p), 129, 256, 1024});
+    expectCase({caseRecipe(pt, pt, p, DType::F32), 7, 200, 1040});
+    expectCase({caseRecipe(pt, pt, p), 1, 136, 4000});
+    expectCase({caseRecipe(row, row, p), 257, 384, 1536});
     TileConfig sk = t128;
     sk.splitK = 3;
-    expectCase({recipe(pt, pt, p, DType::F32), 130, 264, 2944, sk});
+    expectCase({caseRecipe(pt, pt, p, DType::F32), 130, 264, 2944, sk});
     TileConfig tail = t128;
     tail.tailSplit = 2;
     tail.persistent = true;
-    expectCase({recipe(pt, pt, p), 1000, 1152, 3072, tail});
+    expectCase({caseRecipe(pt, pt, p), 1000, 1152, 3072, tail});
   }
 }
 
@@ -154,7 +142,7 @@ TEST(GemmGpu, PromotionGroupingMatchesItsInterval) {
                           {384, 128},
                           {128, 256},
                           {256, 128}}) {
-    GpuCase c{recipe(pt, pt, p, DType::F32), 256, 256, 8192};
+    GpuCase c{caseRecipe(pt, pt, p, DType::F32), 256, 256, 8192};
     c.nonNegative = true;
     c.rivalInterval = rival;
     GpuCaseResult r = expectCase(c);
@@ -178,35 +166,40 @@ TEST(GemmGpu, EveryAcceptedRecipeClass) {
 }
 
 TEST(GemmGpu, EveryGranularityPair) {
-  expectCase({recipe(Granularity::perRow(), Granularity::perRow(), 128), 257,
-              384, 512});
-  expectCase({recipe(Granularity::perTensor(), Granularity::perRow(), 128), 64,
-              128, 256});
-  expectCase({recipe(kTok, kTok, 128), 129, 320, 768}); // weight-gradient style
-  expectCase({recipe(kTok, Granularity::perTensor(), 128), 33, 256, 384});
-  expectCase({recipe(Granularity::block(1, 128, ScaleFormat::UE8M0),
-                     Granularity::block(128, 128, ScaleFormat::UE8M0), 128),
+  expectCase({caseRecipe(Granularity::perRow(), Granularity::perRow(), 128),
+              257, 384, 512});
+  expectCase({caseRecipe(Granularity::perTensor(), Granularity::perRow(), 128),
+              64, 128, 256});
+  expectCase(
+      {caseRecipe(kTok, kTok, 128), 129, 320, 768}); // weight-gradient style
+  expectCase({caseRecipe(kTok, Granularity::perTensor(), 128), 33, 256, 384});
+  expectCase({caseRecipe(Granularity::block(1, 128, ScaleFormat::UE8M0),
+                         Granularity::block(128, 128, ScaleFormat::UE8M0), 128),
               200, 512, 1024});
-  expectCase({recipe(Granularity::block(1, 128, ScaleFormat::F32Pow2),
-                     Granularity::block(128, 128, ScaleFormat::F32Pow2), 64),
-              77, 136, 640});
+  expectCase(
+      {caseRecipe(Granularity::block(1, 128, ScaleFormat::F32Pow2),
+                  Granularity::block(128, 128, ScaleFormat::F32Pow2), 64),
+       77, 136, 640});
 }
 
 TEST(GemmGpu, FormatsAndOutputs) {
-  expectCase({recipe(kTok, kBlk, 128, DType::BF16, DType::E5M2, DType::E4M3FN),
-              128, 256, 512});
-  expectCase({recipe(kTok, kBlk, 128, DType::BF16, DType::E4M3FN, DType::E5M2),
-              128, 256, 512});
-  expectCase({recipe(kTok, kBlk, 128, DType::BF16, DType::E5M2, DType::E5M2),
-              65, 128, 256});
-  expectCase({recipe(kTok, kBlk, 128, DType::F32), 130, 264, 512});
+  expectCase(
+      {caseRecipe(kTok, kBlk, 128, DType::BF16, DType::E5M2, DType::E4M3FN),
+       128, 256, 512});
+  expectCase(
+      {caseRecipe(kTok, kBlk, 128, DType::BF16, DType::E4M3FN, DType::E5M2),
+       128, 256, 512});
+  expectCase(
+      {caseRecipe(kTok, kBlk, 128, DType::BF16, DType::E5M2, DType::E5M2), 65,
+       128, 256});
+  expectCase({caseRecipe(kTok, kBlk, 128, DType::F32), 130, 264, 512});
   // N * sizeof(bf16) not a multiple of 16: the predicated-store epilogue.
-  expectCase({recipe(kTok, kBlk, 128), 100, 1001, 256});
-  expectCase({recipe(kTok, kBlk, 128, DType::F32), 100, 130, 256});
+  expectCase({caseRecipe(kTok, kBlk, 128), 100, 1001, 256});
+  expectCase({caseRecipe(kTok, kBlk, 128, DType::F32), 100, 130, 256});
 }
 
 TEST(GemmGpu, AccumulateIntoC) {
-  GemmRecipe r = recipe(kTok, kBlk, 128);
+  GemmRecipe r = caseRecipe(kTok, kBlk, 128);
   r.accumulate = true;
   expectCase({r, 129, 256, 512});
   r.out = DType::F32;
@@ -221,32 +214,32 @@ TEST(GemmGpu, ExplicitTileConfigs) {
     if (bn == 208 || bn == 224) {
       // 128x128 B blocks at a run-time column of a tile over 192 columns:
       // refused before launch (register limit), with per-tensor scales fine.
-      auto spec =
-          gemmKernelSpec(recipe(kTok, kBlk, 128), 300, 1000 + bn, 1024, 132, t);
+      auto spec = gemmKernelSpec(caseRecipe(kTok, kBlk, 128), 300, 1000 + bn,
+                                 1024, 132, t);
       Status st = spec ? checkSm90Spec(*spec) : spec.status();
       EXPECT_NE(st.message().find("above 192 columns"), std::string::npos)
           << st.message();
       expectCase(
-          {recipe(Granularity::perTensor(), Granularity::perTensor(), 128), 300,
-           1000 + bn, 1024, t});
+          {caseRecipe(Granularity::perTensor(), Granularity::perTensor(), 128),
+           300, 1000 + bn, 1024, t});
       continue;
     }
-    expectCase({recipe(kTok, kBlk, 128), 300, 1000 + bn, 1024, t});
+    expectCase({caseRecipe(kTok, kBlk, 128), 300, 1000 + bn, 1024, t});
   }
   TileConfig small;
   small.blockM = 64;
   small.mathWarpgroups = 1;
   small.blockN = 256;
   small.stages = 4;
-  expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 0), 70,
-              512, 512, small});
+  expectCase({caseRecipe(Granularity::perTensor(), Granularity::perTensor(), 0),
+              70, 512, 512, small});
   for (int split : {2, 3, 8}) {
     TileConfig t;
     t.splitK = split;
     t.stages = 4;
-    expectCase({recipe(kTok, kBlk, 128), 128, 2112, 7168, t});
-    expectCase({recipe(Granularity::perRow(), Granularity::perRow(), 128), 100,
-                520, 3072, t});
+    expectCase({caseRecipe(kTok, kBlk, 128), 128, 2112, 7168, t});
+    expectCase({caseRecipe(Granularity::perRow(), Granularity::perRow(), 128),
+                100, 520, 3072, t});
   }
   // Clusters: multicast of B (2x1) or A (1x2); odd tile counts give the
   // last pair a phantom partner; with split-K too.
@@ -256,18 +249,19 @@ TEST(GemmGpu, ExplicitTileConfigs) {
     t.clusterN = cn;
     t.blockN = 128;
     t.stages = 4;
-    expectCase({recipe(kTok, kBlk, 128), 129, 640, 1024, t}); // 2 m tiles
-    expectCase({recipe(kTok, kBlk, 128), 300, 1152, 768, t}); // 3 x 9 tiles
-    expectCase({recipe(kTok, kBlk, 128), 1, 384, 512, t});    // M = 1
-    expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 0),
-                257, 1000, 512, t});
+    expectCase({caseRecipe(kTok, kBlk, 128), 129, 640, 1024, t}); // 2 m tiles
+    expectCase({caseRecipe(kTok, kBlk, 128), 300, 1152, 768, t}); // 3 x 9 tiles
+    expectCase({caseRecipe(kTok, kBlk, 128), 1, 384, 512, t});    // M = 1
+    expectCase(
+        {caseRecipe(Granularity::perTensor(), Granularity::perTensor(), 0), 257,
+         1000, 512, t});
     t.splitK = 3;
-    expectCase({recipe(kTok, kBlk, 128), 200, 1000, 2048, t});
+    expectCase({caseRecipe(kTok, kBlk, 128), 200, 1000, 2048, t});
   }
   TileConfig alongM;
   alongM.raster = Raster::AlongM;
   alongM.swizzleGroup = 3;
-  expectCase({recipe(kTok, kBlk, 128), 1000, 1280, 512, alongM});
+  expectCase({caseRecipe(kTok, kBlk, 128), 1000, 1280, 512, alongM});
 }
 
 // Three consumer warpgroups (192-row tiles): ragged M around the 192-row
@@ -278,36 +272,38 @@ TEST(GemmGpu, ExplicitTileConfigs) {
 TEST(GemmGpu, ThreeConsumerWarpgroups) {
   const TileConfig t = tile192();
   for (int64_t m : {1, 7, 191, 193, 1000})
-    expectCase({recipe(kTok, kBlk, 128), m, 1000, 1040, t});
-  expectCase({recipe(kTok, kBlk, 128), 4096, 2112, 7168, t});
-  expectCase({recipe(kTok, kBlk, 32), 385, 256, 512, t});
-  expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 0),
+    expectCase({caseRecipe(kTok, kBlk, 128), m, 1000, 1040, t});
+  expectCase({caseRecipe(kTok, kBlk, 128), 4096, 2112, 7168, t});
+  expectCase({caseRecipe(kTok, kBlk, 32), 385, 256, 512, t});
+  expectCase({caseRecipe(Granularity::perTensor(), Granularity::perTensor(), 0),
               400, 520, 1024, t});
-  expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 128),
-              400, 520, 1024, t});
-  expectCase({recipe(Granularity::perRow(), Granularity::perTensor(), 128), 257,
-              384, 768, t});
-  expectCase({recipe(kTok, kTok, 128), 300, 320, 768, t}); // per-column B
-  expectCase({recipe(kTok, kBlk, 128, DType::F32), 200, 264, 512, t});
-  GemmRecipe acc = recipe(kTok, kBlk, 128);
+  expectCase(
+      {caseRecipe(Granularity::perTensor(), Granularity::perTensor(), 128), 400,
+       520, 1024, t});
+  expectCase({caseRecipe(Granularity::perRow(), Granularity::perTensor(), 128),
+              257, 384, 768, t});
+  expectCase({caseRecipe(kTok, kTok, 128), 300, 320, 768, t}); // per-column B
+  expectCase({caseRecipe(kTok, kBlk, 128, DType::F32), 200, 264, 512, t});
+  GemmRecipe acc = caseRecipe(kTok, kBlk, 128);
   acc.accumulate = true;
   expectCase({acc, 250, 256, 512, t});
   TileConfig narrow = t;
   narrow.blockN = 64;
   narrow.stages = 5;
-  expectCase({recipe(kTok, kBlk, 128), 500, 1000, 1024, narrow});
+  expectCase({caseRecipe(kTok, kBlk, 128), 500, 1000, 1024, narrow});
   expectClusterPairs(t);
   // Overlapped promotion, split-K and per-column epilogue scales do not fit
   // three warpgroups' registers: refused before launch.
   TileConfig ovk = t;
   ovk.overlap = PromotionOverlap::AlternateK;
-  expectRefused(recipe(kTok, kBlk, 128), ovk,
+  expectRefused(caseRecipe(kTok, kBlk, 128), ovk,
                 "overlap 'none' with block_m 192");
   TileConfig split = t;
   split.splitK = 2;
-  expectRefused(recipe(kTok, kBlk, 128), split, "split_k 1 with block_m 192");
-  expectRefused(recipe(Granularity::perRow(), Granularity::perRow(), 128), t,
-                "with block_m 192 (per-column epilogue scales");
+  expectRefused(caseRecipe(kTok, kBlk, 128), split,
+                "split_k 1 with block_m 192");
+  expectRefused(caseRecipe(Granularity::perRow(), Granularity::perRow(), 128),
+                t, "with block_m 192 (per-column epilogue scales");
 }
 
 // A split tail (tail_split): the last partial wave's tiles are cut into K
@@ -318,46 +314,50 @@ TEST(GemmGpu, ThreeConsumerWarpgroups) {
 TEST(GemmGpu, SplitTail) {
   TileConfig t = tile192();
   t.tailSplit = 4;
-  expectCase({recipe(kTok, kBlk, 128), 1, 1000, 1040, t});    // 8 tiles x 4
-  expectCase({recipe(kTok, kBlk, 128), 7, 1000, 256, t});     // 2 k-blocks
-  expectCase({recipe(kTok, kBlk, 128), 2000, 2000, 2048, t}); // 132 + 44 x 3
-  expectCase({recipe(kTok, kBlk, 128), 1000, 4000, 1040, t}); // 132 + 60 x 2
-  expectCase({recipe(kTok, kBlk, 128), 4096, 4096, 7168, t}); // 660 + 44 x 3
-  expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 0),
+  expectCase({caseRecipe(kTok, kBlk, 128), 1, 1000, 1040, t}); // 8 tiles x 4
+  expectCase({caseRecipe(kTok, kBlk, 128), 7, 1000, 256, t});  // 2 k-blocks
+  expectCase(
+      {caseRecipe(kTok, kBlk, 128), 2000, 2000, 2048, t}); // 132 + 44 x 3
+  expectCase(
+      {caseRecipe(kTok, kBlk, 128), 1000, 4000, 1040, t}); // 132 + 60 x 2
+  expectCase(
+      {caseRecipe(kTok, kBlk, 128), 4096, 4096, 7168, t}); // 660 + 44 x 3
+  expectCase({caseRecipe(Granularity::perTensor(), Granularity::perTensor(), 0),
               400, 520, 1024, t});
-  expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 512),
-              400, 520, 1024, t}); // two promotion groups: 2 slices
-  expectCase({recipe(kTok, kBlk, 128, DType::F32), 250, 256, 512, t});
-  GemmRecipe acc = recipe(kTok, kBlk, 128);
+  expectCase(
+      {caseRecipe(Granularity::perTensor(), Granularity::perTensor(), 512), 400,
+       520, 1024, t}); // two promotion groups: 2 slices
+  expectCase({caseRecipe(kTok, kBlk, 128, DType::F32), 250, 256, 512, t});
+  GemmRecipe acc = caseRecipe(kTok, kBlk, 128);
   acc.accumulate = true; // C is added once, by the reducing slice
   expectCase({acc, 250, 256, 512, t});
   TileConfig two = t; // two consumer warpgroups, per-column B scales
   two.blockM = 128;
   two.mathWarpgroups = 2;
   two.stages = 5;
-  expectCase({recipe(kTok, kBlk, 128), 1000, 1000, 1040, two});
-  expectCase({recipe(kTok, kTok, 128), 300, 320, 768, two});
+  expectCase({caseRecipe(kTok, kBlk, 128), 1000, 1000, 1040, two});
+  expectCase({caseRecipe(kTok, kTok, 128), 300, 320, 768, two});
   TileConfig one = two; // one consumer warpgroup, 64 columns
   one.blockM = 64;
   one.mathWarpgroups = 1;
   one.blockN = 64;
   one.stages = 8;
-  expectCase({recipe(kTok, kBlk, 128), 33, 520, 768, one});
+  expectCase({caseRecipe(kTok, kBlk, 128), 33, 520, 768, one});
   expectClusterPairs(t);
   // Run twice on one stream: the arrival counters are reset for the next.
-  expectCase({recipe(kTok, kBlk, 128), 1, 1000, 1040, t});
+  expectCase({caseRecipe(kTok, kBlk, 128), 1, 1000, 1040, t});
   TileConfig many = t;
   many.tailSplit = 9;
-  expectRefused(recipe(kTok, kBlk, 128), many,
+  expectRefused(caseRecipe(kTok, kBlk, 128), many,
                 "expected 'tail_split' in tile to be an integer in [1, 8], "
                 "found 9");
   TileConfig both = two;
   both.splitK = 2;
-  expectRefused(recipe(kTok, kBlk, 128), both,
+  expectRefused(caseRecipe(kTok, kBlk, 128), both,
                 "expected split_k 1 and a persistent grid with tail_split 4");
   TileConfig wide = two;
   wide.blockN = 256;
-  expectRefused(recipe(kTok, kBlk, 128), wide,
+  expectRefused(caseRecipe(kTok, kBlk, 128), wide,
                 "expected block_n <= 192 with tail_split > 1");
 }
 
@@ -395,7 +395,7 @@ TEST(GemmGpu, ScaleLoadPaths) {
   };
   for (const Way &w : ways)
     for (int bn : widths) {
-      GpuCase c{recipe(kTok, kBlk, 128), w.m, w.n, w.k};
+      GpuCase c{caseRecipe(kTok, kBlk, 128), w.m, w.n, w.k};
       c.outerContiguousScales = w.outerContiguous;
       withWidth(c, bn);
       GpuCaseResult r = expectCase(c);
@@ -406,14 +406,14 @@ TEST(GemmGpu, ScaleLoadPaths) {
   // rows padded to a multiple of 4 as the plan executor's mirror stores
   // them (runtime/plan/PlanScaleMirror.h): by TMA.
   for (int bn : widths) {
-    GpuCase c{recipe(kTok, kBlk, 128), 1000, 2112, 1040};
+    GpuCase c{caseRecipe(kTok, kBlk, 128), 1000, 2112, 1040};
     c.scaleBPitch = 12;
     withWidth(c, bn);
     GpuCaseResult r = expectCase(c);
     EXPECT_FALSE(r.scaleATma) << describe(c);
     EXPECT_TRUE(r.scaleBTma) << describe(c);
   }
-  GpuCase mlpDown{recipe(kTok, kBlk, 128), 129, 1024, 11008};
+  GpuCase mlpDown{caseRecipe(kTok, kBlk, 128), 129, 1024, 11008};
   mlpDown.scaleBPitch = 88;
   EXPECT_TRUE(expectCase(mlpDown).scaleBTma) << describe(mlpDown);
   TileConfig ovk;
@@ -426,15 +426,15 @@ TEST(GemmGpu, ScaleLoadPaths) {
   split.stages = 4;
   for (bool outer : {false, true})
     for (const TileConfig &t : {ovk, split}) {
-      GpuCase c{recipe(kTok, kBlk, 128), 256, 1152, 2048, t};
+      GpuCase c{caseRecipe(kTok, kBlk, 128), 256, 1152, 2048, t};
       c.outerContiguousScales = outer;
       GpuCaseResult r = expectCase(c);
       EXPECT_EQ(r.scaleATma, outer) << describe(c);
       EXPECT_EQ(r.scaleBTma, !outer) << describe(c);
     }
   // UE8M0 scales are always loaded by the consumers.
-  GpuCase e8{recipe(Granularity::block(1, 128, ScaleFormat::UE8M0),
-                    Granularity::block(128, 128, ScaleFormat::UE8M0), 128),
+  GpuCase e8{caseRecipe(Granularity::block(1, 128, ScaleFormat::UE8M0),
+                        Granularity::block(128, 128, ScaleFormat::UE8M0), 128),
              512, 1024, 2048};
   e8.outerContiguousScales = true;
   GpuCaseResult r = expectCase(e8);
@@ -459,44 +459,46 @@ TEST(GemmGpu, OverlappedPromotion) {
     t.overlap = ov.o;
     t.blockN = ov.bn;
     t.stages = 4;
-    expectCase({recipe(kTok, kBlk, 128), 129, 1000 + ov.bn, 1152, t}); // 9 kb
-    expectCase({recipe(kTok, kBlk, 128), 7, 520, 1024, t});
-    expectCase({recipe(kTok, kBlk, 128), 1, 384, 128, t});     // one k-block
-    expectCase({recipe(kTok, kBlk, 128), 300, 1000, 1040, t}); // ragged K
-    expectCase({recipe(Granularity::perTensor(), Granularity::perTensor(), 128),
-                200, 776, 768, t});
+    expectCase(
+        {caseRecipe(kTok, kBlk, 128), 129, 1000 + ov.bn, 1152, t}); // 9 kb
+    expectCase({caseRecipe(kTok, kBlk, 128), 7, 520, 1024, t});
+    expectCase({caseRecipe(kTok, kBlk, 128), 1, 384, 128, t}); // one k-block
+    expectCase({caseRecipe(kTok, kBlk, 128), 300, 1000, 1040, t}); // ragged K
+    expectCase(
+        {caseRecipe(Granularity::perTensor(), Granularity::perTensor(), 128),
+         200, 776, 768, t});
     TileConfig narrow = t; // per-column B scales: narrower overlap limits
     narrow.blockN =
         std::min(ov.bn, ov.o == PromotionOverlap::AlternateK ? 112 : 176);
-    expectCase({recipe(Granularity::perRow(), Granularity::perRow(), 128), 130,
-                1000, 512, narrow});
-    expectCase({recipe(kTok, kTok, 128), 257, 640, 896, narrow});
+    expectCase({caseRecipe(Granularity::perRow(), Granularity::perRow(), 128),
+                130, 1000, 512, narrow});
+    expectCase({caseRecipe(kTok, kTok, 128), 257, 640, 896, narrow});
     TileConfig split = t;
     split.splitK = 3;
-    expectCase({recipe(kTok, kBlk, 128), 128, 2112, 7168, split});
+    expectCase({caseRecipe(kTok, kBlk, 128), 128, 2112, 7168, split});
     TileConfig cluster = t;
     cluster.clusterM = 2;
-    expectCase({recipe(kTok, kBlk, 128), 300, 1152, 768, cluster});
+    expectCase({caseRecipe(kTok, kBlk, 128), 300, 1152, 768, cluster});
   }
   TileConfig t;
   t.overlap = PromotionOverlap::AlternateN;
   t.blockN = 160;
   t.stages = 4;
-  GemmRecipe e5 = recipe(kTok, kBlk, 128);
+  GemmRecipe e5 = caseRecipe(kTok, kBlk, 128);
   e5.a.format = DType::E5M2;
   expectCase({e5, 200, 800, 1024, t});
-  GemmRecipe f32 = recipe(kTok, kBlk, 128);
+  GemmRecipe f32 = caseRecipe(kTok, kBlk, 128);
   f32.out = DType::F32;
   expectCase({f32, 129, 640, 512, t});
-  GemmRecipe acc = recipe(kTok, kBlk, 128);
+  GemmRecipe acc = caseRecipe(kTok, kBlk, 128);
   acc.accumulate = true;
   expectCase({acc, 129, 640, 512, t});
   // N * sizeof(bf16) not a multiple of 16: the predicated-store epilogue.
-  expectCase({recipe(kTok, kBlk, 128), 100, 1001, 256, t});
+  expectCase({caseRecipe(kTok, kBlk, 128), 100, 1001, 256, t});
 }
 
 TEST(GemmGpu, RefusesBadArgumentsBeforeLaunch) {
-  GemmRecipe r = recipe(kTok, kBlk, 128);
+  GemmRecipe r = caseRecipe(kTok, kBlk, 128);
   auto a = DeviceBuffer::alloc(128 * 256);
   auto b = DeviceBuffer::alloc(256 * 256);
   auto sa = DeviceBuffer::alloc(128 * 2 * 4);

@@ -30,6 +30,18 @@
 
 namespace fp8 {
 
+GemmRecipe caseRecipe(Granularity a, Granularity b, int64_t promotion,
+                      DType out, DType formatA, DType formatB) {
+  GemmRecipe r;
+  r.a.format = formatA;
+  r.b.format = formatB;
+  r.a.granularity = a;
+  r.b.granularity = b;
+  r.promotionInterval = promotionFromInt(promotion);
+  r.out = out;
+  return r;
+}
+
 std::string describe(const GpuCase &c) {
   std::ostringstream os;
   os << c.m << "x" << c.n << "x" << c.k << " " << toString(c.recipe.a.format)

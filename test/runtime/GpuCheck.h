@@ -9,6 +9,12 @@
 
 namespace fp8 {
 
+/// A test case's recipe: the two granularities, the promotion interval (0:
+/// none), the output type and the operand formats.
+GemmRecipe caseRecipe(Granularity a, Granularity b, int64_t promotion,
+                      DType out = DType::BF16, DType formatA = DType::E4M3FN,
+                      DType formatB = DType::E4M3FN);
+
 /// A GEMM to run on the GPU and check.
 struct GpuCase {
   GemmRecipe recipe;

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/runtime/GpuCheck.h"
 #include "test/runtime/GroupedGpuCheck.h"
 
 #include <gtest/gtest.h>
@@ -18,16 +19,6 @@
 using namespace fp8;
 
 namespace {
-
-GemmRecipe recipe(Granularity ga, Granularity gb, int64_t p,
-                  DType out = DType::BF16) {
-  GemmRecipe r;
-  r.a.granularity = ga;
-  r.b.granularity = gb;
-  r.promotionInterval = promotionFromInt(p);
-  r.out = out;
-  return r;
-}
 
 const Granularity kTok = Granularity::block(1, 128);
 const Granularity kBlk = Granularity::block(128, 128);
@@ -56,7 +47,7 @@ TileConfig tile(int bm, int bn, int cm = 1, int cn = 1) {
 GroupedGpuCase contiguous(std::vector<int32_t> rows, int64_t n, int64_t k,
                           std::optional<TileConfig> t = std::nullopt) {
   GroupedGpuCase c;
-  c.recipe = recipe(kTok, kBlk, 128);
+  c.recipe = caseRecipe(kTok, kBlk, 128);
   c.rows = std::move(rows);
   c.n = n;
   c.k = k;
@@ -131,12 +122,12 @@ TEST(GroupedGemmGpu, ContiguousRecipesAndScaleLayouts) {
   outer.tile = tile(64, 128);
   expectCase(outer);
   for (GemmRecipe r :
-       {recipe(kTok, Granularity::block(1, 128), 128),
-        recipe(Granularity::perTensor(), Granularity::perTensor(), 0),
-        recipe(Granularity::perRow(), Granularity::perRow(), 128),
-        recipe(Granularity::block(1, 128, ScaleFormat::UE8M0),
-               Granularity::block(128, 128, ScaleFormat::UE8M0), 128),
-        recipe(kTok, kBlk, 32, DType::F32)}) {
+       {caseRecipe(kTok, Granularity::block(1, 128), 128),
+        caseRecipe(Granularity::perTensor(), Granularity::perTensor(), 0),
+        caseRecipe(Granularity::perRow(), Granularity::perRow(), 128),
+        caseRecipe(Granularity::block(1, 128, ScaleFormat::UE8M0),
+                   Granularity::block(128, 128, ScaleFormat::UE8M0), 128),
+        caseRecipe(kTok, kBlk, 32, DType::F32)}) {
     GroupedGpuCase c = contiguous(rows, 384, 1024);
     c.recipe = r;
     expectCase(c);
@@ -169,11 +160,11 @@ TEST(GroupedGemmGpu, MaskedDecodeAndRecipes) {
   decode.expectedM = 20;
   expectCase(decode);
   GroupedGpuCase pt = masked({9, 33, 0}, 48, 256, 512);
-  pt.recipe = recipe(Granularity::perTensor(), Granularity::perTensor(), 0);
+  pt.recipe = caseRecipe(Granularity::perTensor(), Granularity::perTensor(), 0);
   expectCase(pt);
   // A's scales of 128-row blocks: each group's slab is scaled on its own.
   GroupedGpuCase blocks = masked({100, 256, 3}, 256, 256, 512);
-  blocks.recipe = recipe(kBlk, kBlk, 128);
+  blocks.recipe = caseRecipe(kBlk, kBlk, 128);
   expectCase(blocks);
   GroupedGpuCase outer = masked({100, 1, 64}, 128, 256, 512);
   outer.aScalesOuterContiguous = true;
@@ -185,7 +176,7 @@ GroupedGpuCase alongK(std::vector<int32_t> ks, int64_t m, int64_t n,
   GroupedGpuCase c;
   c.kind = GemmKind::GroupedK;
   // The experts' weight gradients: 1x128 on both (DeepSeek-V3's wgrad).
-  c.recipe = recipe(kTok, kTok, 128, DType::F32);
+  c.recipe = caseRecipe(kTok, kTok, 128, DType::F32);
   c.rows = std::move(ks);
   c.m = m;
   c.n = n;
@@ -203,7 +194,7 @@ TEST(GroupedGemmGpu, AlongKEdgeCases) {
   bf.recipe.out = DType::BF16;
   expectCase(bf);
   GroupedGpuCase blk = alongK({256, 0, 512}, 256, 384);
-  blk.recipe = recipe(kTok, kBlk, 128, DType::F32);
+  blk.recipe = caseRecipe(kTok, kBlk, 128, DType::F32);
   expectCase(blk);
 }
 
