@@ -64,7 +64,7 @@ bool scaleTmaA(const KernelSpec &s) {
 }
 
 int sm90ScaleBlocksB(const KernelSpec &s) {
-  // Mirrors KScaleShape<Cfg>::kNb in sm90_gemm.cuh (the generated source
+  // Mirrors KScaleShape<Cfg>::kNb in sm90_promote.cuh (the generated source
   // static_asserts that both agree).
   auto pb = planSm90Scales(s, false);
   if (!pb || pb->mode != Sm90ScalePlan::Mode::K || pb->outerBlock == 1 ||
