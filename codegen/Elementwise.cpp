@@ -38,6 +38,8 @@ const char *typeConst(DType t) {
     return "kF32";
   case DType::UE8M0:
     return "kUE8M0";
+  case DType::I32:
+    break;
   }
   return "kF32";
 }
@@ -106,13 +108,17 @@ std::string_view toString(AuxKind k) {
     return "quantize";
   case AuxKind::Transpose:
     return "transpose";
+  case AuxKind::Permute:
+    return "permute";
+  case AuxKind::Unpermute:
+    return "unpermute";
   }
   return "?";
 }
 
 std::optional<AuxKind> parseAuxKind(std::string_view s) {
-  for (AuxKind k :
-       {AuxKind::Elementwise, AuxKind::Quantize, AuxKind::Transpose})
+  for (AuxKind k : {AuxKind::Elementwise, AuxKind::Quantize, AuxKind::Transpose,
+                    AuxKind::Permute, AuxKind::Unpermute})
     if (toString(k) == s)
       return k;
   return std::nullopt;
@@ -139,6 +145,11 @@ std::string ElementwiseSpec::kernelName() const {
   case AuxKind::Transpose:
     return "fp8_transpose_" + std::string(tagOf(quant.format)) + "_" +
            granTag(quant.granularity) + "_" + h;
+  case AuxKind::Permute:
+    return "fp8_moe_permute_" + std::string(tagOf(quant.format)) + "_" +
+           granTag(quant.granularity) + "_" + h;
+  case AuxKind::Unpermute:
+    return "fp8_moe_unpermute_" + std::string(toString(out)) + "_" + h;
   }
   return "fp8_aux_" + h;
 }
@@ -146,6 +157,19 @@ std::string ElementwiseSpec::kernelName() const {
 Status checkElementwiseSpec(const ElementwiseSpec &s) {
   if (s.kind != AuxKind::Transpose)
     FP8_RETURN_IF_ERROR(checkProgram(s.program));
+  if (s.kind == AuxKind::Permute || s.kind == AuxKind::Unpermute) {
+    // The rows move unchanged: the program reads them and nothing else.
+    if (!(s.program == EwProgram::identity(s.program.inputs[0])))
+      return errorf("expected the program of a ", toString(s.kind),
+                    " kernel to be the identity over its rows");
+  }
+  if (s.kind == AuxKind::Unpermute) {
+    if (!isWide(s.out))
+      return errorf("expected the unpermute output to be bf16, f16 or f32, "
+                    "found ",
+                    toString(s.out));
+    return Status::ok();
+  }
   if (s.kind == AuxKind::Elementwise) {
     if (!isWide(s.out))
       return errorf("expected the elementwise output to be bf16, f16 or f32, "
@@ -158,6 +182,12 @@ Status checkElementwiseSpec(const ElementwiseSpec &s) {
                   toString(s.quant.format));
   if (s.kind == AuxKind::Transpose)
     return checkGranularity(s.quant.granularity, "the transposed granularity");
+  if (s.kind == AuxKind::Permute &&
+      (s.quant.granularity.rows != 1 || s.quant.mode != ScalingMode::Current))
+    return errorf("expected the permuted rows to be quantized in row blocks "
+                  "(1xN, per_row, mx) with current scaling, found ",
+                  toString(s.quant.granularity),
+                  s.quant.mode == ScalingMode::Delayed ? " delayed" : "");
   return checkQuantRecipe(s.quant, "the quantized tensor");
 }
 
@@ -176,6 +206,10 @@ std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
     return {"amax", "scales", "quantize"};
   case AuxKind::Transpose:
     return {"codes", "scales"};
+  case AuxKind::Permute:
+    return {"route", "quantize"};
+  case AuxKind::Unpermute:
+    return {"unpermute"};
   }
   return {};
 }
@@ -248,7 +282,7 @@ emitElementwise(const ElementwiseSpec &s) {
      << "namespace fp8k {\n\n";
   if (s.kind != AuxKind::Transpose)
     emitProgram(os, s.program);
-  if (s.kind != AuxKind::Elementwise) {
+  if (s.kind != AuxKind::Elementwise && s.kind != AuxKind::Unpermute) {
     const Granularity &g = s.quant.granularity;
     const bool delayed = s.quant.mode == ScalingMode::Delayed;
     os << "struct Q {\n"
@@ -289,6 +323,15 @@ emitElementwise(const ElementwiseSpec &s) {
       entry(2, "256", "fp8k::quantize_apply_body<fp8k::Prog, fp8k::Q>(p);");
     }
     break;
+  case AuxKind::Permute:
+    entry(0, "256", "fp8k::moe_route_body(p);");
+    entry(1, "256", "fp8k::moe_permute_quantize_body<fp8k::Prog, fp8k::Q>(p);");
+    break;
+  case AuxKind::Unpermute:
+    entry(0, "256",
+          std::string("fp8k::moe_unpermute_body<fp8k::Prog, fp8k::") +
+              typeConst(s.out) + ">(p);");
+    break;
   case AuxKind::Transpose:
     entry(0, "256", "fp8k::transpose_codes_body(p);");
     entry(1, "256",
@@ -327,8 +370,13 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   const Granularity &g = s.quant.granularity;
   AuxLaunch l;
   l.block[0] = 256;
-  if (s.kind == AuxKind::Elementwise) {
+  if (s.kind == AuxKind::Elementwise || s.kind == AuxKind::Unpermute) {
     l.grid[0] = clamp(ceilDiv(batch * rows * cols, 256), waves);
+  } else if (s.kind == AuxKind::Permute && role == "route") {
+    l.grid[0] = clamp(batch, fp8k::kMaxMoeExperts);
+  } else if (s.kind == AuxKind::Permute) {
+    const int64_t units = rows * g.scaleCols(cols);
+    l.grid[0] = clamp(ceilDiv(units, 8), waves * 8);
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesRowPath(s)) {
     const int64_t units = batch * rows * g.scaleCols(cols);

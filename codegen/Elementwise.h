@@ -93,18 +93,30 @@ struct EwProgram {
 };
 
 /// What an auxiliary (non-GEMM) kernel does.
-enum class AuxKind : uint8_t { Elementwise, Quantize, Transpose };
+enum class AuxKind : uint8_t {
+  Elementwise,
+  Quantize,
+  Transpose,
+  /// MoE: route tokens to experts (ids -> offsets, positions, rows) and
+  /// gather their rows into expert order, quantized (row blocks) in the
+  /// same pass.
+  Permute,
+  /// MoE: each token's expert rows, weighted and summed back.
+  Unpermute,
+};
 
 /// Everything that determines one quantize, transpose or elementwise kernel.
 /// Shapes are launch arguments: one kernel serves every shape.
 struct ElementwiseSpec {
   AuxKind kind = AuxKind::Quantize;
   Arch arch = Arch::SM90a;
-  /// Elementwise, Quantize: the value of each element.
+  /// Elementwise, Quantize: the value of each element. Permute,
+  /// Unpermute: the identity over the rows' element type.
   EwProgram program = EwProgram::identity(DType::BF16);
-  /// Elementwise: the output element type.
+  /// Elementwise, Unpermute: the output element type.
   DType out = DType::BF16;
-  /// Quantize: format, granularity (over each [rows, cols] matrix), scaling.
+  /// Quantize, Permute: format, granularity (over each [rows, cols]
+  /// matrix; Permute: row blocks, current scaling), scaling.
   /// Transpose: the format and granularity of the input.
   QuantRecipe quant;
 
@@ -127,7 +139,8 @@ bool quantizeUsesRowPath(const ElementwiseSpec &spec);
 
 /// The roles of the entry points emitElementwise returns, in launch order:
 /// "elementwise"; "quantize" (row path); "amax", "scales", "quantize"
-/// (block path); "codes", "scales" (transpose).
+/// (block path); "codes", "scales" (transpose); "route", "quantize"
+/// (permute); "unpermute".
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &spec);
 
 /// One GeneratedKernel per entry point (elementwiseEntries order), all with
@@ -144,7 +157,8 @@ struct AuxLaunch {
 
 /// The launch of entry `entry` over `batch` matrices of [rows, cols]
 /// elements (the input's shape; for a transpose, the input's) on a GPU of
-/// `smCount` SMs.
+/// `smCount` SMs. Permute: `batch` is E for the route and the rows are the
+/// permuted rows R; unpermute: [T, H], the output's.
 AuxLaunch elementwiseLaunch(const ElementwiseSpec &spec, size_t entry,
                             int64_t batch, int64_t rows, int64_t cols,
                             int smCount);

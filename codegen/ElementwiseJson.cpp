@@ -196,9 +196,11 @@ std::string toJSON(const ElementwiseSpec &s, int indent) {
          {"arch", std::string(toString(s.arch))}};
   if (s.kind != AuxKind::Transpose)
     j["program"] = programToJSON(s.program);
-  if (s.kind == AuxKind::Elementwise)
+  const bool hasOut =
+      s.kind == AuxKind::Elementwise || s.kind == AuxKind::Unpermute;
+  if (hasOut)
     j["out"] = std::string(toString(s.out));
-  if (s.kind != AuxKind::Elementwise) {
+  else {
     j["format"] = std::string(toString(s.quant.format));
     j["granularity"] = toString(s.quant.granularity);
   }
@@ -223,8 +225,8 @@ Expected<ElementwiseSpec> elementwiseSpecFromJSON(const std::string &text) {
   };
   auto kind = str("kind");
   if (!kind || !parseAuxKind(*kind))
-    return errorf("expected 'kind' (elementwise, quantize or transpose) in the "
-                  "kernel spec, found ",
+    return errorf("expected 'kind' (elementwise, quantize, transpose, permute "
+                  "or unpermute) in the kernel spec, found ",
                   j.contains("kind") ? j["kind"].dump() : "none");
   s.kind = *parseAuxKind(*kind);
   auto arch = str("arch");
@@ -239,11 +241,11 @@ Expected<ElementwiseSpec> elementwiseSpecFromJSON(const std::string &text) {
       return p.status();
     s.program = *p;
   }
-  if (s.kind == AuxKind::Elementwise) {
+  if (s.kind == AuxKind::Elementwise || s.kind == AuxKind::Unpermute) {
     auto out = str("out");
     if (!out || !parseDType(*out))
-      return errorf("expected an 'out' element type in the elementwise kernel "
-                    "spec");
+      return errorf("expected an 'out' element type in the ", *kind,
+                    " kernel spec");
     s.out = *parseDType(*out);
   } else {
     auto f = str("format");

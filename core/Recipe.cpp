@@ -19,6 +19,7 @@ constexpr DTypeNames kDTypeNames[] = {
     {DType::F16, "f16", "f16", "f16"},
     {DType::F32, "f32", "f32", "f32"},
     {DType::UE8M0, "ue8m0", "e8m0", "f8E8M0FNU"},
+    {DType::I32, "i32", "i32", "i32"},
 };
 const DTypeNames &namesOf(DType t) {
   for (const DTypeNames &n : kDTypeNames)
@@ -180,6 +181,7 @@ int64_t sizeOf(DType t) {
   case DType::F16:
     return 2;
   case DType::F32:
+  case DType::I32:
     return 4;
   }
   return 0;

@@ -26,6 +26,7 @@ enum class DType : uint8_t {
   F16,
   F32,
   UE8M0, ///< exponent-only scale byte: 2^(e-127), 0xFF = NaN
+  I32,   ///< 32-bit integers: MoE routing ids, group offsets, row maps
 };
 
 /// How a scale factor is stored and rounded.

@@ -43,6 +43,14 @@ inline constexpr int64_t kMmaK = 32;
 /// (x ~= q * scale), and an f32 scale has no room for more than 2^127.
 inline constexpr int64_t kMaxMargin = 127;
 
+/// The most experts and the largest group padding of an MoE routing
+/// (fp8.moe_permute, the plan's permute step): its kernel keeps one counter
+/// per expert in shared memory (codegen/kernels/elementwise_params.h's
+/// kMaxMoeExperts, checked equal where the runtime fills the kernel's
+/// parameter).
+inline constexpr int64_t kMaxMoeExperts = 1024;
+inline constexpr int64_t kMaxMoeAlign = 1024;
+
 /// "[512, 4096]", with "?" for a dynamic size.
 std::string formatShape(const Shape &shape);
 

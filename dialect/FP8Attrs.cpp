@@ -150,6 +150,11 @@ std::optional<::fp8::DType> mlir::fp8::toDType(Type type) {
       .Case([](Float16Type) { return DType::F16; })
       .Case([](Float32Type) { return DType::F32; })
       .Case([](Float8E8M0FNUType) { return DType::UE8M0; })
+      .Case([](IntegerType t) -> std::optional<DType> {
+        if (t.getWidth() == 32 && !t.isUnsigned())
+          return DType::I32;
+        return std::nullopt;
+      })
       .Default([](Type) { return std::nullopt; });
 }
 
@@ -168,6 +173,8 @@ Type mlir::fp8::fromRecipe(MLIRContext *ctx, ::fp8::DType type) {
     return b.getF32Type();
   case ::fp8::DType::UE8M0:
     return b.getType<Float8E8M0FNUType>();
+  case ::fp8::DType::I32:
+    return b.getI32Type();
   }
   llvm_unreachable("unknown element type");
 }

@@ -8,6 +8,8 @@
 
 #include "dialect/FP8Ops.h"
 
+#include "core/RecipeRules.h"
+
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
@@ -175,4 +177,86 @@ LogicalResult ScaledMatmulOp::verify() {
 
 LogicalResult GroupedScaledMatmulOp::verify() {
   return check(*this, ::fp8::checkScaledGemm(getGemmArgs()));
+}
+
+//===----------------------------------------------------------------------===//
+// MoE routing
+//===----------------------------------------------------------------------===//
+
+/// True when both sizes are static and differ.
+static bool differ(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+LogicalResult MoePermuteOp::verify() {
+  auto x = cast<RankedTensorType>(getX().getType());
+  auto ids = cast<RankedTensorType>(getIds().getType());
+  auto rows = cast<RankedTensorType>(getRows().getType());
+  auto offsets = cast<RankedTensorType>(getOffsets().getType());
+  const int64_t experts = getExperts(), align = getAlign();
+  if (experts < 1 || experts > ::fp8::kMaxMoeExperts)
+    return emitOpError("expected 1 <= experts <= ")
+           << ::fp8::kMaxMoeExperts << ", found " << experts;
+  if (align < 1 || align > ::fp8::kMaxMoeAlign)
+    return emitOpError("expected 1 <= align <= ")
+           << ::fp8::kMaxMoeAlign << ", found " << align;
+  if (differ(x.getDimSize(0), ids.getDimSize(0)))
+    return emitOpError("expected ids [T, topK] for x [T, H], found ")
+           << ids << " for " << x;
+  if (rows.getElementType() != x.getElementType() ||
+      differ(rows.getDimSize(1), x.getDimSize(1)))
+    return emitOpError("expected rows with x's element type and width, "
+                       "found ")
+           << rows << " for " << x;
+  if (offsets.getDimSize(0) != experts + 1)
+    return emitOpError("expected offsets of ")
+           << experts + 1 << " elements (experts + 1), found " << offsets;
+  if (getPositions().getType() != ids)
+    return emitOpError("expected positions of the ids' type ")
+           << ids << ", found " << getPositions().getType();
+  if (!ids.isDynamicDim(0) && !ids.isDynamicDim(1) && !rows.isDynamicDim(0)) {
+    const int64_t want =
+        ids.getDimSize(0) * ids.getDimSize(1) + experts * (align - 1);
+    if (rows.getDimSize(0) != want)
+      return emitOpError("expected ")
+             << want << " rows (topK * T + experts * (align - 1)), found "
+             << rows.getDimSize(0);
+  }
+  return success();
+}
+
+LogicalResult GroupedMatmulOp::verify() {
+  auto a = cast<RankedTensorType>(getA().getType());
+  auto b = cast<RankedTensorType>(getB().getType());
+  auto d = cast<RankedTensorType>(getD().getType());
+  auto offsets = cast<RankedTensorType>(getOffsets().getType());
+  if (differ(a.getDimSize(1), b.getDimSize(2)))
+    return emitOpError("expected A [R, K] and B [E, N, K] with equal K, "
+                       "found ")
+           << a << " and " << b;
+  if (differ(offsets.getDimSize(0),
+             b.isDynamicDim(0) ? ShapedType::kDynamic : b.getDimSize(0) + 1))
+    return emitOpError("expected offsets of E + 1 elements for B ")
+           << b << ", found " << offsets;
+  if (differ(d.getDimSize(0), a.getDimSize(0)) ||
+      differ(d.getDimSize(1), b.getDimSize(1)))
+    return emitOpError("expected D [R, N] for A ")
+           << a << " and B " << b << ", found " << d;
+  return success();
+}
+
+LogicalResult MoeUnpermuteOp::verify() {
+  auto y = cast<RankedTensorType>(getY().getType());
+  auto pos = cast<RankedTensorType>(getPositions().getType());
+  auto w = cast<RankedTensorType>(getWeights().getType());
+  auto out = cast<RankedTensorType>(getOut().getType());
+  if (differ(w.getDimSize(0), pos.getDimSize(0)) ||
+      differ(w.getDimSize(1), pos.getDimSize(1)))
+    return emitOpError("expected weights shaped like the positions ")
+           << pos << ", found " << w;
+  if (differ(out.getDimSize(0), pos.getDimSize(0)) ||
+      differ(out.getDimSize(1), y.getDimSize(1)))
+    return emitOpError("expected out [T, H] for positions ")
+           << pos << " and y " << y << ", found " << out;
+  return success();
 }

@@ -33,6 +33,11 @@ def FP8_ResultMatrix : TensorRankOf<[BF16, F32], [2]>;
 def FP8_ResultTensor : TensorRankOf<[BF16, F32], [2, 3]>;
 def FP8_AmaxHistory : 1DTensorOf<[F32]>;
 def FP8_GroupTensor : 1DTensorOf<[I32]>;
+/// MoE routing: token rows, expert stacks, ids, positions and weights.
+def FP8_WideMatrix : TensorRankOf<[BF16, F16, F32], [2]>;
+def FP8_WideStack : TensorRankOf<[BF16, F16, F32], [3]>;
+def FP8_I32Matrix : TensorRankOf<[I32], [2]>;
+def FP8_F32Matrix : TensorRankOf<[F32], [2]>;
 def FP8_StatsTensor : Type<
     And<[RankedTensorOf<[F32]>.predicate,
          CPred<"::llvm::cast<::mlir::RankedTensorType>($_self).getShape() == "
@@ -333,6 +338,110 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
     /// core/RecipeRules.h (and the runtime) see them.
     ::fp8::ScaledGemmArgs getGemmArgs();
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// MoE routing: fp8.moe_permute, fp8.grouped_matmul, fp8.moe_unpermute
+//===----------------------------------------------------------------------===//
+
+def FP8_MoePermuteOp : FP8_Op<"moe_permute", [Pure]> {
+  let summary = "gathers routed tokens into expert order (MoE dispatch)";
+  let description = [{
+    Token `t` of `x` (`[T, H]`) goes to the experts `ids[t, 0..topK)`
+    (`ids`: `[T, topK]` of `i32` in `[0, experts)`, each token's distinct).
+    `rows` holds the routed copies grouped by expert, experts in order and
+    each expert's tokens in token order; group `e` is rows `offsets[e]` to
+    `offsets[e + 1]` of the result (`offsets`: `tensor<(experts + 1) x
+    i32>`), `positions[t, j]` the row token `t`'s `j`-th copy went to. With
+    `align` > 1 every group is padded with zero rows to a multiple of it (Ling
+    2.0's routing-map padding); `rows` then has `topK * T + experts * (align -
+    1)` rows, the rows after the last group zero too.
+
+    The grouped GEMMs take `rows` and `offsets`; `fp8.moe_unpermute` brings
+    the results back with `positions`. On the runtime, the permute is one
+    step that also quantizes `rows` for the GEMMs (row blocks, `1x128`) in
+    the same pass.
+
+    ```mlir
+    %rows, %offsets, %positions = fp8.moe_permute %x, %ids experts 16
+        : tensor<?x7168xbf16>, tensor<?x8xi32>
+        -> tensor<?x7168xbf16>, tensor<17xi32>, tensor<?x8xi32>
+    ```
+  }];
+  let arguments = (ins
+    FP8_WideMatrix:$x,
+    FP8_I32Matrix:$ids,
+    I64Attr:$experts,
+    DefaultValuedAttr<I64Attr, "1">:$align
+  );
+  let results = (outs
+    FP8_WideMatrix:$rows,
+    FP8_GroupTensor:$offsets,
+    FP8_I32Matrix:$positions
+  );
+  let assemblyFormat = [{
+    $x `,` $ids `experts` $experts (`align` $align^)? attr-dict
+    `:` type($x) `,` type($ids) `->` type($rows) `,` type($offsets) `,`
+    type($positions)
+  }];
+  let hasVerifier = 1;
+}
+
+def FP8_GroupedMatmulOp : FP8_Op<"grouped_matmul", [Pure]> {
+  let summary = "one matmul per expert on its rows (before quantization)";
+  let description = [{
+    `d[r] = a[r] * b[e]^T` for the rows `r` of group `e` (`offsets[e]` to
+    `offsets[e + 1]`, as `fp8.moe_permute` gives them): A `[R, K]`, B the
+    experts' weights `[E, N, K]` (PyTorch's `[out, in]` per expert), D
+    `[R, N]` in `bf16` or `f32`. Rows outside every group are zero. Like a
+    `linalg.matmul`, it takes the `fp8.recipe` on it or on its function:
+    `--fp8-quantize-annotated` turns it into `fp8.quantize` of both operands
+    and an `fp8.grouped_scaled_matmul contiguous`.
+
+    ```mlir
+    %gate = fp8.grouped_matmul %rows, %w_gate offsets %offsets
+        : tensor<?x7168xbf16>, tensor<16x2048x7168xbf16>, tensor<17xi32>
+        -> tensor<?x2048xbf16>
+    ```
+  }];
+  let arguments = (ins
+    FP8_WideMatrix:$a,
+    FP8_WideStack:$b,
+    FP8_GroupTensor:$offsets
+  );
+  let results = (outs FP8_ResultMatrix:$d);
+  let assemblyFormat = [{
+    $a `,` $b `offsets` $offsets attr-dict
+    `:` type($a) `,` type($b) `,` type($offsets) `->` type($d)
+  }];
+  let hasVerifier = 1;
+}
+
+def FP8_MoeUnpermuteOp : FP8_Op<"moe_unpermute", [Pure]> {
+  let summary = "each token's expert rows, weighted and summed (MoE combine)";
+  let description = [{
+    `out[t] = sum over j of weights[t, j] * y[positions[t, j]]`, in FP32 in
+    `j` order, rounded to the result's element type: `y` `[R, H]` the
+    experts' rows, `positions` and `weights` `[T, topK]` (`i32`, `f32`; the
+    positions from `fp8.moe_permute`), `out` `[T, H]`.
+
+    ```mlir
+    %y = fp8.moe_unpermute %down, %positions, %weights
+        : tensor<?x7168xbf16>, tensor<?x8xi32>, tensor<?x8xf32>
+        -> tensor<?x7168xbf16>
+    ```
+  }];
+  let arguments = (ins
+    FP8_WideMatrix:$y,
+    FP8_I32Matrix:$positions,
+    FP8_F32Matrix:$weights
+  );
+  let results = (outs FP8_WideMatrix:$out);
+  let assemblyFormat = [{
+    $y `,` $positions `,` $weights attr-dict
+    `:` type($y) `,` type($positions) `,` type($weights) `->` type($out)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // FP8_DIALECT_FP8OPS_TD

@@ -210,9 +210,17 @@ private:
         return op->emitError("bad fp8.kernel: expected its spec to be a "
                              "#fp8.gemm attribute");
       auto grouped = dyn_cast<GroupedScaledMatmulOp>(op);
-      if (!isa<ScaledMatmulOp>(op) && !(grouped && isFullBatch(grouped))) {
+      const bool contiguous =
+          grouped && kernel->gemm->kind == ::fp8::GemmKind::GroupedContiguous;
+      if (!isa<ScaledMatmulOp>(op) && !(grouped && isFullBatch(grouped)) &&
+          !contiguous) {
         std::string why;
-        (void)gemmSpecOf(op, arch_, why);
+        FailureOr<::fp8::KernelSpec> derived = gemmSpecOf(op, arch_, why);
+        if (succeeded(derived))
+          why = "its fp8.kernel is a " +
+                std::string(::fp8::toString(kernel->gemm->kind)) +
+                " GEMM, expected a " +
+                std::string(::fp8::toString(derived->kind)) + " one (the op's)";
         return op->emitError("the runtime cannot execute this GEMM: ") << why;
       }
       s.kind = ::fp8::StepKind::Gemm;
@@ -229,6 +237,8 @@ private:
       } else {
         auto g = cast<GroupedScaledMatmulOp>(op);
         ins = {g.getA(), g.getAScale(), g.getB(), g.getBScale()};
+        if (contiguous)
+          ins.push_back(g.getGroups());
       }
       outs = {op->getResult(0)};
     } else {
@@ -237,7 +247,22 @@ private:
       if (!spec)
         return op->emitError("bad fp8.kernel: ") << spec.message();
       s.aux = *spec;
-      if (auto q = dyn_cast<QuantizeOp>(op)) {
+      auto q = dyn_cast<QuantizeOp>(op);
+      MoePermuteOp permute =
+          q ? q.getInput().getDefiningOp<MoePermuteOp>() : MoePermuteOp();
+      if (permute) {
+        // Route, gather and quantize: one step (OutlineKernels fused them).
+        s.kind = ::fp8::StepKind::Permute;
+        s.align = permute.getAlign();
+        s.op += " (fused: " + describe(permute) + ")";
+        ins = {permute.getX(), permute.getIds()};
+        outs = {q.getOutput(), q.getScale(), permute.getOffsets(),
+                permute.getPositions()};
+      } else if (auto u = dyn_cast<MoeUnpermuteOp>(op)) {
+        s.kind = ::fp8::StepKind::Unpermute;
+        ins = {u.getY(), u.getPositions(), u.getWeights()};
+        outs = {u.getOut()};
+      } else if (q) {
         s.kind = ::fp8::StepKind::Quantize;
         Operation *def = q.getInput().getDefiningOp();
         if (def && def->hasAttr(kFusedIntoAttr)) {
@@ -288,6 +313,18 @@ private:
       if (failed(b))
         return failure();
       s.outputs.push_back(*b);
+    }
+    if (s.kind == ::fp8::StepKind::Permute) {
+      // The token each permuted row copies: the routing's scratch, [R].
+      auto permute =
+          cast<QuantizeOp>(op).getInput().getDefiningOp<MoePermuteOp>();
+      ::fp8::PlanBuffer b;
+      b.name = s.outputs[0] + "_source";
+      b.dtype = ::fp8::DType::I32;
+      b.shape = {shapes_.shapeExpr(permute.getRows())[0]};
+      b.role = ::fp8::BufferRole::Temp;
+      s.outputs.push_back(b.name);
+      buffers_.push_back(std::move(b));
     }
     s.phase = prepare ? ::fp8::Phase::Prepare : ::fp8::Phase::Run;
     if (prepare)
@@ -377,7 +414,68 @@ private:
     }
   }
 
+  /// The routing behind group offsets or positions: their fp8.moe_permute.
+  FailureOr<MoePermuteOp> routingOf(Operation *user, Value v) {
+    if (auto p = v.getDefiningOp<MoePermuteOp>())
+      return p;
+    return user->emitError("expected the group offsets and positions of an "
+                           "fp8.moe_permute");
+  }
+
+  /// An MoE op of the reference: the routing's ids, experts and padding.
+  LogicalResult moeReference(Operation *op, ::fp8::RefOp::Kind kind,
+                             ArrayRef<Value> wide, MoePermuteOp routing,
+                             Value out) {
+    ::fp8::RefOp r;
+    r.kind = kind;
+    r.experts = routing.getExperts();
+    r.align = routing.getAlign();
+    for (Value v : wide) {
+      FailureOr<std::string> n = refName(v, op);
+      if (failed(n))
+        return failure();
+      r.inputs.push_back(*n);
+    }
+    FailureOr<std::string> ids = buffer(routing.getIds(), op);
+    if (failed(ids))
+      return failure();
+    r.inputs.insert(kind == ::fp8::RefOp::Kind::Unpermute ? r.inputs.begin() + 1
+                                                          : r.inputs.end(),
+                    *ids);
+    return addRef(r, out);
+  }
+
   LogicalResult reference(Operation *op) {
+    if (auto p = dyn_cast<MoePermuteOp>(op))
+      return moeReference(op, ::fp8::RefOp::Kind::Permute, {p.getX()}, p,
+                          p.getRows());
+    if (auto u = dyn_cast<MoeUnpermuteOp>(op)) {
+      FailureOr<MoePermuteOp> routing = routingOf(op, u.getPositions());
+      if (failed(routing))
+        return failure();
+      return moeReference(op, ::fp8::RefOp::Kind::Unpermute,
+                          {u.getY(), u.getWeights()}, *routing, u.getOut());
+    }
+    if (auto g = dyn_cast<GroupedScaledMatmulOp>(op);
+        g && g.getMode() == GroupMode::Contiguous) {
+      FailureOr<MoePermuteOp> routing = routingOf(op, g.getGroups());
+      if (failed(routing))
+        return failure();
+      auto ta = traceOperand(op, g.getA(), ::fp8::Layout::KMajor);
+      auto tb = traceOperand(op, g.getB(), ::fp8::Layout::KMajor);
+      if (failed(ta) || failed(tb))
+        return failure();
+      ::fp8::RefOp r;
+      r.kind = ::fp8::RefOp::Kind::GroupedMatmul;
+      r.experts = routing->getExperts();
+      r.align = routing->getAlign();
+      r.bLayout = tb->second;
+      FailureOr<std::string> ids = buffer(routing->getIds(), op);
+      if (failed(ids))
+        return failure();
+      r.inputs = {ta->first, tb->first, *ids};
+      return addRef(r, g.getResult());
+    }
     if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op)) {
       ::fp8::RefOp r;
       r.kind = ::fp8::RefOp::Kind::Matmul;

@@ -66,12 +66,40 @@ mlir::fp8::gemmSpecOf(Operation *op, ::fp8::Arch arch, std::string &why) {
     args = mm.getGemmArgs();
     accumulate = mm.getC() != nullptr;
   } else if (auto g = dyn_cast<GroupedScaledMatmulOp>(op)) {
-    if (!isFullBatch(g)) {
-      why = "grouped GEMMs with data-dependent groups are not supported by "
-            "the runtime yet (only the full batches of a batched matmul)";
-      return failure();
-    }
     args = g.getGemmArgs();
+    if (!isFullBatch(g)) {
+      // Data-dependent groups: the contiguous form (the MoE layers' rows in
+      // expert order) runs; A [M, K] with the groups' rows, B [G, N, K].
+      if (g.getMode() != GroupMode::Contiguous) {
+        why = "masked grouped GEMMs with data-dependent valid rows are not "
+              "run by plans yet (fp8::groupedGemm runs them; plans run the "
+              "contiguous form and full batches)";
+        return failure();
+      }
+      if (args.a.layout != ::fp8::Layout::KMajor ||
+          args.b.layout != ::fp8::Layout::KMajor) {
+        why = "expected K-major A and B for a contiguous grouped GEMM";
+        return failure();
+      }
+      ::fp8::KernelSpec spec;
+      spec.arch = arch;
+      spec.kind = ::fp8::GemmKind::GroupedContiguous;
+      spec.groups = args.bShape[0];
+      spec.a = args.a;
+      spec.b = args.b;
+      spec.m = args.aShape[0];
+      spec.k = args.aShape[1];
+      spec.n = args.bShape[1];
+      spec.promotionInterval = args.promotionInterval;
+      spec.out = args.out;
+      if (spec.n == ::fp8::kDynamic || spec.k == ::fp8::kDynamic ||
+          spec.groups == ::fp8::kDynamic) {
+        why = "expected static G, N and K (the kernels are generated for "
+              "them)";
+        return failure();
+      }
+      return spec;
+    }
     lead = 1;
     if (args.aShape[0] == ::fp8::kDynamic) {
       why = "expected a static batch count";
@@ -109,7 +137,7 @@ mlir::fp8::gemmSpecOf(Operation *op, ::fp8::Arch arch, std::string &why) {
 
 int64_t mlir::fp8::batchOf(Operation *op) {
   auto g = dyn_cast<GroupedScaledMatmulOp>(op);
-  if (!g)
+  if (!g || !isFullBatch(g))
     return 1;
   return cast<RankedTensorType>(g.getA().getType()).getDimSize(0);
 }

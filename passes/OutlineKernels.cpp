@@ -81,6 +81,23 @@ struct OutlineKernelsPass
       LogicalResult ok = success();
       if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op)) {
         ok = outlineGemm(&op);
+      } else if (auto permute = dyn_cast<MoePermuteOp>(op)) {
+        ok = checkPermute(permute);
+      } else if (auto q = dyn_cast<QuantizeOp>(op);
+                 q && q.getInput().getDefiningOp<MoePermuteOp>()) {
+        ok = outlinePermuteQuantize(q);
+        if (succeeded(ok))
+          fusedInto[q.getInput().getDefiningOp()] = getKernel(q)->name;
+      } else if (auto u = dyn_cast<MoeUnpermuteOp>(op)) {
+        ::fp8::ElementwiseSpec spec;
+        spec.kind = ::fp8::AuxKind::Unpermute;
+        spec.arch = arch;
+        spec.program = ::fp8::EwProgram::identity(*elementDType(u.getY()));
+        spec.out = *elementDType(u.getOut());
+        if (::fp8::Status s = ::fp8::checkElementwiseSpec(spec); !s)
+          ok = u.emitOpError("has no kernel: ") << s.message();
+        else
+          setKernel(u, "unpermute", spec.kernelName(), ::fp8::toJSON(spec));
       } else if (auto q = dyn_cast<QuantizeOp>(op)) {
         auto it = fused.find(q);
         ok = outlineQuantize(q, it == fused.end() ? nullptr : &it->second);
@@ -98,8 +115,8 @@ struct OutlineKernelsPass
       } else if (!needsNoKernel(&op)) {
         ok = op.emitError("the runtime cannot execute '")
              << op.getName()
-             << "': a plan runs FP8 GEMMs, quantize, transpose and "
-                "elementwise steps only";
+             << "': a plan runs FP8 GEMMs, quantize, transpose, "
+                "elementwise and MoE permute and unpermute steps only";
       }
       if (failed(ok))
         return failure();
@@ -134,6 +151,38 @@ struct OutlineKernelsPass
              << ::fp8::toString(arch) << ": " << s.message();
     setGemmKernel(op, *spec);
     op->removeAttr(kGemmAttr);
+    return success();
+  }
+
+  /// The permuted rows feed one quantize (the GEMMs' A), which becomes the
+  /// permute step: the runtime routes, gathers and quantizes in one pass
+  /// and never holds the rows in bf16.
+  LogicalResult checkPermute(MoePermuteOp p) {
+    Value rows = p.getRows();
+    if (!rows.hasOneUse() || !isa<QuantizeOp>(*rows.getUsers().begin()))
+      return p.emitOpError("cannot run on the runtime: expected its rows to "
+                           "feed one fp8.quantize (the grouped GEMMs' A, "
+                           "quantized once), found ")
+             << std::distance(rows.getUses().begin(), rows.getUses().end())
+             << " uses";
+    return success();
+  }
+
+  LogicalResult outlinePermuteQuantize(QuantizeOp q) {
+    ::fp8::ElementwiseSpec spec;
+    spec.kind = ::fp8::AuxKind::Permute;
+    spec.arch = arch;
+    spec.quant.format = *elementDType(q.getOutput());
+    spec.quant.granularity = toRecipe(q.getGranularity());
+    spec.quant.mode = toRecipe(q.getScaling().getMode());
+    spec.program = ::fp8::EwProgram::identity(*elementDType(q.getInput()));
+    if (q.getStats() || q.getHistory())
+      return q.emitOpError("cannot run on the runtime: the permute step "
+                           "quantizes with current scaling and no "
+                           "statistics");
+    if (::fp8::Status s = ::fp8::checkElementwiseSpec(spec); !s)
+      return q.emitOpError("has no kernel: ") << s.message();
+    setKernel(q, "permute", spec.kernelName(), ::fp8::toJSON(spec));
     return success();
   }
 

@@ -106,10 +106,57 @@ public:
       if (failed(lower(op, recipe)))
         return failure();
     }
+    SmallVector<GroupedMatmulOp> grouped;
+    fn_.walk([&](GroupedMatmulOp op) { grouped.push_back(op); });
+    for (GroupedMatmulOp op : grouped) {
+      auto own = op->getAttrOfType<RecipeAttr>(kRecipeAttr);
+      RecipeAttr recipe = own ? own : defaultRecipe;
+      if (!recipe)
+        continue; // no FP8 recipe: --fp8-outline-kernels refuses it
+      if (failed(lowerGrouped(op, recipe)))
+        return failure();
+    }
     return finishHistories();
   }
 
 private:
+  /// fp8.grouped_matmul -> quantize A (the experts' rows) and B (their
+  /// weights, [E, N, K]) + fp8.grouped_scaled_matmul contiguous.
+  LogicalResult lowerGrouped(GroupedMatmulOp op, RecipeAttr recipe) {
+    auto resultType = cast<RankedTensorType>(op.getD().getType());
+    if (resultType.getElementType() != recipe.getOut())
+      return op->emitError("expected the result element type (")
+             << resultType.getElementType() << ") to be the recipe's out ("
+             << recipe.getOut()
+             << "): state `out = " << typeString(resultType.getElementType())
+             << "` in the recipe";
+    GranularityAttr ga = recipe.getA().getGranularity();
+    GranularityAttr gb = recipe.getB().getGranularity();
+    FailureOr<std::pair<Value, Value>> qa =
+        quantize(op, op.getA(), ga, recipe.getA());
+    if (failed(qa))
+      return failure();
+    FailureOr<std::pair<Value, Value>> qb =
+        quantize(op, op.getB(), gb, recipe.getB());
+    if (failed(qb))
+      return failure();
+    OpBuilder::InsertionGuard guard(b_);
+    b_.setInsertionPoint(op);
+    MLIRContext *ctx = op->getContext();
+    IntegerAttr interval;
+    if (std::optional<int64_t> p = recipe.getPromotionInterval())
+      interval = b_.getI64IntegerAttr(*p);
+    auto kMajor = LayoutAttr::get(ctx, Layout::KMajor);
+    auto g = GroupedScaledMatmulOp::create(
+        b_, op->getLoc(), resultType,
+        GroupModeAttr::get(ctx, GroupMode::Contiguous), op.getOffsets(),
+        qa->first, qa->second, qb->first, qb->second, ga, gb, kMajor, kMajor,
+        interval);
+    op.getD().replaceAllUsesWith(g.getResult());
+    op->erase();
+    return success();
+  }
+
   /// The layouts of A and B from the contraction's maps.
   LogicalResult classify(linalg::LinalgOp op, OperandInfo &a, OperandInfo &b,
                          bool &batched) {

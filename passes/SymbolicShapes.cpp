@@ -51,8 +51,7 @@ SymShape SymbolicShapes::fresh(RankedTensorType t) {
 }
 void SymbolicShapes::unifyShapes(const SymShape &a, const SymShape &b) {
   for (size_t i = 0; i < a.size() && i < b.size(); ++i)
-    if (!a[i].isStatic() && !b[i].isStatic() && a[i].divisor == 1 &&
-        b[i].divisor == 1)
+    if (a[i].isPlain() && b[i].isPlain())
       unite(a[i].cls, b[i].cls);
 }
 /// The class behind an index value (tensor.dim of a tensor, index casts).
@@ -108,7 +107,10 @@ LogicalResult SymbolicShapes::shape(Operation *op) {
         return op->emitError("cannot follow this tensor's dynamic size: "
                              "expected it to be a tensor.dim of another "
                              "tensor of the graph");
-      unite(s[i].cls, d->cls);
+      if (d->isPlain())
+        unite(s[i].cls, d->cls);
+      else
+        s[i] = *d; // permuted rows: the same expression
     }
     set(e.getResult(), s);
     return success();
@@ -136,12 +138,43 @@ LogicalResult SymbolicShapes::shape(Operation *op) {
     set(t.getOutputScale(), sc);
     return success();
   }
+  if (auto p = dyn_cast<MoePermuteOp>(op)) {
+    const SymShape x = shapes_.at(p.getX()), ids = shapes_.at(p.getIds());
+    SymShape t{x[0]};
+    SymShape it{ids[0]};
+    unifyShapes(t, it);
+    // topK * T + E * (align - 1) rows.
+    const int64_t pad = p.getExperts() * (p.getAlign() - 1);
+    SymDim rows = ids[0];
+    if (ids[1].isStatic() && rows.isStatic()) {
+      rows.value = rows.value * ids[1].value + pad;
+    } else if (ids[1].isStatic() && rows.isPlain()) {
+      rows.scale = ids[1].value;
+      rows.value = pad;
+    } else {
+      return op->emitError("cannot follow the permuted rows' size: expected "
+                           "ids [T, topK] with a static topK");
+    }
+    set(p.getRows(), SymShape{rows, x[1]});
+    set(p.getOffsets(), typeShape(p.getOffsets()));
+    set(p.getPositions(), ids);
+    return success();
+  }
+  if (auto u = dyn_cast<MoeUnpermuteOp>(op)) {
+    const SymShape pos = shapes_.at(u.getPositions());
+    unifyShapes(pos, shapes_.at(u.getWeights()));
+    set(u.getOut(), SymShape{pos[0], shapes_.at(u.getY())[1]});
+    return success();
+  }
   if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op)) {
     const GemmOperands ops = gemmOperandsOf(op);
     const ::fp8::ScaledGemmArgs &args = ops.args;
     const Value a = ops.a, b = ops.b, c = ops.c;
     const SymShape sa = shapes_.at(a), sb = shapes_.at(b);
+    // A contiguous grouped GEMM's A holds every group's rows ([M, K]) and
+    // its B is the groups' stack ([G, N, K]).
     const size_t lead = sa.size() == 3 ? 1 : 0;
+    const size_t leadB = sb.size() == 3 ? 1 : 0;
     const bool aK = args.a.layout == ::fp8::Layout::KMajor;
     const bool bK = args.b.layout == ::fp8::Layout::KMajor;
     SymShape d = typeShape(op->getResult(0));
@@ -149,9 +182,12 @@ LogicalResult SymbolicShapes::shape(Operation *op) {
     if (lead)
       want.push_back(sa[0]);
     want.push_back(aK ? sa[lead] : sa[lead + 1]);
-    want.push_back(bK ? sb[lead] : sb[lead + 1]);
+    want.push_back(bK ? sb[leadB] : sb[leadB + 1]);
+    if (!want[lead].isPlain() && !want[lead].isStatic())
+      d[lead] = want[lead]; // the permuted rows' expression
     unifyShapes(d, want);
-    SymShape ka{aK ? sa[lead + 1] : sa[lead]}, kb{bK ? sb[lead + 1] : sb[lead]};
+    SymShape ka{aK ? sa[lead + 1] : sa[lead]},
+        kb{bK ? sb[leadB + 1] : sb[leadB]};
     unifyShapes(ka, kb);
     if (c)
       unifyShapes(d, shapes_.at(c));
@@ -161,8 +197,15 @@ LogicalResult SymbolicShapes::shape(Operation *op) {
   if (isElementwiseCandidate(op)) {
     SymShape r = typeShape(op->getResult(0));
     for (Value v : op->getOperands())
-      if (auto it = shapes_.find(v); it != shapes_.end())
+      if (auto it = shapes_.find(v); it != shapes_.end()) {
+        // An operand sized by an expression (permuted rows) sizes the
+        // result alike.
+        for (size_t i = 0; i < r.size() && i < it->second.size(); ++i)
+          if (!r[i].isStatic() && !it->second[i].isStatic() &&
+              !it->second[i].isPlain())
+            r[i] = it->second[i];
         unifyShapes(r, it->second);
+      }
     set(op->getResult(0), r);
     return success();
   }
@@ -189,6 +232,7 @@ std::string SymbolicShapes::className(int cls) {
   for (const SymDim &d : shapes_.at(v))
     out.push_back(d.isStatic()
                       ? ::fp8::DimExpr::constant(d.value)
-                      : ::fp8::DimExpr::symbol(className(d.cls), d.divisor));
+                      : ::fp8::DimExpr::symbol(className(d.cls), d.divisor,
+                                               d.scale, d.value));
   return out;
 }

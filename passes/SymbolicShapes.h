@@ -1,7 +1,8 @@
 //===- SymbolicShapes.h - Sizes followed through a graph --------*- C++ -*-===//
 //
 // The sizes of a graph's tensors as the plan writes them: static, or a named
-// dynamic size (M, M2, ...) divided by a scale block. Every dynamic size of
+// dynamic size (M, M2, ...), times a routing's topK plus its padding,
+// divided by a scale block. Every dynamic size of
 // a function argument starts a class; tensor.empty, quantize, transpose,
 // GEMM and elementwise ops join the classes their sizes must share, so that
 // one run-time value (--dim M=...) sizes every tensor of a class.
@@ -24,12 +25,19 @@
 
 namespace mlir::fp8 {
 
-/// A dimension while sizes are followed: static, or ceil(class / divisor).
+/// A dimension while sizes are followed: static (`value`), or
+/// ceil((scale * class + value) / divisor) (the rows of an MoE layer's
+/// permuted tokens are topK * M plus the routing's padding).
 struct SymDim {
   int64_t value = 0;
   int cls = -1;
   int64_t divisor = 1;
+  int64_t scale = 1;
   bool isStatic() const { return cls < 0; }
+  /// The class itself (scale 1, no offset, no divisor).
+  bool isPlain() const {
+    return !isStatic() && divisor == 1 && scale == 1 && value == 0;
+  }
 };
 using SymShape = SmallVector<SymDim>;
 

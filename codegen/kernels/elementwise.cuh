@@ -297,4 +297,153 @@ __device__ __forceinline__ void transpose_scales_body(const EwParams &p) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// MoE routing: permute (route, then gather + quantize), unpermute
+//===----------------------------------------------------------------------===//
+
+/// Threads of the routing kernel's CTA (one CTA per expert).
+enum : int { kRouteThreads = 256 };
+
+/// The routing of a permute step (EwParams, "MoE steps"): CTA e counts
+/// every expert's tokens (a shared-memory histogram), takes its group's
+/// padded offset from the counts before it, and writes the rows of its
+/// tokens in token order: positions[i] for each routing slot i = t * topK +
+/// j with ids[i] == e, and source[row] = t. It writes -1 into the padding
+/// rows of its group, CTA 0 also the offsets, the rows after the last group
+/// and the positions of ids outside [0, E) (such a slot is dropped). Every
+/// row of source and every slot of positions is written, so the step needs
+/// no clearing between runs.
+__device__ __forceinline__ void moe_route_body(const EwParams &p) {
+  __shared__ int hist[kMaxMoeExperts];
+  __shared__ int scan[kRouteThreads];
+  __shared__ i64 groupStart, groupCount;
+  const int *ids = static_cast<const int *>(p.in[1]);
+  int *offsets = reinterpret_cast<int *>(p.amax);
+  int *positions = static_cast<int *>(p.history);
+  int *source = static_cast<int *>(p.scaleMirror);
+  const i64 topK = p.mirrorStrideRows, experts = p.scaleRows;
+  const i64 align = p.mirrorStrideCols, n = p.batch * topK;
+  const int t = int(threadIdx.x);
+  // This thread's run of routing slots: contiguous, so that ranks follow
+  // token order.
+  const i64 per = (n + kRouteThreads - 1) / kRouteThreads;
+  const i64 i0 = t * per < n ? t * per : n;
+  const i64 i1 = i0 + per < n ? i0 + per : n;
+  for (i64 e = blockIdx.x; e < experts; e += gridDim.x) {
+    for (i64 g = t; g < experts; g += kRouteThreads)
+      hist[g] = 0;
+    __syncthreads();
+    for (i64 i = t; i < n; i += kRouteThreads) {
+      const int id = ids[i];
+      if (id >= 0 && id < experts)
+        atomicAdd(&hist[id], 1);
+    }
+    __syncthreads();
+    if (t == 0) {
+      i64 off = 0;
+      for (i64 g = 0; g < experts; ++g) {
+        if (e == 0)
+          offsets[g] = int(off);
+        if (g == e) {
+          groupStart = off;
+          groupCount = hist[g];
+        }
+        off += (hist[g] + align - 1) / align * align;
+      }
+      if (e == 0)
+        offsets[experts] = int(off);
+      hist[0] = int(off); // the total, after every read of the counts
+    }
+    __syncthreads();
+    const i64 start = groupStart, count = groupCount, total = hist[0];
+    const i64 padEnd = start + (count + align - 1) / align * align;
+    for (i64 r = start + count + t; r < padEnd; r += kRouteThreads)
+      source[r] = -1;
+    if (e == 0)
+      for (i64 r = total + t; r < p.rows; r += kRouteThreads)
+        source[r] = -1;
+    int mine = 0;
+    for (i64 i = i0; i < i1; ++i)
+      mine += ids[i] == e;
+    scan[t] = mine;
+    __syncthreads();
+    for (int d = 1; d < kRouteThreads; d <<= 1) {
+      const int v = t >= d ? scan[t - d] : 0;
+      __syncthreads();
+      scan[t] += v;
+      __syncthreads();
+    }
+    i64 row = start + scan[t] - mine;
+    for (i64 i = i0; i < i1; ++i) {
+      const int id = ids[i];
+      if (id == e) {
+        positions[i] = row < p.rows ? int(row) : -1;
+        if (row < p.rows)
+          source[row] = int(i / topK);
+        ++row;
+      } else if (e == 0 && (id < 0 || id >= experts)) {
+        positions[i] = -1;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+/// The permuted rows quantized in one pass (row blocks, as
+/// quantize_rows_body): row r of the result is row source[r] of the input,
+/// or zeros for a padding row (source -1).
+template <class Prog, class Q>
+__device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
+  const i64 bc = Q::kBlockCols ? i64(Q::kBlockCols) : p.cols;
+  const i64 nbc = p.scaleCols;
+  const i64 units = p.rows * nbc;
+  const int lane = int(threadIdx.x & 31);
+  const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+  const int *source = static_cast<const int *>(p.scaleMirror);
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = warp; u < units; u += warps) {
+    const i64 row = u / nbc, cb = u - row * nbc;
+    const i64 c0 = cb * bc;
+    const i64 c1 = c0 + bc < p.cols ? c0 + bc : p.cols;
+    const i64 src = source[row];
+    const bool live = src >= 0 && src < p.batch;
+    const i64 in = (live ? src : 0) * p.cols, out = row * p.cols;
+    u32 m = 0;
+    for (i64 c = c0 + lane; c < c1; c += 32) {
+      const u32 b = abs_bits(live ? Prog::eval(p, in + c) : 0.0f);
+      m = b > m ? b : m;
+    }
+    m = warp_max(m);
+    u8 code;
+    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+    if (lane == 0)
+      store_scale<Q>(p.scale, u, s, code);
+    for (i64 c = c0 + lane; c < c1; c += 32)
+      codes[out + c] =
+          quantize_value(live ? Prog::eval(p, in + c) : 0.0f, s, Q::kFormat);
+  }
+}
+
+/// out[t, h] = sum over j of weights[t, j] * y[positions[t, j], h], in FP32
+/// in j order (a dropped slot, position -1, adds nothing), rounded to OutT.
+template <class Prog, int OutT>
+__device__ __forceinline__ void moe_unpermute_body(const EwParams &p) {
+  const i64 n = p.rows * p.cols, topK = p.mirrorStrideRows;
+  const int *positions = static_cast<const int *>(p.in[1]);
+  const float *weights = static_cast<const float *>(p.in[2]);
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const i64 t = i / p.cols, h = i - t * p.cols;
+    float acc = 0.0f;
+    for (i64 j = 0; j < topK; ++j) {
+      const i64 r = positions[t * topK + j];
+      if (r >= 0 && r < p.scaleRows)
+        acc =
+            add(acc, mul(weights[t * topK + j], Prog::eval(p, r * p.cols + h)));
+    }
+    store_elem<OutT>(p.out, i, acc);
+  }
+}
+
 } // namespace fp8k

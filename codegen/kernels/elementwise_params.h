@@ -25,6 +25,10 @@ enum : int { kMaxEwInputs = 4 };
 /// each) of kRowChunk rows (its blockIdx.y chunk).
 enum : int { kRowChunk = 64, kColsPerCta = 256 };
 
+/// The most experts of an MoE routing step (its kernel keeps a counter per
+/// expert in shared memory); core/RecipeRules.h's kMaxMoeExperts.
+enum : int { kMaxMoeExperts = 1024 };
+
 /// Tensors are row-major [batch, rows, cols], contiguous; scales row-major
 /// [batch, scaleRows, scaleCols].
 ///
@@ -36,6 +40,18 @@ enum : int { kRowChunk = 64, kColsPerCta = 256 };
 /// scales (runtime/plan/PlanScaleMirror.h): A's 1x128 scales transposed,
 /// [K/128][Mpad] (strides 1, Mpad), or B's block scales with their pitch
 /// padded, [N/128][pad4(K/128)] (strides pad4(K/128), 1). Null: no mirror.
+///
+/// MoE steps (elementwise.cuh, "MoE routing") give some fields another
+/// meaning, so that every kernel keeps this one 128-byte parameter:
+///   permute    in[0] x [T, H], in[1] ids [T, topK] (int32); out codes and
+///              scale scales of the permuted rows; amax offsets [E + 1],
+///              history positions [T, topK], scaleMirror source [R] (all
+///              int32, written); batch T, rows R, cols H, scaleRows E,
+///              scaleCols H's column blocks, mirrorStrideRows topK,
+///              mirrorStrideCols the group padding (align)
+///   unpermute  in[0] y [R, H], in[1] positions, in[2] weights [T, topK]
+///              (f32); out [T, H]; rows T, cols H, scaleRows R,
+///              mirrorStrideRows topK
 struct EwParams {
   const void *in[kMaxEwInputs]; ///< the program's inputs (transpose: codes)
   void *out;                    ///< values, or FP8 codes

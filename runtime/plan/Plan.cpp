@@ -7,9 +7,12 @@ namespace fp8 {
 std::string DimExpr::toString() const {
   if (isStatic())
     return std::to_string(value);
+  std::string affine = scale == 1 ? dim : std::to_string(scale) + "*" + dim;
+  if (value != 0)
+    affine += "+" + std::to_string(value);
   if (divisor == 1)
-    return dim;
-  return "ceildiv(" + dim + "," + std::to_string(divisor) + ")";
+    return affine;
+  return "ceildiv(" + affine + "," + std::to_string(divisor) + ")";
 }
 
 std::string_view toString(BufferRole r) {
@@ -40,8 +43,43 @@ std::string_view toString(StepKind k) {
     return "elementwise";
   case StepKind::Gemm:
     return "gemm";
+  case StepKind::Permute:
+    return "permute";
+  case StepKind::Unpermute:
+    return "unpermute";
   }
   return "?";
+}
+
+std::string_view toString(RefOp::Kind k) {
+  switch (k) {
+  case RefOp::Kind::Matmul:
+    return "matmul";
+  case RefOp::Kind::Elementwise:
+    return "elementwise";
+  case RefOp::Kind::Permute:
+    return "permute";
+  case RefOp::Kind::GroupedMatmul:
+    return "grouped_matmul";
+  case RefOp::Kind::Unpermute:
+    return "unpermute";
+  }
+  return "?";
+}
+
+AuxKind auxKindOf(StepKind k) {
+  switch (k) {
+  case StepKind::Quantize:
+    return AuxKind::Quantize;
+  case StepKind::Transpose:
+    return AuxKind::Transpose;
+  case StepKind::Permute:
+    return AuxKind::Permute;
+  case StepKind::Unpermute:
+    return AuxKind::Unpermute;
+  default:
+    return AuxKind::Elementwise;
+  }
 }
 
 std::string_view toString(Phase p) {

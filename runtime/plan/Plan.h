@@ -28,21 +28,35 @@ namespace fp8 {
 /// The plan format this build reads and writes.
 inline constexpr int kPlanFormat = 1;
 
-/// One dimension of a shape: `value`, or ceil(dim / divisor) of the dynamic
-/// dimension `dim`. JSON: 4096, "M", "ceildiv(M,128)".
+/// One dimension of a shape: `value`, or ceil((scale * dim + value) /
+/// divisor) of the dynamic dimension `dim` (the rows of an MoE layer's
+/// permuted tokens: topK * M plus the routing's padding). JSON: 4096, "M",
+/// "ceildiv(M,128)", "8*M+240", "ceildiv(8*M+240,128)".
 struct DimExpr {
-  int64_t value = 0;
+  int64_t value = 0; ///< the size, or the offset added to scale * dim
   std::string dim;
   int64_t divisor = 1;
+  int64_t scale = 1;
 
-  static DimExpr constant(int64_t v) { return {v, "", 1}; }
-  static DimExpr symbol(std::string name, int64_t divisor = 1) {
-    return {0, std::move(name), divisor};
+  /// The largest scale and offset a plan may state: with a dimension below
+  /// kMaxDimSize, scale * dim + value stays far inside int64_t.
+  static constexpr int64_t kMaxScale = int64_t(1) << 20;
+  static constexpr int64_t kMaxOffset = int64_t(1) << 40;
+
+  static DimExpr constant(int64_t v) { return {v, "", 1, 1}; }
+  static DimExpr symbol(std::string name, int64_t divisor = 1,
+                        int64_t scale = 1, int64_t offset = 0) {
+    return {offset, std::move(name), divisor, scale};
   }
   bool isStatic() const { return dim.empty(); }
+  /// True for a plain name (scale 1, no offset, no divisor).
+  bool isPlain() const {
+    return !isStatic() && divisor == 1 && scale == 1 && value == 0;
+  }
   std::string toString() const;
   bool operator==(const DimExpr &o) const {
-    return value == o.value && dim == o.dim && divisor == o.divisor;
+    return value == o.value && dim == o.dim && divisor == o.divisor &&
+           scale == o.scale;
   }
 };
 using ShapeExpr = std::vector<DimExpr>;
@@ -70,7 +84,14 @@ struct PlanBuffer {
   int64_t history = 0;
 };
 
-enum class StepKind : uint8_t { Quantize, Transpose, Elementwise, Gemm };
+enum class StepKind : uint8_t {
+  Quantize,
+  Transpose,
+  Elementwise,
+  Gemm,
+  Permute,
+  Unpermute
+};
 /// Prepare steps run once (weights: quantize, transpose); run steps every
 /// iteration.
 enum class Phase : uint8_t { Prepare, Run };
@@ -81,6 +102,14 @@ enum class Phase : uint8_t { Prepare, Run };
 ///   transpose    inputs: codes, scales             outputs: codes, scales
 ///   elementwise  inputs: the program's inputs      outputs: values
 ///   gemm         inputs: a, a_scale, b, b_scale[, c]  outputs: d
+///                grouped (contiguous): a, a_scale, b, b_scale, offsets
+///   permute      inputs: x [T, H], ids [T, topK] (i32 expert ids)
+///                outputs: codes, scales of the permuted rows [R, H],
+///                offsets [E + 1], positions [T, topK], source [R] (i32)
+///                R = topK * T + E * (align - 1): the rows of every expert
+///                in order, each group padded to a multiple of `align`
+///   unpermute    inputs: y [R, H], positions [T, topK], weights [T, topK]
+///                (f32)   outputs: out [T, H] = sum_j w[t, j] y[pos[t, j]]
 struct PlanStep {
   std::string name;
   StepKind kind = StepKind::Quantize;
@@ -95,14 +124,27 @@ struct PlanStep {
   bool runtimeTile = false;
   std::string tileSource; ///< gemm: where the tile came from (informative)
   int64_t batch = 1;      ///< gemm: `batch` GEMMs on stacked operands
+  int64_t align = 1;      ///< permute: rows of a group padded to a multiple
 
   /// The kernel name (GEMM: KernelSpec::kernelName()).
   std::string kernelName() const;
 };
 
 /// One op of the unquantized reference graph.
+/// The MoE ops recompute the routing from the ids themselves (numerics::
+/// moePermute), independently of the plan's permute step:
+///   permute         inputs: x, ids            out: the permuted rows
+///   grouped_matmul  inputs: a, b[, ids]       out: a_g b_g^T per expert
+///                   (b [E, N, K] / [E, K, N]; a the permuted rows)
+///   unpermute       inputs: y, ids, weights   out: the weighted sum
 struct RefOp {
-  enum class Kind : uint8_t { Matmul, Elementwise };
+  enum class Kind : uint8_t {
+    Matmul,
+    Elementwise,
+    Permute,
+    GroupedMatmul,
+    Unpermute
+  };
   Kind kind = Kind::Matmul;
   /// matmul: a, b[, c] (a [M, K] / [K, M], b [N, K] / [K, N] per layout;
   /// [batch, ...] when batched); elementwise: the program's inputs.
@@ -113,6 +155,8 @@ struct RefOp {
   Layout aLayout = Layout::KMajor, bLayout = Layout::KMajor;
   bool batched = false;
   EwProgram program;
+  int64_t experts = 0; ///< MoE ops: E
+  int64_t align = 1;   ///< MoE ops: the routing's group padding
 };
 
 struct Plan {
@@ -131,8 +175,9 @@ struct Plan {
   const RefOp *referenceOp(const std::string &name) const;
 };
 
-/// "input", "weight", ...; "quantize", ...; "prepare", "run".
+/// "input", "weight", ...; "quantize", ...; "prepare", "run"; "matmul", ...
 std::string_view toString(BufferRole r);
+std::string_view toString(RefOp::Kind k);
 std::string_view toString(StepKind k);
 std::string_view toString(Phase p);
 
@@ -147,6 +192,13 @@ inline constexpr int64_t kMaxPlanBytes = int64_t(256) << 20;
 /// the kernels take both as 32-bit integers.
 inline constexpr int64_t kMaxBatch = (int64_t(1) << 31) - 1;
 inline constexpr int64_t kMaxHistory = (int64_t(1) << 31) - 1;
+/// The most experts and the largest group padding an MoE step may state
+/// (core/RecipeRules.h).
+inline constexpr int64_t kMaxExperts = kMaxMoeExperts;
+inline constexpr int64_t kMaxAlign = kMaxMoeAlign;
+
+/// The kernel spec kind of a non-GEMM step.
+AuxKind auxKindOf(StepKind k);
 
 /// Parses and validates a plan; `where` (a path) names it in errors. Plans
 /// of another format are refused with a message naming both versions. The

@@ -25,6 +25,7 @@ int mantissaBits(DType t) {
   case DType::F32:
     return 23;
   case DType::UE8M0:
+  case DType::I32:
     break;
   }
   return -1;
@@ -82,8 +83,10 @@ std::vector<OutputErrorBound> deriveErrorBounds(const Plan &plan) {
   for (size_t i : order) {
     const PlanStep &s = plan.steps[i];
     switch (s.kind) {
-    case StepKind::Quantize: {
-      // Inputs: those of the program fused into the quantize.
+    case StepKind::Quantize:
+    case StepKind::Permute: {
+      // Inputs: those of the program fused into the quantize (a permute:
+      // its rows and routing ids, which are exact).
       Provenance p = merge(values, s.inputs);
       p.quantizations.insert(
           std::upper_bound(p.quantizations.begin(), p.quantizations.end(), i),
@@ -98,14 +101,17 @@ std::vector<OutputErrorBound> deriveErrorBounds(const Plan &plan) {
         values[s.outputs[k]] = merge(values, {s.inputs[k]});
       break;
     case StepKind::Elementwise:
+    case StepKind::Unpermute: // a weighted sum of rows: exact operands
       for (const std::string &o : s.outputs)
         values[o] = merge(values, s.inputs);
       break;
     case StepKind::Gemm: {
       // A, B and C (when the GEMM accumulates into it); not the scales.
       std::vector<std::string> operands;
+      // A grouped GEMM's fifth input is its group offsets: exact.
+      const bool grouped = s.gemm.kind == GemmKind::GroupedContiguous;
       for (size_t k = 0; k < s.inputs.size(); ++k)
-        if (k != 1 && k != 3)
+        if (k != 1 && k != 3 && !(grouped && k == 4))
           operands.push_back(s.inputs[k]);
       Provenance p = merge(values, operands);
       ++p.depth;

@@ -6,6 +6,7 @@
 #include "codegen/Gemm.h"
 #include "codegen/kernels/elementwise_params.h"
 #include "runtime/Gemm.h"
+#include "runtime/GroupedGemm.h"
 #include "runtime/LoadedKernels.h"
 #include "runtime/plan/PlanKernels.h"
 
@@ -194,6 +195,12 @@ Status GpuPlan::upload(const HostBuffers &host) {
       FP8_RETURN_IF_ERROR(dst.fill(0));
       continue;
     }
+    if (b.role == BufferRole::Temp || b.role == BufferRole::Output) {
+      // Zeros where no step writes (a grouped GEMM's rows after the last
+      // group), as in the oracle's buffers.
+      FP8_RETURN_IF_ERROR(dst.fill(0));
+      continue;
+    }
     if (b.role != BufferRole::Input && b.role != BufferRole::Weight &&
         b.role != BufferRole::Constant)
       continue;
@@ -225,7 +232,6 @@ Status GpuPlan::download(const std::string &name, HostTensor &out) const {
 
 Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
   const CudaDriver &d = *device_->driver;
-  const Shape &input = shapes_.shapes.at(s.inputs[0]);
   void *mirror = nullptr;
   int64_t strideRows = 0, strideCols = 0;
   const int mi = mirrors_.writes[index];
@@ -236,13 +242,14 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
     strideCols = m.strideCols;
   }
   fp8k::EwParams p = auxStepParams(
-      s, input,
+      s, shapes_.shapes,
       [&](const std::string &name) {
         return reinterpret_cast<void *>(address(name));
       },
       reinterpret_cast<void *>(amaxScratch_[index].ptr()), mirror, strideRows,
       strideCols);
-  for (const AuxStepLaunch &l : auxStepLaunches(s, input, device_->smCount)) {
+  for (const AuxStepLaunch &l :
+       auxStepLaunches(s, shapes_.shapes, device_->smCount)) {
     auto k = loadKernel(l.kernel, [&]() -> Expected<GeneratedKernel> {
       auto ks = emitElementwise(s.aux);
       if (!ks)
@@ -269,8 +276,34 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
   return Status::ok();
 }
 
+Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
+  // A [R, K] with its [R, K/128] scales, B [G, N, K] with G stacked scale
+  // tensors, both packed; the offsets [G + 1] written by the permute step.
+  GroupedGemmTensors t;
+  t.a = reinterpret_cast<const void *>(address(s.inputs[0]));
+  t.scaleA = reinterpret_cast<const void *>(address(s.inputs[1]));
+  t.b = reinterpret_cast<const void *>(address(s.inputs[2]));
+  t.scaleB = reinterpret_cast<const void *>(address(s.inputs[3]));
+  t.groups = reinterpret_cast<const int32_t *>(address(s.inputs[4]));
+  t.d = reinterpret_cast<void *>(address(s.outputs[0]));
+  GemmOptions o;
+  o.selectTile = s.runtimeTile;
+  o.checkExtents = checkExtents_;
+  GemmReport rep;
+  Status st = groupedGemm(s.gemm, shapes_.shapes.at(s.inputs[0])[0], t, stream_,
+                          o, &rep);
+  if (!st.isOk())
+    return st.withContext("step '" + s.name + "'");
+  gemmKernels_[index] = rep.kernel;
+  gemmScaleATma_[index] = rep.scaleATma;
+  gemmScaleBTma_[index] = rep.scaleBTma;
+  return Status::ok();
+}
+
 Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
   const KernelSpec &k = s.gemm;
+  if (k.kind == GemmKind::GroupedContiguous)
+    return launchGroupedGemm(s, index);
   const Shape &as = shapes_.shapes.at(s.inputs[0]);
   const Shape &bs = shapes_.shapes.at(s.inputs[2]);
   const Geometry ga = geometry(as), gb = geometry(bs);

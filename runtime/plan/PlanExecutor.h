@@ -89,6 +89,7 @@ private:
   GpuPlan(const Plan &plan, const ResolvedPlan &shapes);
   Status launchAux(const PlanStep &s, size_t index);
   Status launchGemm(const PlanStep &s, size_t index);
+  Status launchGroupedGemm(const PlanStep &s, size_t index);
 
   const Plan &plan_;
   const ResolvedPlan &shapes_;

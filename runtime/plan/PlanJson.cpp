@@ -74,6 +74,8 @@ std::string toJSON(const Plan &plan) {
       o["runtime_tile"] = s.runtimeTile;
       o["spec"] = ojson::parse(toJSON(s.gemm));
     } else {
+      if (s.kind == StepKind::Permute)
+        o["align"] = s.align;
       o["spec"] = ojson::parse(toJSON(s.aux));
     }
     steps.push_back(o);
@@ -83,7 +85,7 @@ std::string toJSON(const Plan &plan) {
   ojson ref = ojson::array();
   for (const RefOp &r : plan.reference) {
     ojson o;
-    o["op"] = r.kind == RefOp::Kind::Matmul ? "matmul" : "elementwise";
+    o["op"] = std::string(toString(r.kind));
     o["inputs"] = r.inputs;
     o["out"] = r.out;
     o["dtype"] = std::string(toString(r.dtype));
@@ -92,8 +94,13 @@ std::string toJSON(const Plan &plan) {
       o["a_layout"] = std::string(toString(r.aLayout));
       o["b_layout"] = std::string(toString(r.bLayout));
       o["batched"] = r.batched;
-    } else {
+    } else if (r.kind == RefOp::Kind::Elementwise) {
       o["program"] = programJSON(r.program);
+    } else {
+      if (r.kind == RefOp::Kind::GroupedMatmul)
+        o["b_layout"] = std::string(toString(r.bLayout));
+      o["experts"] = r.experts;
+      o["align"] = r.align;
     }
     ref.push_back(o);
   }
@@ -116,8 +123,12 @@ std::optional<E> lookup(const std::string &s, const E (&values)[N]) {
 constexpr BufferRole kRoles[] = {BufferRole::Input,    BufferRole::Weight,
                                  BufferRole::Constant, BufferRole::State,
                                  BufferRole::Temp,     BufferRole::Output};
-constexpr StepKind kKinds[] = {StepKind::Quantize, StepKind::Transpose,
-                               StepKind::Elementwise, StepKind::Gemm};
+constexpr StepKind kKinds[] = {StepKind::Quantize,    StepKind::Transpose,
+                               StepKind::Elementwise, StepKind::Gemm,
+                               StepKind::Permute,     StepKind::Unpermute};
+constexpr RefOp::Kind kRefKinds[] = {
+    RefOp::Kind::Matmul, RefOp::Kind::Elementwise, RefOp::Kind::Permute,
+    RefOp::Kind::GroupedMatmul, RefOp::Kind::Unpermute};
 constexpr Phase kPhases[] = {Phase::Prepare, Phase::Run};
 
 /// "one of input, weight, ..." for an enum's message.
@@ -143,8 +154,8 @@ Expected<DimExpr> dimFromJSON(const json &j) {
     return DimExpr::constant(j.get<int64_t>());
   }
   if (!j.is_string())
-    return errorf("expected a dimension (a size, a name or "
-                  "\"ceildiv(NAME,N)\"), found ",
+    return errorf("expected a dimension (a size, a name, "
+                  "\"ceildiv(NAME,N)\" or \"S*NAME+C\"), found ",
                   j.dump());
   const std::string s = j.get<std::string>();
   auto isName = [](const std::string &n) {
@@ -155,20 +166,45 @@ Expected<DimExpr> dimFromJSON(const json &j) {
         return false;
     return true;
   };
-  if (isName(s))
-    return DimExpr::symbol(s);
+  // A positive decimal below `limit` (no sign, no leading '+').
+  auto number = [](const std::string &n, int64_t limit) -> int64_t {
+    if (n.empty() || n.size() > 13 ||
+        !std::all_of(n.begin(), n.end(), ::isdigit))
+      return -1;
+    const int64_t v = std::stoll(n);
+    return v > 0 && v <= limit ? v : -1;
+  };
+  // [SCALE*]NAME[+OFFSET]
+  auto affine = [&](const std::string &a,
+                    int64_t divisor) -> std::optional<DimExpr> {
+    std::string rest = a;
+    int64_t scale = 1, offset = 0;
+    if (const size_t star = rest.find('*'); star != std::string::npos) {
+      scale = number(rest.substr(0, star), DimExpr::kMaxScale);
+      rest = rest.substr(star + 1);
+    }
+    if (const size_t plus = rest.find('+'); plus != std::string::npos) {
+      offset = number(rest.substr(plus + 1), DimExpr::kMaxOffset);
+      rest = rest.substr(0, plus);
+    }
+    if (scale < 0 || offset < 0 || !isName(rest))
+      return std::nullopt;
+    return DimExpr::symbol(rest, divisor, scale, offset);
+  };
+  if (auto d = affine(s, 1))
+    return *d;
   if (s.rfind("ceildiv(", 0) == 0 && s.back() == ')') {
     const std::string inner = s.substr(8, s.size() - 9);
-    const size_t comma = inner.find(',');
-    if (comma != std::string::npos && isName(inner.substr(0, comma))) {
-      const std::string num = inner.substr(comma + 1);
-      if (!num.empty() && num.size() < 12 &&
-          std::all_of(num.begin(), num.end(), ::isdigit) && std::stoll(num) > 0)
-        return DimExpr::symbol(inner.substr(0, comma), std::stoll(num));
+    const size_t comma = inner.rfind(',');
+    if (comma != std::string::npos) {
+      const int64_t divisor = number(inner.substr(comma + 1), 99999999999);
+      if (divisor > 0)
+        if (auto d = affine(inner.substr(0, comma), divisor))
+          return *d;
     }
   }
-  return errorf("expected a dimension (a size, a name or \"ceildiv(NAME,N)\"), "
-                "found \"",
+  return errorf("expected a dimension (a size, a name, \"ceildiv(NAME,N)\" "
+                "or \"S*NAME+C\"), found \"",
                 s, "\"");
 }
 
@@ -186,6 +222,8 @@ Expected<ShapeExpr> shapeFromJSON(const json &j, const std::string &where) {
 }
 
 constexpr IntRange kBatchRange{1, kMaxBatch};
+constexpr IntRange kAlignRange{1, kMaxAlign};
+constexpr IntRange kExpertsRange{1, kMaxExperts};
 constexpr IntRange kHistoryRange{1, kMaxHistory};
 
 Status readBuffer(const json &b, const std::string &at, PlanBuffer &buf) {
@@ -259,14 +297,17 @@ Status readStep(const json &s, const std::string &at, PlanStep &step) {
       if (f.has(gemmOnly))
         return errorf("expected no '", gemmOnly, "' in ", toString(step.kind),
                       " step '", step.name, "' (gemm steps only)");
+    if (step.kind == StepKind::Permute)
+      FP8_RETURN_IF_ERROR(
+          f.integer("align", step.align, kAlignRange, Presence::Optional));
+    else if (f.has("align"))
+      return errorf("expected no 'align' in ", toString(step.kind), " step '",
+                    step.name, "' (permute steps only)");
     auto e = elementwiseSpecFromJSON(spec);
     if (!e)
       return errorf("step '", step.name, "': ", e.message());
     step.aux = *e;
-    const AuxKind want = step.kind == StepKind::Quantize ? AuxKind::Quantize
-                         : step.kind == StepKind::Transpose
-                             ? AuxKind::Transpose
-                             : AuxKind::Elementwise;
+    const AuxKind want = auxKindOf(step.kind);
     if (step.aux.kind != want)
       return errorf("expected the kernel spec of ", toString(step.kind),
                     " step '", step.name, "' to be a ", toString(want),
@@ -284,12 +325,8 @@ Status readReferenceOp(const json &r, const std::string &at, RefOp &op) {
   if (!r.is_object())
     return errorf("expected ", at, " to be an object");
   JsonFields f(r, at);
-  std::string kind;
-  FP8_RETURN_IF_ERROR(f.string("op", kind));
-  if (kind != "matmul" && kind != "elementwise")
-    return errorf("expected 'op' matmul or elementwise in ", at, ", found '",
-                  kind, "'");
-  op.kind = kind == "matmul" ? RefOp::Kind::Matmul : RefOp::Kind::Elementwise;
+  FP8_RETURN_IF_ERROR(
+      f.enumeration("op", op.kind, parserOf(kRefKinds), oneOf(kRefKinds)));
   FP8_RETURN_IF_ERROR(f.strings("inputs", op.inputs));
   FP8_RETURN_IF_ERROR(f.string("out", op.out));
   FP8_RETURN_IF_ERROR(
@@ -307,6 +344,14 @@ Status readReferenceOp(const json &r, const std::string &at, RefOp &op) {
     FP8_RETURN_IF_ERROR(f.enumeration("b_layout", op.bLayout, layout,
                                       "one of k_major, mn_major"));
     FP8_RETURN_IF_ERROR(f.boolean("batched", op.batched, Presence::Optional));
+  } else if (op.kind != RefOp::Kind::Elementwise) {
+    if (op.kind == RefOp::Kind::GroupedMatmul) {
+      auto layout = [](const std::string &s) { return parseLayout(s); };
+      FP8_RETURN_IF_ERROR(f.enumeration("b_layout", op.bLayout, layout,
+                                        "one of k_major, mn_major"));
+    }
+    FP8_RETURN_IF_ERROR(f.integer("experts", op.experts, kExpertsRange));
+    FP8_RETURN_IF_ERROR(f.integer("align", op.align, kAlignRange));
   } else {
     const json *program = nullptr;
     FP8_RETURN_IF_ERROR(f.object("program", program));

@@ -4,9 +4,18 @@
 
 namespace fp8 {
 
-std::vector<AuxStepLaunch> auxStepLaunches(const PlanStep &s,
-                                           const Shape &input, int smCount) {
-  const Geometry g = geometry(input);
+static_assert(fp8k::kMaxMoeExperts == kMaxMoeExperts,
+              "the routing kernel's shared counters hold every expert");
+
+std::vector<AuxStepLaunch>
+auxStepLaunches(const PlanStep &s, const StepShapes &shapes, int smCount) {
+  Geometry g = geometry(shapes.at(s.inputs[0]));
+  if (s.kind == StepKind::Permute) { // route: one CTA per expert
+    g.batch = shapes.at(s.outputs[2])[0] - 1;
+    g.rows = shapes.at(s.outputs[0])[0];
+  } else if (s.kind == StepKind::Unpermute) { // [T, H], the output's
+    g = geometry(shapes.at(s.outputs[0]));
+  }
   const std::vector<std::string> entries = elementwiseEntries(s.aux);
   const std::string base = s.aux.kernelName();
   std::vector<AuxStepLaunch> out;
@@ -21,12 +30,42 @@ std::vector<AuxStepLaunch> auxStepLaunches(const PlanStep &s,
 }
 
 fp8k::EwParams
-auxStepParams(const PlanStep &s, const Shape &input,
+auxStepParams(const PlanStep &s, const StepShapes &shapes,
               const std::function<void *(const std::string &)> &address,
               void *amax, void *scaleMirror, int64_t mirrorStrideRows,
               int64_t mirrorStrideCols) {
-  const Geometry g = geometry(input);
+  const Geometry g = geometry(shapes.at(s.inputs[0]));
   fp8k::EwParams p{};
+  if (s.kind == StepKind::Permute) {
+    const Shape &ids = shapes.at(s.inputs[1]);
+    p.in[0] = address(s.inputs[0]);
+    p.in[1] = address(s.inputs[1]);
+    p.out = address(s.outputs[0]);
+    p.scale = address(s.outputs[1]);
+    p.amax = static_cast<fp8k::u32 *>(address(s.outputs[2]));
+    p.history = address(s.outputs[3]);
+    p.scaleMirror = address(s.outputs[4]);
+    p.batch = ids[0];
+    p.rows = shapes.at(s.outputs[0])[0];
+    p.cols = g.cols;
+    p.scaleRows = shapes.at(s.outputs[2])[0] - 1;
+    p.scaleCols = s.aux.quant.granularity.scaleCols(g.cols);
+    p.mirrorStrideRows = int(ids[1]);
+    p.mirrorStrideCols = int(s.align);
+    return p;
+  }
+  if (s.kind == StepKind::Unpermute) {
+    const Shape &pos = shapes.at(s.inputs[1]);
+    for (size_t i = 0; i < 3; ++i)
+      p.in[i] = address(s.inputs[i]);
+    p.out = address(s.outputs[0]);
+    p.batch = 1;
+    p.rows = pos[0];
+    p.cols = g.cols;
+    p.scaleRows = g.rows;
+    p.mirrorStrideRows = int(pos[1]);
+    return p;
+  }
   p.batch = g.batch;
   p.rows = g.rows;
   p.cols = g.cols;

@@ -16,6 +16,7 @@
 #include "runtime/plan/Plan.h"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,18 +29,23 @@ struct AuxStepLaunch {
   AuxLaunch launch;
 };
 
-/// The launches of a non-GEMM step whose first input has shape `input`
-/// (rank 2, or 3 for a stack of matrices), on a GPU of `smCount` SMs.
-std::vector<AuxStepLaunch> auxStepLaunches(const PlanStep &step,
-                                           const Shape &input, int smCount);
+/// The concrete shapes of a step's buffers, by name (ResolvedPlan::shapes).
+using StepShapes = std::map<std::string, Shape>;
+
+/// The launches of a non-GEMM step (shapes of its first input: rank 2, or 3
+/// for a stack of matrices; an MoE step's from all its operands) on a GPU
+/// of `smCount` SMs.
+std::vector<AuxStepLaunch>
+auxStepLaunches(const PlanStep &step, const StepShapes &shapes, int smCount);
 
 /// The kernel parameter of a non-GEMM step: `address(name)` is where a
 /// buffer lives, `amax` the step's amax scratch (quantize, block path).
 /// A quantize step also writes its scales to `scaleMirror` when it is not
 /// null, scale (r, c) at r * mirrorStrideRows + c * mirrorStrideCols
-/// (runtime/plan/PlanScaleMirror.h).
+/// (runtime/plan/PlanScaleMirror.h). MoE steps fill the fields as
+/// elementwise_params.h's table says.
 fp8k::EwParams
-auxStepParams(const PlanStep &step, const Shape &input,
+auxStepParams(const PlanStep &step, const StepShapes &shapes,
               const std::function<void *(const std::string &)> &address,
               void *amax, void *scaleMirror = nullptr,
               int64_t mirrorStrideRows = 0, int64_t mirrorStrideCols = 0);

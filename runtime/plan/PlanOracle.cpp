@@ -2,8 +2,11 @@
 
 #include "runtime/plan/PlanOracle.h"
 
+#include "runtime/plan/PlanMoe.h"
+
 #include "codegen/kernels/elementwise_params.h"
 #include "numerics/Formats.h"
+#include "numerics/GroupedGemm.h"
 #include "numerics/Npy.h"
 #include "numerics/Parallel.h"
 #include "numerics/Quantize.h"
@@ -14,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <random>
 #include <sys/stat.h>
 
 namespace fp8 {
@@ -54,6 +58,11 @@ float HostTensor::get(int64_t i) const {
     return nm::fp8ToFloat(data[size_t(i)], dtype);
   case DType::UE8M0:
     return nm::ue8m0ToFloat(data[size_t(i)]);
+  case DType::I32: {
+    int32_t v;
+    std::memcpy(&v, &data[size_t(i) * 4], 4);
+    return float(v);
+  }
   }
   return 0;
 }
@@ -158,7 +167,21 @@ uint64_t nameSeed(const std::string &name, uint64_t seed) {
 std::string describe(const HostTensor &t) {
   return std::string(toString(t.dtype)) + " " + formatShape(t.shape);
 }
+
 } // namespace
+
+Status checkRoutingIds(const Plan &plan, const HostBuffers &buffers) {
+  for (const PlanStep &s : plan.steps) {
+    if (s.kind != StepKind::Permute)
+      continue;
+    const HostTensor &ids = buffers.at(s.inputs[1]);
+    const int64_t experts = buffers.at(s.outputs[2]).shape[0] - 1;
+    auto p = routeOf(ids, experts, s.align);
+    if (!p)
+      return p.status().withContext("routing ids '" + s.inputs[1] + "'");
+  }
+  return Status::ok();
+}
 
 Status fillInputs(const Plan &plan, HostBuffers &buffers,
                   const InputOptions &options) {
@@ -173,7 +196,21 @@ Status fillInputs(const Plan &plan, HostBuffers &buffers,
       if (b.role == BufferRole::Weight && !t.shape.empty() &&
           t.shape.back() > 0)
         spec.scale = float(1.0 / std::sqrt(double(t.shape.back())));
-      if (t.dtype == DType::BF16) {
+      if (t.dtype == DType::I32) {
+        FP8_RETURN_IF_ERROR(randomRoutingIds(plan, b, t, spec.seed));
+      } else if (routingReader(plan, b.name, StepKind::Unpermute)) {
+        // Routing weights: positive, each token's summing to 1 (a softmax
+        // over its experts' scores).
+        std::vector<float> v = nm::randomTensor(n, spec);
+        const int64_t topK = t.shape.size() == 2 ? t.shape[1] : 1;
+        for (int64_t i = 0; i + topK <= n; i += topK) {
+          double sum = 0;
+          for (int64_t j = 0; j < topK; ++j)
+            sum += std::exp(double(v[size_t(i + j)]));
+          for (int64_t j = 0; j < topK; ++j)
+            t.set(i + j, float(std::exp(double(v[size_t(i + j)])) / sum));
+        }
+      } else if (t.dtype == DType::BF16) {
         std::vector<uint16_t> v = nm::randomTensorBF16(n, spec);
         std::memcpy(t.data.data(), v.data(), v.size() * 2);
       } else {
@@ -195,7 +232,12 @@ Status fillInputs(const Plan &plan, HostBuffers &buffers,
       return errorf(toString(b.role), " '", b.name, "' (", path,
                     "): expected shape ", formatShape(t.shape), ", found ",
                     formatShape(arr->shape));
-    if (t.dtype == DType::BF16) {
+    if (t.dtype == DType::I32) {
+      if (arr->descr != "<i4")
+        return errorf(toString(b.role), " '", b.name, "' (", path,
+                      "): expected int32 ('<i4'), found '", arr->descr, "'");
+      std::memcpy(t.data.data(), arr->data.data(), t.data.size());
+    } else if (t.dtype == DType::BF16) {
       auto v = nm::npyToBF16(*arr);
       if (!v)
         return errorf(toString(b.role), " '", b.name, "' (", path,
@@ -212,7 +254,7 @@ Status fillInputs(const Plan &plan, HostBuffers &buffers,
         t.set(i, (*v)[size_t(i)]);
     }
   }
-  return Status::ok();
+  return checkRoutingIds(plan, buffers);
 }
 
 Status writeTensorNpy(const std::string &dir, const std::string &name,
@@ -231,6 +273,11 @@ Status writeTensorNpy(const std::string &dir, const std::string &name,
     a = nm::npyFromFloat(v.data(), t.shape);
     break;
   }
+  case DType::I32:
+    a.descr = "<i4";
+    a.shape = t.shape;
+    a.data = t.data;
+    break;
   default:
     a = nm::npyFromBytes(t.data.data(), t.shape);
     break;
@@ -378,9 +425,36 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
       out[0]->set(i, x[size_t(i)]);
     return Status::ok();
   }
+  case StepKind::Permute:
+    return context(runPermuteOnCpu(s, in, out));
+  case StepKind::Unpermute:
+    return context(runUnpermuteOnCpu(s, in, out));
   case StepKind::Gemm: {
     const KernelSpec &k = s.gemm;
     const Geometry ga = geometry(in[0]->shape), gb = geometry(in[2]->shape);
+    if (k.kind == GemmKind::GroupedContiguous) {
+      // A [R, K] holds every group's rows, B [G, N, K] one matrix a group.
+      const int64_t m = in[0]->shape[0], kk = in[0]->shape[1];
+      const int64_t groups = in[2]->shape[0], n = in[2]->shape[1];
+      nm::GroupedRows rows;
+      rows.kind = GemmKind::GroupedContiguous;
+      rows.groups = intsOf(*in[4]);
+      std::vector<nm::QuantizedTensor> a{
+          slice(*in[0], *in[1], k.a.format, k.a.granularity, 0, m, kk)};
+      std::vector<nm::QuantizedTensor> b;
+      for (int64_t g = 0; g < groups; ++g)
+        b.push_back(
+            slice(*in[2], *in[3], k.b.format, k.b.granularity, g, n, kk));
+      nm::ReferenceGemmOptions opts;
+      opts.promotionInterval = k.promotionInterval;
+      opts.accumulator = accumulator;
+      auto d = nm::groupedReferenceGemm(rows, a, b, 0.0f, opts);
+      if (!d)
+        return context(d.status());
+      for (int64_t i = 0; i < m * n; ++i)
+        out[0]->set(i, (*d)[size_t(i)]);
+      return Status::ok();
+    }
     const int64_t m = ga.rows, n = gb.rows, kk = ga.cols;
     nm::ReferenceGemmOptions opts;
     opts.promotionInterval = k.promotionInterval;
@@ -440,6 +514,11 @@ Expected<HostBuffers> runReference(const Plan &plan, const ResolvedPlan &shapes,
       const std::vector<float> x = evaluate(op.program, in);
       for (int64_t i = 0; i < int64_t(x.size()); ++i)
         out.set(i, x[size_t(i)]);
+    } else if (op.kind != RefOp::Kind::Matmul) {
+      FP8_RETURN_IF_ERROR(runMoeReference(op, value, out)
+                              .withContext("reference " +
+                                           std::string(toString(op.kind)) +
+                                           " '" + op.out + "'"));
     } else {
       const HostTensor &a = value(op.inputs[0]), &b = value(op.inputs[1]);
       const std::vector<float> af = a.toFloat(), bf = b.toFloat();

@@ -79,9 +79,18 @@ struct InputOptions {
 /// Fills the plan's input and weight buffers: from .npy files (errors name
 /// the file, the expected and the found element type and shape) or random:
 /// inputs ~ N(0, 1), weights ~ N(0, 1/fan_in) with fan_in the last
-/// dimension, seeded by `seed` and the buffer name.
+/// dimension, seeded by `seed` and the buffer name; MoE routing ids (int32,
+/// '<i4' in files) drawn as distinct experts per token, routing weights a
+/// softmax of N(0, 1) scores per token. Routing ids are checked
+/// (checkRoutingIds).
 Status fillInputs(const Plan &plan, HostBuffers &buffers,
                   const InputOptions &options);
+
+/// Checks the routing ids every permute step reads: each in [0, E), no
+/// token sent to one expert twice (the error names the token and the id).
+/// fillInputs runs it; the kernels drop a slot with an id outside [0, E)
+/// rather than fault, but the oracle refuses it.
+Status checkRoutingIds(const Plan &plan, const HostBuffers &buffers);
 
 /// Writes `tensor` as <dir>/<name>.npy (bf16 as '<u2' bit patterns).
 Status writeTensorNpy(const std::string &dir, const std::string &name,

@@ -49,9 +49,12 @@ const PlanStep *mirrorableGemm(const Plan &plan, size_t gemm, bool isA,
     return nullptr;
   const PlanStep &g = plan.steps[gemm];
   const OperandSpec &o = isA ? g.gemm.a : g.gemm.b;
+  // NOTE: grouped GEMMs read their scales as written (their A scales come
+  // from a permute step, which writes no mirror).
   if (g.kind != StepKind::Gemm || g.batch != 1 ||
-      g.inputs.size() < (isA ? 2u : 4u) || g.gemm.arch != Arch::SM90a ||
-      o.layout != Layout::KMajor || !accepts(o.granularity))
+      g.gemm.kind != GemmKind::Dense || g.inputs.size() < (isA ? 2u : 4u) ||
+      g.gemm.arch != Arch::SM90a || o.layout != Layout::KMajor ||
+      !accepts(o.granularity))
     return nullptr;
   return &g;
 }

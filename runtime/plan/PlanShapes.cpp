@@ -98,12 +98,19 @@ Expected<Shape> resolveShape(const ShapeExpr &shape, const DimValues &dims) {
     auto it = dims.find(d.dim);
     if (it == dims.end())
       return errorf("no size for dimension '", d.dim, "'");
-    if (it->second < 0 || d.divisor < 1)
-      return errorf("expected a non-negative size and a positive divisor "
-                    "for ",
+    const bool affine = d.scale != 1 || d.value != 0;
+    if (it->second < 0 || d.divisor < 1 ||
+        (affine && (it->second >= kMaxDimSize || d.scale < 1 ||
+                    d.scale > DimExpr::kMaxScale || d.value < 0 ||
+                    d.value > DimExpr::kMaxOffset)))
+      return errorf("expected a non-negative size (below 2^40 when scaled "
+                    "or offset), a positive divisor and scale and a "
+                    "non-negative offset for ",
                     d.toString(), ", found ", d.dim, "=", it->second);
-    // ceil(size / divisor) without forming size + divisor - 1.
-    out.push_back(it->second / d.divisor + (it->second % d.divisor != 0));
+    // Below 2^61 by the limits above; ceil(size / divisor) without forming
+    // size + divisor - 1.
+    const int64_t size = affine ? d.scale * it->second + d.value : it->second;
+    out.push_back(size / d.divisor + (size % d.divisor != 0));
   }
   return out;
 }
@@ -235,9 +242,113 @@ Status checkGemmStep(const PlanStep &s, Shapes &shape) {
   return Status::ok();
 }
 
+/// The shapes of a contiguous grouped GEMM: A [R, K] (every group's rows),
+/// B [G, N, K], D [R, N], offsets [G + 1].
+Status checkGroupedGemmStep(const PlanStep &s, Shapes &shape) {
+  const KernelSpec &k = s.gemm;
+  const Shape &a = shape[s.inputs[0]], &b = shape[s.inputs[2]];
+  if (a.size() != 2 || b.size() != 3 || a[1] != k.k || b[0] != k.groups ||
+      b[1] != k.n || b[2] != k.k)
+    return errorf("step '", s.name, "': expected A [M, ", k.k, "] and B [",
+                  k.groups, ", ", k.n, ", ", k.k,
+                  "] for the kernel spec, found A ", formatShape(a), " and B ",
+                  formatShape(b));
+  FP8_RETURN_IF_ERROR(sameShape(s.name, "D", s.outputs[0], Shape{a[0], k.n},
+                                shape[s.outputs[0]]));
+  FP8_RETURN_IF_ERROR(sameShape(s.name, "A's scales", s.inputs[1],
+                                scaleShapeFor(a, k.a.granularity),
+                                shape[s.inputs[1]]));
+  return sameShape(s.name, "B's scales", s.inputs[3],
+                   scaleShapeFor(b, k.b.granularity), shape[s.inputs[3]]);
+}
+
+/// The rows of an MoE layer's permuted tokens: every routing slot, and each
+/// expert's group padded to a multiple of `align`.
+int64_t permutedRows(const Shape &ids, int64_t experts, int64_t align) {
+  return ids[0] * ids[1] + experts * (align - 1);
+}
+
+/// The shapes of a permute step: x [T, H] and ids [T, topK] in; the
+/// permuted rows [R, H], their scales, offsets [E + 1], positions [T, topK]
+/// and source [R] out.
+Status checkPermuteStep(const PlanStep &s, Shapes &shape) {
+  const Shape &x = shape[s.inputs[0]], &ids = shape[s.inputs[1]];
+  if (x.size() != 2 || ids.size() != 2 || ids[0] != x[0])
+    return errorf("step '", s.name,
+                  "': expected x [T, H] and ids [T, topK], "
+                  "found x ",
+                  formatShape(x), " and ids ", formatShape(ids));
+  const int64_t experts = shape[s.outputs[2]][0] - 1;
+  const int64_t rows = permutedRows(ids, experts, s.align);
+  const Shape codes{rows, x[1]};
+  FP8_RETURN_IF_ERROR(sameShape(s.name, "permuted codes", s.outputs[0], codes,
+                                shape[s.outputs[0]]));
+  FP8_RETURN_IF_ERROR(sameShape(s.name, "scales", s.outputs[1],
+                                scaleShapeFor(codes, s.aux.quant.granularity),
+                                shape[s.outputs[1]]));
+  FP8_RETURN_IF_ERROR(
+      sameShape(s.name, "positions", s.outputs[3], ids, shape[s.outputs[3]]));
+  return sameShape(s.name, "source rows", s.outputs[4], Shape{rows},
+                   shape[s.outputs[4]]);
+}
+
+/// The shapes of an unpermute step: y [R, H], positions and weights
+/// [T, topK] in, [T, H] out.
+Status checkUnpermuteStep(const PlanStep &s, Shapes &shape) {
+  const Shape &y = shape[s.inputs[0]], &pos = shape[s.inputs[1]];
+  if (y.size() != 2 || pos.size() != 2)
+    return errorf("step '", s.name,
+                  "': expected y [R, H] and positions "
+                  "[T, topK], found y ",
+                  formatShape(y), " and positions ", formatShape(pos));
+  FP8_RETURN_IF_ERROR(
+      sameShape(s.name, "weights", s.inputs[2], pos, shape[s.inputs[2]]));
+  return sameShape(s.name, "output", s.outputs[0], Shape{pos[0], y[1]},
+                   shape[s.outputs[0]]);
+}
+
+/// The shapes of an MoE reference op (RefOp's table).
+Status checkMoeReferenceOp(const RefOp &op, Shapes &shape) {
+  const Shape &x = shape[op.inputs[0]];
+  const Shape &ids =
+      shape[op.inputs[op.kind == RefOp::Kind::GroupedMatmul ? 2 : 1]];
+  if (ids.size() != 2 || x.size() != 2)
+    return errorf("reference ", toString(op.kind), " '", op.out,
+                  "': expected rank-2 rows and ids, found ", formatShape(x),
+                  " and ", formatShape(ids));
+  const int64_t rows = permutedRows(ids, op.experts, op.align);
+  Shape want;
+  if (op.kind == RefOp::Kind::Permute) {
+    want = {rows, x[1]};
+  } else if (op.kind == RefOp::Kind::Unpermute) {
+    if (x[0] != rows || shape[op.inputs[2]] != ids)
+      return errorf("reference unpermute '", op.out, "': expected y [", rows,
+                    ", H] and weights shaped like ids ", formatShape(ids),
+                    ", found ", formatShape(x), " and ",
+                    formatShape(shape[op.inputs[2]]));
+    want = {ids[0], x[1]};
+  } else {
+    const Shape &b = shape[op.inputs[1]];
+    const bool kMajor = op.bLayout == Layout::KMajor;
+    if (b.size() != 3 || b[0] != op.experts || x[0] != rows ||
+        (kMajor ? b[2] : b[1]) != x[1])
+      return errorf("reference grouped_matmul '", op.out, "': expected A [",
+                    rows, ", K] and B [", op.experts, ", N, K], found ",
+                    formatShape(x), " and ", formatShape(b));
+    want = {rows, kMajor ? b[1] : b[2]};
+  }
+  if (want != shape[op.out])
+    return errorf("reference ", toString(op.kind), " '", op.out,
+                  "': expected shape ", formatShape(want), ", found ",
+                  formatShape(shape[op.out]));
+  return Status::ok();
+}
+
 /// The shapes of a reference op: an elementwise op's inputs have its
 /// shape; a matmul's operands agree on K and give its shape.
 Status checkReferenceOp(const RefOp &op, Shapes &shape) {
+  if (op.kind != RefOp::Kind::Matmul && op.kind != RefOp::Kind::Elementwise)
+    return checkMoeReferenceOp(op, shape);
   if (op.kind == RefOp::Kind::Elementwise) {
     for (const std::string &in : op.inputs)
       if (shape[in] != shape[op.out])
@@ -280,7 +391,15 @@ Expected<ResolvedPlan> resolvePlan(const Plan &plan, const DimValues &dims) {
       FP8_RETURN_IF_ERROR(checkTransposeStep(s, r.shapes));
       break;
     case StepKind::Gemm:
-      FP8_RETURN_IF_ERROR(checkGemmStep(s, r.shapes));
+      FP8_RETURN_IF_ERROR(s.gemm.kind == GemmKind::GroupedContiguous
+                              ? checkGroupedGemmStep(s, r.shapes)
+                              : checkGemmStep(s, r.shapes));
+      break;
+    case StepKind::Permute:
+      FP8_RETURN_IF_ERROR(checkPermuteStep(s, r.shapes));
+      break;
+    case StepKind::Unpermute:
+      FP8_RETURN_IF_ERROR(checkUnpermuteStep(s, r.shapes));
       break;
     }
   }

@@ -12,6 +12,7 @@ namespace fp8 {
 namespace {
 constexpr IntRange kBatchRange{1, kMaxBatch};
 constexpr IntRange kHistoryRange{1, kMaxHistory};
+constexpr IntRange kAlignRange{1, kMaxAlign};
 
 std::string shapeString(const ShapeExpr &s) {
   std::string out = "[";
@@ -242,9 +243,12 @@ Status checkGemmStep(const Plan &plan, const PlanStep &s,
                      const std::vector<const PlanBuffer *> &in,
                      const std::vector<const PlanBuffer *> &out) {
   const KernelSpec &k = s.gemm;
-  const size_t want = k.accumulate ? 5 : 4;
+  const bool grouped = k.kind == GemmKind::GroupedContiguous;
+  const size_t want = k.accumulate || grouped ? 5 : 4;
   FP8_RETURN_IF_ERROR(expectCount(s,
-                                  k.accumulate
+                                  grouped ? "inputs (a, a_scale, b, "
+                                            "b_scale, offsets)"
+                                  : k.accumulate
                                       ? "inputs (a, a_scale, b, b_scale, c)"
                                       : "inputs (a, a_scale, b, b_scale)",
                                   in.size(), want, want));
@@ -255,13 +259,42 @@ Status checkGemmStep(const Plan &plan, const PlanStep &s,
   FP8_RETURN_IF_ERROR(expectType(s, *in[2], k.b.format, "B"));
   FP8_RETURN_IF_ERROR(
       expectType(s, *in[3], scaleType(k.b.granularity), "B's scales"));
-  if (k.accumulate)
+  if (k.accumulate && !grouped)
     FP8_RETURN_IF_ERROR(expectType(s, *in[4], k.out, "C"));
   FP8_RETURN_IF_ERROR(expectType(s, *out[0], k.out, "D"));
   if (k.arch != plan.arch)
     return errorf("step '", s.name, "': expected a kernel for the plan's ",
                   toString(plan.arch), ", found ", toString(k.arch));
   FP8_RETURN_IF_ERROR(checkKernelSpec(k).withContext("step '" + s.name + "'"));
+  if (k.kind == GemmKind::GroupedContiguous) {
+    // Rows of one A after another; B a stack of the groups' matrices; the
+    // offsets [G + 1] a buffer written before the step.
+    if (s.batch != 1)
+      return errorf("step '", s.name,
+                    "': expected batch 1 for a grouped GEMM, found ", s.batch);
+    if (in.size() != 5)
+      return errorf("step '", s.name,
+                    "': expected inputs (a, a_scale, b, b_scale, offsets) for "
+                    "a grouped GEMM, found ",
+                    in.size());
+    FP8_RETURN_IF_ERROR(expectType(s, *in[4], DType::I32, "group offsets"));
+    const ShapeExpr &o = in[4]->shape;
+    if (o.size() != 1 || !o[0].isStatic() || o[0].value != k.groups + 1)
+      return errorf("step '", s.name, "': expected group offsets of shape [",
+                    k.groups + 1, "], found ", shapeString(o));
+    if (in[0]->shape.size() != 2 || in[2]->shape.size() != 3)
+      return errorf("step '", s.name,
+                    "': expected A of rank 2 and B of rank 3 (the groups' "
+                    "stack), found ",
+                    shapeString(in[0]->shape), " and ",
+                    shapeString(in[2]->shape));
+    return Status::ok();
+  }
+  if (k.kind != GemmKind::Dense)
+    return errorf("step '", s.name,
+                  "': expected a dense or contiguous "
+                  "grouped GEMM, found a ",
+                  toString(k.kind), " GEMM (the plan runs those two)");
   if (!kBatchRange.contains(s.batch))
     return integerFieldError("batch", "step '" + s.name + "'", kBatchRange,
                              std::to_string(s.batch));
@@ -271,6 +304,51 @@ Status checkGemmStep(const Plan &plan, const PlanStep &s,
       return errorf("step '", s.name, "': expected rank-", rank, " operands",
                     s.batch > 1 ? " (batched GEMM)" : "", ", found '",
                     in[i]->name, "' of shape ", shapeString(in[i]->shape));
+  return Status::ok();
+}
+
+Status checkPermuteStep(const PlanStep &s,
+                        const std::vector<const PlanBuffer *> &in,
+                        const std::vector<const PlanBuffer *> &out) {
+  FP8_RETURN_IF_ERROR(expectCount(s, "inputs (x, ids)", in.size(), 2, 2));
+  FP8_RETURN_IF_ERROR(
+      expectCount(s, "outputs (codes, scales, offsets, positions, source)",
+                  out.size(), 5, 5));
+  FP8_RETURN_IF_ERROR(
+      expectType(s, *in[0], s.aux.program.inputs[0], "rows (x)"));
+  FP8_RETURN_IF_ERROR(expectType(s, *in[1], DType::I32, "routing ids"));
+  FP8_RETURN_IF_ERROR(expectType(s, *out[0], s.aux.quant.format, "codes"));
+  FP8_RETURN_IF_ERROR(
+      expectType(s, *out[1], scaleType(s.aux.quant.granularity), "scales"));
+  for (size_t i = 2; i < 5; ++i)
+    FP8_RETURN_IF_ERROR(expectType(s, *out[i], DType::I32,
+                                   i == 2   ? "group offsets"
+                                   : i == 3 ? "positions"
+                                            : "source rows"));
+  if (!kAlignRange.contains(s.align))
+    return integerFieldError("align", "step '" + s.name + "'", kAlignRange,
+                             std::to_string(s.align));
+  const ShapeExpr &o = out[2]->shape;
+  if (o.size() != 1 || !o[0].isStatic() || o[0].value < 2 ||
+      o[0].value > kMaxExperts + 1)
+    return errorf("step '", s.name,
+                  "': expected group offsets of shape "
+                  "[E + 1] with 1 <= E <= ",
+                  kMaxExperts, ", found ", shapeString(o));
+  return Status::ok();
+}
+
+Status checkUnpermuteStep(const PlanStep &s,
+                          const std::vector<const PlanBuffer *> &in,
+                          const std::vector<const PlanBuffer *> &out) {
+  FP8_RETURN_IF_ERROR(
+      expectCount(s, "inputs (y, positions, weights)", in.size(), 3, 3));
+  FP8_RETURN_IF_ERROR(expectCount(s, "outputs", out.size(), 1, 1));
+  FP8_RETURN_IF_ERROR(
+      expectType(s, *in[0], s.aux.program.inputs[0], "rows (y)"));
+  FP8_RETURN_IF_ERROR(expectType(s, *in[1], DType::I32, "positions"));
+  FP8_RETURN_IF_ERROR(expectType(s, *in[2], DType::F32, "routing weights"));
+  FP8_RETURN_IF_ERROR(expectType(s, *out[0], s.aux.out, "output"));
   return Status::ok();
 }
 
@@ -299,7 +377,17 @@ Status checkSteps(const Plan &plan, Dataflow &flow) {
     case StepKind::Gemm:
       FP8_RETURN_IF_ERROR(checkGemmStep(plan, s, in, out));
       break;
+    case StepKind::Permute:
+      FP8_RETURN_IF_ERROR(checkPermuteStep(s, in, out));
+      break;
+    case StepKind::Unpermute:
+      FP8_RETURN_IF_ERROR(checkUnpermuteStep(s, in, out));
+      break;
     }
+    if (s.kind != StepKind::Gemm && s.aux.kind != auxKindOf(s.kind))
+      return errorf("expected the kernel spec of ", toString(s.kind), " step '",
+                    s.name, "' to be a ", toString(auxKindOf(s.kind)),
+                    " spec, found ", toString(s.aux.kind));
     if (s.kind != StepKind::Gemm && s.aux.arch != plan.arch)
       return errorf("step '", s.name, "': expected a kernel for the plan's ",
                     toString(plan.arch), ", found ", toString(s.aux.arch));
@@ -338,6 +426,17 @@ Status checkReference(const Plan &plan, const std::set<std::string> &dims) {
     if (b.role == BufferRole::Input || b.role == BufferRole::Weight ||
         (b.role == BufferRole::Constant && isWide(b.dtype)))
       refValues.insert(b.name);
+  // Inputs per reference op kind (MoE ops), and what each must be.
+  auto moeInputs = [](RefOp::Kind k) -> std::pair<size_t, size_t> {
+    switch (k) {
+    case RefOp::Kind::Permute:
+      return {2, 2};
+    case RefOp::Kind::GroupedMatmul:
+      return {3, 3};
+    default:
+      return {3, 3};
+    }
+  };
   for (const RefOp &r : plan.reference) {
     for (const std::string &n : r.inputs)
       if (!refValues.count(n))
@@ -351,6 +450,18 @@ Status checkReference(const Plan &plan, const std::set<std::string> &dims) {
         return errorf(
             "expected 2 or 3 inputs (a, b[, c]) for reference matmul '", r.out,
             "', found ", r.inputs.size());
+    } else if (r.kind != RefOp::Kind::Elementwise) {
+      const auto [lo, hi] = moeInputs(r.kind);
+      if (r.inputs.size() < lo || r.inputs.size() > hi)
+        return errorf("expected ", lo, " inputs for reference ",
+                      toString(r.kind), " '", r.out, "', found ",
+                      r.inputs.size());
+      if (r.experts < 1 || r.experts > kMaxExperts || r.align < 1 ||
+          r.align > kMaxAlign)
+        return errorf("reference ", toString(r.kind), " '", r.out,
+                      "': expected 1 <= experts <= ", kMaxExperts,
+                      " and 1 <= align <= ", kMaxAlign, ", found ", r.experts,
+                      " and ", r.align);
     } else if (r.inputs.size() != r.program.inputs.size()) {
       return errorf("expected ", r.program.inputs.size(),
                     " inputs for reference op '", r.out, "', found ",

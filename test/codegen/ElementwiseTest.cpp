@@ -102,8 +102,8 @@ TEST(Elementwise, BadProgramsAndSpecsSayWhy) {
       << checkElementwiseSpec(s).message();
   EXPECT_FALSE(elementwiseSpecFromJSON("{\"kind\": \"gemm\"}").isOk());
   EXPECT_EQ(elementwiseSpecFromJSON("{\"kind\": \"gemm\"}").message(),
-            "expected 'kind' (elementwise, quantize or transpose) in the "
-            "kernel spec, found \"gemm\"");
+            "expected 'kind' (elementwise, quantize, transpose, permute or "
+            "unpermute) in the kernel spec, found \"gemm\"");
   EXPECT_EQ(ewProgramFromJSON("{\"inputs\": [\"bf16\"], \"ops\": [{\"op\": "
                               "\"log\", \"args\": [\"in0\"]}], \"result\": "
                               "\"%0\"}")

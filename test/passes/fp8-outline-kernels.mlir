@@ -98,7 +98,7 @@ module {
 
 module attributes {fp8.target = "sm_90a"} {
   func.func @unsupported_op(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
-    // expected-error @+1 {{the runtime cannot execute 'tensor.extract_slice': a plan runs FP8 GEMMs, quantize, transpose and elementwise steps only}}
+    // expected-error @+1 {{the runtime cannot execute 'tensor.extract_slice': a plan runs FP8 GEMMs, quantize, transpose, elementwise and MoE permute and unpermute steps only}}
     %s = tensor.extract_slice %x[0, 0] [4, 8] [1, 1] : tensor<8x8xf32> to tensor<4x8xf32>
     return %s : tensor<4x8xf32>
   }
@@ -247,13 +247,13 @@ module attributes {fp8.target = "sm_90a"} {
 // -----
 
 module attributes {fp8.target = "sm_90a"} {
-  func.func @moe(%offsets: tensor<9xi32>, %a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
-                 %b: tensor<8x128x256xf8E4M3FN>, %bs: tensor<8x1x2xf32>) -> tensor<?x128xbf16> {
-    // expected-error @+1 {{'fp8.grouped_scaled_matmul' op cannot run on the runtime: grouped GEMMs with data-dependent groups are not supported by the runtime yet (only the full batches of a batched matmul)}}
-    %d = fp8.grouped_scaled_matmul contiguous(%offsets : tensor<9xi32>)
+  func.func @moe(%valid: tensor<8xi32>, %a: tensor<8x64x256xf8E4M3FN>, %as: tensor<8x64x2xf32>,
+                 %b: tensor<8x128x256xf8E4M3FN>, %bs: tensor<8x1x2xf32>) -> tensor<8x64x128xbf16> {
+    // expected-error @+1 {{'fp8.grouped_scaled_matmul' op cannot run on the runtime: masked grouped GEMMs with data-dependent valid rows are not run by plans yet (fp8::groupedGemm runs them; plans run the contiguous form and full batches)}}
+    %d = fp8.grouped_scaled_matmul masked(%valid : tensor<8xi32>)
            %a scale %as granularity <1x128>, %b scale %bs granularity <128x128> promotion_interval 128
-        : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<8x128x256xf8E4M3FN>, tensor<8x1x2xf32> -> tensor<?x128xbf16>
-    return %d : tensor<?x128xbf16>
+        : tensor<8x64x256xf8E4M3FN>, tensor<8x64x2xf32>, tensor<8x128x256xf8E4M3FN>, tensor<8x1x2xf32> -> tensor<8x64x128xbf16>
+    return %d : tensor<8x64x128xbf16>
   }
 }
 

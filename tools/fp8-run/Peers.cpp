@@ -66,6 +66,13 @@ Status peersOf(GpuPlan &gpu, const PlanStep &s, const ResolvedPlan &shapes,
   } else {
     out.peerKind = "fp8 per-tensor (nearest)";
   }
+  if (out.grouped) {
+    // The same FLOPs as one dense GEMM over every group's rows (B: the
+    // first expert's matrix): a bound on a loop of per-group calls.
+    out.peerKind += ", dense";
+    out.peerNote = "a grouped GEMM: cuBLASLt timed as one dense GEMM of all "
+                   "its rows (faster than one call per group)";
+  }
   const int64_t kb = (kk + 127) / 128, nb = (n + 127) / 128;
   std::vector<float> ones(size_t(std::max<int64_t>({kb * m, kb * nb, 1})),
                           1.0f);

@@ -9,8 +9,8 @@
 //   - a launch runs the CTAs of the grid one after another; the threads of
 //     a CTA are real threads (std::thread), so __syncthreads is a barrier
 //     over them, __shfl_xor_sync an exchange over the 32 lanes of a warp,
-//     atomicMax a locked read-modify-write, and __shared__ variables
-//     (function-local statics) are shared by the CTA running;
+//     atomicMax and atomicAdd locked read-modify-writes, and __shared__
+//     variables (function-local statics) are shared by the CTA running;
 //   - the _rn arithmetic intrinsics are the IEEE operations they name
 //     (compiled with -ffp-contract=off).
 //
@@ -54,6 +54,13 @@ inline unsigned atomicMax(unsigned *p, unsigned v) {
   const unsigned old = *p;
   if (v > old)
     *p = v;
+  return old;
+}
+
+inline int atomicAdd(int *p, int v) {
+  std::lock_guard<std::mutex> lock(cudaemu::atomics);
+  const int old = *p;
+  *p = old + v;
   return old;
 }
 

@@ -78,17 +78,20 @@ Shape shapeOf(const Shape3 &s) {
 /// (runtime/plan/PlanKernels.h: the same entry points, grids and parameter), on
 /// a 1-SM "GPU" so that the grid-stride loops wrap.
 void runEmulated(const EmulatedKernel &k, const PlanStep &step,
-                 const Shape &input, HostBuffers &buffers,
-                 std::vector<uint32_t> &amax, void *mirror = nullptr,
-                 int64_t mirrorStrideRows = 0, int64_t mirrorStrideCols = 0) {
+                 HostBuffers &buffers, std::vector<uint32_t> &amax,
+                 void *mirror = nullptr, int64_t mirrorStrideRows = 0,
+                 int64_t mirrorStrideCols = 0) {
+  StepShapes shapes;
+  for (const auto &[name, t] : buffers)
+    shapes[name] = t.shape;
   const fp8k::EwParams p = auxStepParams(
-      step, input,
+      step, shapes,
       [&](const std::string &name) -> void * {
         return buffers.at(name).data.data();
       },
       amax.data(), mirror, mirrorStrideRows, mirrorStrideCols);
   const std::vector<AuxStepLaunch> launches =
-      auxStepLaunches(step, input, /*smCount=*/1);
+      auxStepLaunches(step, shapes, /*smCount=*/1);
   ASSERT_EQ(launches.size(), k.entries.size());
   for (const AuxStepLaunch &l : launches)
     ASSERT_EQ(l.kernel, k.names[l.entry]);
@@ -199,7 +202,7 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
     for (const std::string &n : step.outputs)
       oracle[n] = HostTensor::zeros(emu[n].dtype, emu[n].shape);
     ASSERT_TRUE(runStepOnCpu(plan, step, oracle).isOk());
-    runEmulated(k, step, shape, emu, amax);
+    runEmulated(k, step, emu, amax);
     if (delayed)
       state = emu["state"];
 
@@ -317,7 +320,7 @@ TEST_P(EmulatedMirror, HoldsTheScales) {
 
   Plan plan;
   ASSERT_TRUE(runStepOnCpu(plan, step, oracle).isOk());
-  runEmulated(k, step, shape, emu, amax, mirror.data(), strideRows, strideCols);
+  runEmulated(k, step, emu, amax, mirror.data(), strideRows, strideCols);
 
   const std::string what = spec.kernelName() + " on " + formatShape(shape) +
                            (transposed ? ", transposed" : ", padded rows");

@@ -98,7 +98,7 @@ module attributes {fp8.target = "sm_90a"} {
 module attributes {fp8.target = "sm_90a"} {
   func.func @moe(%offsets: tensor<9xi32>, %a: tensor<16x256xf8E4M3FN>, %as: tensor<1x1xf32>,
                  %b: tensor<8x128x256xf8E4M3FN>, %bs: tensor<8x1x1xf32>) -> tensor<16x128xbf16> {
-    // expected-error @+1 {{the runtime cannot execute this GEMM: grouped GEMMs with data-dependent groups are not supported by the runtime yet (only the full batches of a batched matmul)}}
+    // expected-error @+1 {{the runtime cannot execute this GEMM: its fp8.kernel is a dense GEMM, expected a grouped_contiguous one (the op's)}}
     %d = fp8.grouped_scaled_matmul contiguous(%offsets : tensor<9xi32>)
            %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
            {fp8.kernel = {kind = "gemm", name = "k", spec = #fp8.gemm<{a = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "per_tensor", layout = "k_major"}, k = 256, n = 128, out = "bf16", promotion_interval = 0, tile = {block_k = 128, block_m = 128, block_n = 128, stages = 4}}>}}
@@ -153,10 +153,10 @@ module attributes {fp8.target = "sm_90a"} {
 // -----
 
 module attributes {fp8.target = "sm_90a"} {
-  func.func @integer_output(%i: i32) -> tensor<8xi32> {
-    %s = tensor.splat %i : tensor<8xi32>
-    // expected-error @+1 {{the plan cannot hold a value of type 'tensor<8xi32>'}}
-    return %s : tensor<8xi32>
+  func.func @integer_output(%i: i16) -> tensor<8xi16> {
+    %s = tensor.splat %i : tensor<8xi16>
+    // expected-error @+1 {{the plan cannot hold a value of type 'tensor<8xi16>'}}
+    return %s : tensor<8xi16>
   }
 }
 
