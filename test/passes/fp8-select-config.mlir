@@ -111,3 +111,21 @@ module {
     return %d : tensor<128x256xbf16>
   }
 }
+
+// -----
+
+// A contiguous grouped GEMM (an MoE layer's experts): its rows are the
+// routing's, so the runtime picks the tile whatever the M hint.
+// CHECK-LABEL: func.func @moe_experts
+// CHECK: fp8.grouped_scaled_matmul contiguous{{.*}}kind = "grouped_contiguous"{{.*}}fp8.tile_source = "runtime"
+// RUNTIME-LABEL: func.func @moe_experts
+// RUNTIME: fp8.tile_source = "runtime"
+module attributes {fp8.target = "sm_90a"} {
+  func.func @moe_experts(%offsets: tensor<9xi32>, %a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                         %b: tensor<8x128x256xf8E4M3FN>, %bs: tensor<8x1x2xf32>) -> tensor<?x128xbf16> {
+    %d = fp8.grouped_scaled_matmul contiguous(%offsets : tensor<9xi32>)
+           %a scale %as granularity <1x128>, %b scale %bs granularity <128x128> promotion_interval 128
+        : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<8x128x256xf8E4M3FN>, tensor<8x1x2xf32> -> tensor<?x128xbf16>
+    return %d : tensor<?x128xbf16>
+  }
+}
