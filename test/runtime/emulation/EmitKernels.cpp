@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <tuple>
 #include <vector>
 
 using namespace fp8;
@@ -125,6 +126,24 @@ std::vector<ElementwiseSpec> specs() {
     ElementwiseSpec s;
     s.kind = AuxKind::Transpose;
     s.quant.granularity = g;
+    out.push_back(s);
+  }
+  // MoE: the permute (routing, gather, row-block quantize) and the
+  // unpermute.
+  for (auto [t, g, f] :
+       {std::tuple<DType, Granularity, DType>{
+            DType::BF16, Granularity::block(1, 128), DType::E4M3FN},
+        {DType::F32, Granularity::mx(), DType::E5M2}}) {
+    ElementwiseSpec s = quantize(EwProgram::identity(t), g, f);
+    s.kind = AuxKind::Permute;
+    out.push_back(s);
+  }
+  for (auto [in, o] : {std::pair<DType, DType>{DType::BF16, DType::BF16},
+                       {DType::F32, DType::F16}}) {
+    ElementwiseSpec s;
+    s.kind = AuxKind::Unpermute;
+    s.program = EwProgram::identity(in);
+    s.out = o;
     out.push_back(s);
   }
   return out;

@@ -19,6 +19,7 @@
 
 #include "codegen/Elementwise.h"
 #include "codegen/kernels/elementwise_params.h"
+#include "numerics/GroupedGemm.h"
 #include "numerics/Random.h"
 #include "runtime/plan/Plan.h"
 #include "runtime/plan/PlanKernels.h"
@@ -27,6 +28,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <tuple>
@@ -225,10 +227,23 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
   }
 }
 
+/// The registry's kernels of the given kinds.
+std::vector<size_t> kernelsOf(std::initializer_list<AuxKind> kinds) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < sizeof(kKernels) / sizeof(kKernels[0]); ++i) {
+    auto spec = elementwiseSpecFromJSON(kKernels[i].spec);
+    if (spec.isOk() &&
+        std::find(kinds.begin(), kinds.end(), spec->kind) != kinds.end())
+      out.push_back(i);
+  }
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllKernels, EmulatedKernels,
     ::testing::Combine(
-        ::testing::Range<size_t>(0, sizeof(kKernels) / sizeof(kKernels[0])),
+        ::testing::ValuesIn(kernelsOf({AuxKind::Elementwise, AuxKind::Quantize,
+                                       AuxKind::Transpose})),
         ::testing::Range(0, int(sizeof(kShapes) / sizeof(kShapes[0])))),
     [](const auto &info) {
       auto spec =
@@ -363,6 +378,116 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(s.rows) + "x" + std::to_string(s.cols) +
              (std::get<2>(info.param) == MirrorLayout::Transposed ? "_t"
                                                                   : "_padded");
+    });
+
+//===----------------------------------------------------------------------===//
+// MoE: permute and unpermute
+//===----------------------------------------------------------------------===//
+
+/// One routing: T tokens of H columns, each sent to topK distinct experts of
+/// E, groups padded to `align` rows.
+struct Routing {
+  int64_t tokens, hidden, topK, experts, align;
+};
+const Routing kRoutings[] = {
+    {13, 200, 2, 4, 4}, // partial column block, padding
+    {1, 64, 1, 3, 1},   // one token: two empty experts
+    {40, 256, 3, 9, 1}, // more experts than CTAs cover at once on 1 SM
+    {6, 128, 2, 5, 8},  // padding larger than the groups
+};
+
+/// Random distinct experts per token; expert E - 1 left empty when E > topK.
+HostTensor routingIds(const Routing &r, uint64_t seed) {
+  HostTensor ids = HostTensor::zeros(DType::I32, {r.tokens, r.topK});
+  std::mt19937_64 rng(seed);
+  const int64_t usable = r.experts > r.topK ? r.experts - 1 : r.experts;
+  std::vector<int32_t> v(size_t(r.tokens * r.topK));
+  for (int64_t t = 0; t < r.tokens; ++t) {
+    std::vector<int32_t> all(static_cast<size_t>(usable));
+    for (int64_t e = 0; e < usable; ++e)
+      all[size_t(e)] = int32_t(e);
+    std::shuffle(all.begin(), all.end(), rng);
+    std::copy(all.begin(), all.begin() + r.topK, v.begin() + t * r.topK);
+  }
+  std::memcpy(ids.data.data(), v.data(), v.size() * 4);
+  return ids;
+}
+
+class EmulatedMoe : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
+
+TEST_P(EmulatedMoe, MatchesTheOracleBitForBit) {
+  auto [index, routingIndex] = GetParam();
+  const EmulatedKernel &k = kKernels[index];
+  auto spec = elementwiseSpecFromJSON(k.spec);
+  ASSERT_TRUE(spec.isOk()) << spec.message();
+  const Routing r = kRoutings[routingIndex];
+  const int64_t rows = r.tokens * r.topK + r.experts * (r.align - 1);
+  const DType rowType = spec->program.inputs[0];
+
+  Plan plan;
+  PlanStep step;
+  step.name = "step";
+  step.aux = *spec;
+  step.align = r.align;
+  HostBuffers emu;
+  const HostTensor ids = routingIds(r, index * 31 + uint64_t(routingIndex));
+  if (spec->kind == AuxKind::Permute) {
+    step.kind = StepKind::Permute;
+    emu["x"] = randomTensor(rowType, {r.tokens, r.hidden}, index + 7);
+    emu["ids"] = ids;
+    const Granularity &g = spec->quant.granularity;
+    emu["codes"] = HostTensor::zeros(spec->quant.format, {rows, r.hidden});
+    emu["scales"] = HostTensor::zeros(
+        g.scale == ScaleFormat::UE8M0 ? DType::UE8M0 : DType::F32,
+        scaleShapeFor({rows, r.hidden}, g));
+    emu["offsets"] = HostTensor::zeros(DType::I32, {r.experts + 1});
+    emu["positions"] = HostTensor::zeros(DType::I32, {r.tokens, r.topK});
+    emu["source"] = HostTensor::zeros(DType::I32, {rows});
+    // Stale values where the kernels must write.
+    for (const char *n : {"codes", "scales", "offsets", "positions", "source"})
+      std::fill(emu[n].data.begin(), emu[n].data.end(), uint8_t(0x5A));
+    step.inputs = {"x", "ids"};
+    step.outputs = {"codes", "scales", "offsets", "positions", "source"};
+  } else {
+    step.kind = StepKind::Unpermute;
+    auto p = numerics::moePermute(
+        std::vector<int32_t>(
+            reinterpret_cast<const int32_t *>(ids.data.data()),
+            reinterpret_cast<const int32_t *>(ids.data.data()) +
+                ids.elements()),
+        r.tokens, r.topK, r.experts, r.align);
+    ASSERT_TRUE(p.isOk()) << p.message();
+    HostTensor pos = HostTensor::zeros(DType::I32, {r.tokens, r.topK});
+    std::memcpy(pos.data.data(), p->destination.data(), pos.data.size());
+    emu["y"] = randomTensor(rowType, {rows, r.hidden}, index + 11);
+    emu["positions"] = pos;
+    HostTensor w = randomTensor(DType::F32, {r.tokens, r.topK}, index + 13);
+    emu["weights"] = w;
+    emu["out"] = HostTensor::zeros(spec->out, {r.tokens, r.hidden});
+    step.inputs = {"y", "positions", "weights"};
+    step.outputs = {"out"};
+  }
+  HostBuffers oracle = emu;
+  ASSERT_TRUE(runStepOnCpu(plan, step, oracle).isOk());
+  std::vector<uint32_t> amax;
+  runEmulated(k, step, emu, amax);
+  const std::string what =
+      spec->kernelName() + " on T=" + std::to_string(r.tokens) +
+      ", E=" + std::to_string(r.experts) + ", align " + std::to_string(r.align);
+  for (const std::string &n : step.outputs)
+    expectSameBits(emu[n], oracle[n], what + ", " + n);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    MoeKernels, EmulatedMoe,
+    ::testing::Combine(
+        ::testing::ValuesIn(kernelsOf({AuxKind::Permute, AuxKind::Unpermute})),
+        ::testing::Range(0, int(sizeof(kRoutings) / sizeof(kRoutings[0])))),
+    [](const auto &info) {
+      auto spec =
+          elementwiseSpecFromJSON(kKernels[std::get<0>(info.param)].spec);
+      return spec->kernelName() + "_routing" +
+             std::to_string(std::get<1>(info.param));
     });
 
 } // namespace
