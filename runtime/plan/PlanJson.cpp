@@ -282,6 +282,9 @@ Status readStep(const json &s, const std::string &at, PlanStep &step) {
   FP8_RETURN_IF_ERROR(f.object("spec", specJson));
   const std::string spec = specJson->dump();
   if (step.kind == StepKind::Gemm) {
+    if (f.has("align"))
+      return errorf("expected no 'align' in gemm step '", step.name,
+                    "' (permute steps only)");
     auto k = kernelSpecFromJSON(spec);
     if (!k)
       return errorf("step '", step.name, "': ", k.message());

@@ -235,6 +235,57 @@ def main():
               lambda p: next(b for b in p["buffers"] if b["role"] == "constant")
               .__setitem__("data", "!!!"))
     plan_case("dims = [\"M\", \"M\"]", lambda p: p.__setitem__("dims", ["M", "M", "M2"]))
+    # An MoE plan (permute, grouped GEMMs, unpermute): its own fields.
+    moe_mlir = os.path.join(src_root, "test/tools/fp8-run/Inputs/moe-small.mlir")
+    moe_text = subprocess.run([os.path.join(bin_dir, "fp8-translate"), "--fp8-to-plan"],
+                              input=subprocess.run(
+                                  [os.path.join(bin_dir, "fp8-opt"), moe_mlir,
+                                   "--fp8-compile=arch=sm_90a"], check=True,
+                                  capture_output=True).stdout,
+                              check=True, capture_output=True).stdout
+    moe = json.loads(moe_text)
+
+    def moe_case(note, mutate):
+        p = copy.deepcopy(moe)
+        mutate(p)
+        path = write(w(f"moe-{len(cases)}.json"), json.dumps(p))
+        cases.append(Case("hostile plan fields", "fp8-run",
+                          [path, "--cpu", "--no-outputs", "--dim", "M=5"], {1},
+                          note="MoE: " + note))
+    step_of = lambda p, kind: next(st for st in p["steps"] if st["kind"] == kind)
+    rows_buffer = lambda p: next(b for b in p["buffers"] if b["shape"][:1] == ["2*M+12"])
+    for value in [0, -1, 2**40, "4", 4.0, 1025]:
+        moe_case(f"align = {json.dumps(value)}",
+                 lambda p, v=value: step_of(p, "permute").__setitem__("align", v))
+    for dim in ["0*M", "2097152*M", "M+-1", "2*M+1099511627777", "ceildiv(2*M+12,0)",
+                "2**M", "*M", "2*M+", "2*M+12+1", "ceildiv(,4)"]:
+        moe_case(f"dimension \"{dim}\"",
+                 lambda p, d=dim: rows_buffer(p)["shape"].__setitem__(0, d))
+    moe_case("the rows' padding disagrees with align",
+             lambda p: step_of(p, "permute").__setitem__("align", 3))
+    moe_case("offsets [1]", lambda p: next(
+        b for b in p["buffers"] if b["shape"] == [5]).__setitem__("shape", [1]))
+    moe_case("offsets [2000]", lambda p: next(
+        b for b in p["buffers"] if b["shape"] == [5]).__setitem__("shape", [2000]))
+    moe_case("ids of f32", lambda p: next(
+        b for b in p["buffers"] if b["dtype"] == "i32" and b["role"] == "input")
+        .__setitem__("dtype", "f32"))
+    moe_case("a grouped GEMM without its offsets",
+             lambda p: next(st for st in p["steps"] if st["kind"] == "gemm"
+                            and st["phase"] == "run")["inputs"].pop())
+    moe_case("align on a gemm step",
+             lambda p: next(st for st in p["steps"] if st["kind"] == "gemm")
+             .__setitem__("align", 4))
+    moe_case("reference experts = 0",
+             lambda p: next(r for r in p["reference"] if r["op"] == "permute")
+             .__setitem__("experts", 0))
+    moe_case("reference experts = 2^40",
+             lambda p: next(r for r in p["reference"] if r["op"] == "unpermute")
+             .__setitem__("experts", 2**40))
+    moe_case("unpermute weights of bf16", lambda p: next(
+        b for b in p["buffers"] if b["name"] == step_of(p, "unpermute")["inputs"][2])
+        .__setitem__("dtype", "bf16"))
+
     cases.append(Case("hostile plan fields", "fp8-run", [w("small.plan.json"), "--compile-only",
                                                          "--sm-count", "0"], {1, 2},
                       note="--sm-count 0"))
