@@ -325,12 +325,16 @@ emitElementwise(const ElementwiseSpec &s) {
     break;
   case AuxKind::Permute:
     entry(0, "256", "fp8k::moe_route_body(p);");
-    entry(1, "256", "fp8k::moe_permute_quantize_body<fp8k::Prog, fp8k::Q>(p);");
+    entry(1, "256",
+          std::string("fp8k::moe_permute_quantize_body<fp8k::Prog, fp8k::Q, "
+                      "fp8k::") +
+              typeConst(s.program.inputs[0]) + ">(p);");
     break;
   case AuxKind::Unpermute:
     entry(0, "256",
           std::string("fp8k::moe_unpermute_body<fp8k::Prog, fp8k::") +
-              typeConst(s.out) + ">(p);");
+              typeConst(s.program.inputs[0]) + ", fp8k::" + typeConst(s.out) +
+              ">(p);");
     break;
   case AuxKind::Transpose:
     entry(0, "256", "fp8k::transpose_codes_body(p);");
@@ -370,8 +374,10 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   const Granularity &g = s.quant.granularity;
   AuxLaunch l;
   l.block[0] = 256;
-  if (s.kind == AuxKind::Elementwise || s.kind == AuxKind::Unpermute) {
+  if (s.kind == AuxKind::Elementwise) {
     l.grid[0] = clamp(ceilDiv(batch * rows * cols, 256), waves);
+  } else if (s.kind == AuxKind::Unpermute) { // four elements a thread
+    l.grid[0] = clamp(ceilDiv(batch * rows * ((cols + 3) / 4), 256), waves);
   } else if (s.kind == AuxKind::Permute && role == "route") {
     l.grid[0] = clamp(batch, fp8k::kMaxMoeExperts);
   } else if (s.kind == AuxKind::Permute) {

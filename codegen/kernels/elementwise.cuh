@@ -389,10 +389,35 @@ __device__ __forceinline__ void moe_route_body(const EwParams &p) {
   }
 }
 
+/// Four consecutive elements i .. i + 3 of a tensor of element type T
+/// (i a multiple of 4), widened to float, in one 8-byte (bf16, f16) or
+/// 16-byte (f32) load.
+template <int T>
+__device__ __forceinline__ void load4(const void *p, i64 i, float v[4]) {
+  if (T == kF32) {
+    const float4 q =
+        *reinterpret_cast<const float4 *>(static_cast<const float *>(p) + i);
+    v[0] = q.x;
+    v[1] = q.y;
+    v[2] = q.z;
+    v[3] = q.w;
+    return;
+  }
+  const uint2 q =
+      *reinterpret_cast<const uint2 *>(static_cast<const u16 *>(p) + i);
+  const u16 h[4] = {u16(q.x & 0xFFFFu), u16(q.x >> 16), u16(q.y & 0xFFFFu),
+                    u16(q.y >> 16)};
+  for (int k = 0; k < 4; ++k)
+    v[k] = T == kBF16 ? bf16_to_float(h[k]) : f16_to_float(h[k]);
+}
+
 /// The permuted rows quantized in one pass (row blocks, as
-/// quantize_rows_body): row r of the result is row source[r] of the input,
-/// or zeros for a padding row (source -1).
-template <class Prog, class Q>
+/// quantize_rows_body): row r of the result is row source[r] of the input
+/// (element type InT; the program is the identity), or zeros for a padding
+/// row (source -1). Blocks of 128 columns in rows of whole blocks take the
+/// vector path: a warp per block, four elements per lane, read once and kept
+/// in registers (one 8- or 16-byte load, one 4-byte store of codes).
+template <class Prog, class Q, int InT>
 __device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
   const i64 bc = Q::kBlockCols ? i64(Q::kBlockCols) : p.cols;
   const i64 nbc = p.scaleCols;
@@ -402,6 +427,33 @@ __device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
   const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
   const int *source = static_cast<const int *>(p.scaleMirror);
   u8 *codes = static_cast<u8 *>(p.out);
+  if (Q::kBlockCols == 128 && p.cols % 128 == 0) {
+    for (i64 u = warp; u < units; u += warps) {
+      const i64 row = u / nbc, cb = u - row * nbc;
+      const i64 src = source[row];
+      const bool live = src >= 0 && src < p.batch;
+      const i64 c = cb * 128 + lane * 4;
+      float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      if (live)
+        load4<InT>(p.in[0], src * p.cols + c, v);
+      u32 m = 0;
+      for (int k = 0; k < 4; ++k) {
+        const u32 b = abs_bits(v[k]);
+        m = b > m ? b : m;
+      }
+      m = warp_max(m);
+      u8 code;
+      const float s =
+          scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+      if (lane == 0)
+        store_scale<Q>(p.scale, u, s, code);
+      u32 packed = 0;
+      for (int k = 0; k < 4; ++k)
+        packed |= u32(quantize_value(v[k], s, Q::kFormat)) << (8 * k);
+      *reinterpret_cast<u32 *>(codes + row * p.cols + c) = packed;
+    }
+    return;
+  }
   for (i64 u = warp; u < units; u += warps) {
     const i64 row = u / nbc, cb = u - row * nbc;
     const i64 c0 = cb * bc;
@@ -426,14 +478,39 @@ __device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
 }
 
 /// out[t, h] = sum over j of weights[t, j] * y[positions[t, j], h], in FP32
-/// in j order (a dropped slot, position -1, adds nothing), rounded to OutT.
-template <class Prog, int OutT>
+/// in j order (a dropped slot, position -1, adds nothing), rounded to OutT;
+/// y of element type InT (the program is the identity). Rows of a multiple
+/// of 4 elements take four per thread, each row of y read in one 8- or
+/// 16-byte load.
+template <class Prog, int InT, int OutT>
 __device__ __forceinline__ void moe_unpermute_body(const EwParams &p) {
-  const i64 n = p.rows * p.cols, topK = p.mirrorStrideRows;
+  const i64 topK = p.mirrorStrideRows;
   const int *positions = static_cast<const int *>(p.in[1]);
   const float *weights = static_cast<const float *>(p.in[2]);
   const i64 stride = i64(gridDim.x) * blockDim.x;
-  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+  const i64 first = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p.cols % 4 == 0) {
+    const i64 n = p.rows * p.cols / 4;
+    for (i64 q = first; q < n; q += stride) {
+      const i64 i = q * 4, t = i / p.cols, h = i - t * p.cols;
+      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (i64 j = 0; j < topK; ++j) {
+        const i64 r = positions[t * topK + j];
+        if (r < 0 || r >= p.scaleRows)
+          continue;
+        const float w = weights[t * topK + j];
+        float v[4];
+        load4<InT>(p.in[0], r * p.cols + h, v);
+        for (int k = 0; k < 4; ++k)
+          acc[k] = add(acc[k], mul(w, v[k]));
+      }
+      for (int k = 0; k < 4; ++k)
+        store_elem<OutT>(p.out, i + k, acc[k]);
+    }
+    return;
+  }
+  const i64 n = p.rows * p.cols;
+  for (i64 i = first; i < n; i += stride) {
     const i64 t = i / p.cols, h = i - t * p.cols;
     float acc = 0.0f;
     for (i64 j = 0; j < topK; ++j) {

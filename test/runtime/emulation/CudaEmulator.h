@@ -57,6 +57,14 @@ inline unsigned atomicMax(unsigned *p, unsigned v) {
   return old;
 }
 
+// The vector types the kernels load through (NVRTC has them built in).
+struct float4 {
+  float x, y, z, w;
+};
+struct uint2 {
+  unsigned x, y;
+};
+
 inline int atomicAdd(int *p, int v) {
   std::lock_guard<std::mutex> lock(cudaemu::atomics);
   const int old = *p;

@@ -394,6 +394,7 @@ const Routing kRoutings[] = {
     {1, 64, 1, 3, 1},   // one token: two empty experts
     {40, 256, 3, 9, 1}, // more experts than CTAs cover at once on 1 SM
     {6, 128, 2, 5, 8},  // padding larger than the groups
+    {5, 30, 2, 3, 2},   // rows of 30: the scalar paths
 };
 
 /// Random distinct experts per token; expert E - 1 left empty when E > topK.
