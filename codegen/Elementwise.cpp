@@ -324,7 +324,7 @@ emitElementwise(const ElementwiseSpec &s) {
     }
     break;
   case AuxKind::Permute:
-    entry(0, "256", "fp8k::moe_route_body(p);");
+    entry(0, "256", "fp8k::moe_route_body<fp8k::Q>(p);");
     entry(1, "256",
           std::string("fp8k::moe_permute_quantize_body<fp8k::Prog, fp8k::Q, "
                       "fp8k::") +
@@ -380,8 +380,8 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     l.grid[0] = clamp(ceilDiv(batch * rows * ((cols + 3) / 4), 256), waves);
   } else if (s.kind == AuxKind::Permute && role == "route") {
     l.grid[0] = clamp(batch, fp8k::kMaxMoeExperts);
-  } else if (s.kind == AuxKind::Permute) {
-    const int64_t units = rows * g.scaleCols(cols);
+  } else if (s.kind == AuxKind::Permute) { // a warp per token and block
+    const int64_t units = batch * g.scaleCols(cols);
     l.grid[0] = clamp(ceilDiv(units, 8), waves * 8);
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesRowPath(s)) {

@@ -157,8 +157,8 @@ struct AuxLaunch {
 
 /// The launch of entry `entry` over `batch` matrices of [rows, cols]
 /// elements (the input's shape; for a transpose, the input's) on a GPU of
-/// `smCount` SMs. Permute: `batch` is E for the route and the rows are the
-/// permuted rows R; unpermute: [T, H], the output's.
+/// `smCount` SMs. Permute: `batch` is E for the route and the tokens T for
+/// the gather-quantize; unpermute: [T, H], the output's.
 AuxLaunch elementwiseLaunch(const ElementwiseSpec &spec, size_t entry,
                             int64_t batch, int64_t rows, int64_t cols,
                             int smCount);

@@ -308,12 +308,19 @@ enum : int { kRouteThreads = 256 };
 /// every expert's tokens (a shared-memory histogram), takes its group's
 /// padded offset from the counts before it, and writes the rows of its
 /// tokens in token order: positions[i] for each routing slot i = t * topK +
-/// j with ids[i] == e, and source[row] = t. It writes -1 into the padding
-/// rows of its group, CTA 0 also the offsets, the rows after the last group
-/// and the positions of ids outside [0, E) (such a slot is dropped). Every
-/// row of source and every slot of positions is written, so the step needs
-/// no clearing between runs.
+/// j with ids[i] == e, and source[row] = t. It also writes its group's
+/// padding rows, whole: source -1, the codes and scales of zeros; CTA 0
+/// writes the offsets, the rows after the last group alike and the
+/// positions of ids outside [0, E) (such a slot is dropped). Every row and
+/// slot is written, so the step needs no clearing between runs; the
+/// gather-quantize that follows writes the tokens' rows.
+template <class Q>
 __device__ __forceinline__ void moe_route_body(const EwParams &p) {
+  u8 zeroCode;
+  const float zeroScale =
+      scale_from_amax(0.0f, Q::kFormat, Q::kScaleFmt, 0, &zeroCode);
+  const u8 zero = quantize_value(0.0f, zeroScale, Q::kFormat);
+  u8 *codes = static_cast<u8 *>(p.out);
   __shared__ int hist[kMaxMoeExperts];
   __shared__ int scan[kRouteThreads];
   __shared__ i64 groupStart, groupCount;
@@ -357,11 +364,20 @@ __device__ __forceinline__ void moe_route_body(const EwParams &p) {
     __syncthreads();
     const i64 start = groupStart, count = groupCount, total = hist[0];
     const i64 padEnd = start + (count + align - 1) / align * align;
-    for (i64 r = start + count + t; r < padEnd; r += kRouteThreads)
-      source[r] = -1;
-    if (e == 0)
-      for (i64 r = total + t; r < p.rows; r += kRouteThreads)
+    // Padding rows [r0, r1): source -1, codes and scales of zeros.
+    auto pad = [&](i64 r0, i64 r1) {
+      r1 = r1 < p.rows ? r1 : p.rows;
+      for (i64 r = r0 + t; r < r1; r += kRouteThreads)
         source[r] = -1;
+      for (i64 i = r0 * p.cols + t; i < r1 * p.cols; i += kRouteThreads)
+        codes[i] = zero;
+      for (i64 i = r0 * p.scaleCols + t; i < r1 * p.scaleCols;
+           i += kRouteThreads)
+        store_scale<Q>(p.scale, i, zeroScale, zeroCode);
+    };
+    pad(start + count, padEnd);
+    if (e == 0)
+      pad(total, p.rows);
     int mine = 0;
     for (i64 i = i0; i < i1; ++i)
       mine += ids[i] == e;
@@ -411,69 +427,64 @@ __device__ __forceinline__ void load4(const void *p, i64 i, float v[4]) {
     v[k] = T == kBF16 ? bf16_to_float(h[k]) : f16_to_float(h[k]);
 }
 
-/// The permuted rows quantized in one pass (row blocks, as
-/// quantize_rows_body): row r of the result is row source[r] of the input
-/// (element type InT; the program is the identity), or zeros for a padding
-/// row (source -1). Blocks of 128 columns in rows of whole blocks take the
-/// vector path: a warp per block, four elements per lane, read once and kept
-/// in registers (one 8- or 16-byte load, one 4-byte store of codes).
+/// The permuted rows quantized (row blocks, as quantize_rows_body), token by
+/// token: a warp reads one block of token t's row once, quantizes it, and
+/// writes its codes and scale to each of the token's rows (positions[t, j];
+/// a dropped slot, -1, is skipped). The copies of a token are equal, so the
+/// input is read once and each block quantized once. Blocks of 128 columns
+/// in rows of whole blocks take the vector path: four elements per lane in
+/// one 8- or 16-byte load (element type InT; the program is the identity),
+/// codes stored four at a time.
 template <class Prog, class Q, int InT>
 __device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
   const i64 bc = Q::kBlockCols ? i64(Q::kBlockCols) : p.cols;
-  const i64 nbc = p.scaleCols;
-  const i64 units = p.rows * nbc;
+  const i64 nbc = p.scaleCols, topK = p.mirrorStrideRows;
+  const i64 units = p.batch * nbc; // tokens x column blocks
   const int lane = int(threadIdx.x & 31);
   const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
-  const int *source = static_cast<const int *>(p.scaleMirror);
+  const int *positions = static_cast<const int *>(p.history);
   u8 *codes = static_cast<u8 *>(p.out);
-  if (Q::kBlockCols == 128 && p.cols % 128 == 0) {
-    for (i64 u = warp; u < units; u += warps) {
-      const i64 row = u / nbc, cb = u - row * nbc;
-      const i64 src = source[row];
-      const bool live = src >= 0 && src < p.batch;
-      const i64 c = cb * 128 + lane * 4;
-      float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      if (live)
-        load4<InT>(p.in[0], src * p.cols + c, v);
-      u32 m = 0;
+  for (i64 u = warp; u < units; u += warps) {
+    const i64 t = u / nbc, cb = u - t * nbc;
+    const i64 c0 = cb * bc;
+    const i64 c1 = c0 + bc < p.cols ? c0 + bc : p.cols;
+    u32 m = 0;
+    float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    const bool vec = Q::kBlockCols == 128 && p.cols % 128 == 0;
+    if (vec) {
+      load4<InT>(p.in[0], t * p.cols + c0 + lane * 4, v);
       for (int k = 0; k < 4; ++k) {
         const u32 b = abs_bits(v[k]);
         m = b > m ? b : m;
       }
-      m = warp_max(m);
-      u8 code;
-      const float s =
-          scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
-      if (lane == 0)
-        store_scale<Q>(p.scale, u, s, code);
-      u32 packed = 0;
-      for (int k = 0; k < 4; ++k)
-        packed |= u32(quantize_value(v[k], s, Q::kFormat)) << (8 * k);
-      *reinterpret_cast<u32 *>(codes + row * p.cols + c) = packed;
-    }
-    return;
-  }
-  for (i64 u = warp; u < units; u += warps) {
-    const i64 row = u / nbc, cb = u - row * nbc;
-    const i64 c0 = cb * bc;
-    const i64 c1 = c0 + bc < p.cols ? c0 + bc : p.cols;
-    const i64 src = source[row];
-    const bool live = src >= 0 && src < p.batch;
-    const i64 in = (live ? src : 0) * p.cols, out = row * p.cols;
-    u32 m = 0;
-    for (i64 c = c0 + lane; c < c1; c += 32) {
-      const u32 b = abs_bits(live ? Prog::eval(p, in + c) : 0.0f);
-      m = b > m ? b : m;
+    } else {
+      for (i64 c = c0 + lane; c < c1; c += 32) {
+        const u32 b = abs_bits(Prog::eval(p, t * p.cols + c));
+        m = b > m ? b : m;
+      }
     }
     m = warp_max(m);
     u8 code;
     const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
-    if (lane == 0)
-      store_scale<Q>(p.scale, u, s, code);
-    for (i64 c = c0 + lane; c < c1; c += 32)
-      codes[out + c] =
-          quantize_value(live ? Prog::eval(p, in + c) : 0.0f, s, Q::kFormat);
+    u32 packed = 0;
+    if (vec)
+      for (int k = 0; k < 4; ++k)
+        packed |= u32(quantize_value(v[k], s, Q::kFormat)) << (8 * k);
+    for (i64 j = 0; j < topK; ++j) {
+      const i64 row = positions[t * topK + j];
+      if (row < 0 || row >= p.rows)
+        continue;
+      if (lane == 0)
+        store_scale<Q>(p.scale, row * nbc + cb, s, code);
+      if (vec) {
+        *reinterpret_cast<u32 *>(codes + row * p.cols + c0 + lane * 4) = packed;
+      } else {
+        for (i64 c = c0 + lane; c < c1; c += 32)
+          codes[row * p.cols + c] =
+              quantize_value(Prog::eval(p, t * p.cols + c), s, Q::kFormat);
+      }
+    }
   }
 }
 

@@ -10,12 +10,9 @@ static_assert(fp8k::kMaxMoeExperts == kMaxMoeExperts,
 std::vector<AuxStepLaunch>
 auxStepLaunches(const PlanStep &s, const StepShapes &shapes, int smCount) {
   Geometry g = geometry(shapes.at(s.inputs[0]));
-  if (s.kind == StepKind::Permute) { // route: one CTA per expert
-    g.batch = shapes.at(s.outputs[2])[0] - 1;
-    g.rows = shapes.at(s.outputs[0])[0];
-  } else if (s.kind == StepKind::Unpermute) { // [T, H], the output's
+  const bool permute = s.kind == StepKind::Permute;
+  if (s.kind == StepKind::Unpermute) // [T, H], the output's
     g = geometry(shapes.at(s.outputs[0]));
-  }
   const std::vector<std::string> entries = elementwiseEntries(s.aux);
   const std::string base = s.aux.kernelName();
   std::vector<AuxStepLaunch> out;
@@ -23,6 +20,9 @@ auxStepLaunches(const PlanStep &s, const StepShapes &shapes, int smCount) {
     AuxStepLaunch l;
     l.kernel = entries.size() == 1 ? base : base + "_" + entries[e];
     l.entry = e;
+    if (permute) // the route: one CTA per expert; the quantize: per token
+      g.batch = entries[e] == "route" ? shapes.at(s.outputs[2])[0] - 1
+                                      : shapes.at(s.inputs[1])[0];
     l.launch = elementwiseLaunch(s.aux, e, g.batch, g.rows, g.cols, smCount);
     out.push_back(l);
   }
