@@ -229,19 +229,32 @@ LogicalResult GroupedMatmulOp::verify() {
   auto a = cast<RankedTensorType>(getA().getType());
   auto b = cast<RankedTensorType>(getB().getType());
   auto d = cast<RankedTensorType>(getD().getType());
-  auto offsets = cast<RankedTensorType>(getOffsets().getType());
-  if (differ(a.getDimSize(1), b.getDimSize(2)))
-    return emitOpError("expected A [R, K] and B [E, N, K] with equal K, "
-                       "found ")
+  auto groups = cast<RankedTensorType>(getGroups().getType());
+  const bool masked = getMode() == GroupMode::Masked;
+  const int64_t rank = masked ? 3 : 2;
+  if (a.getRank() != rank || d.getRank() != rank)
+    return emitOpError("expected A and D of rank ")
+           << rank
+           << (masked ? " ([E, maxM, K], [E, maxM, N])" : " ([R, K], [R, N])")
+           << " in the " << (masked ? "masked" : "contiguous")
+           << " form, found " << a << " and " << d;
+  const int64_t lead = masked ? 1 : 0;
+  if (differ(a.getDimSize(lead + 1), b.getDimSize(2)))
+    return emitOpError("expected A and B [E, N, K] with equal K, found ")
            << a << " and " << b;
-  if (differ(offsets.getDimSize(0),
-             b.isDynamicDim(0) ? ShapedType::kDynamic : b.getDimSize(0) + 1))
-    return emitOpError("expected offsets of E + 1 elements for B ")
-           << b << ", found " << offsets;
-  if (differ(d.getDimSize(0), a.getDimSize(0)) ||
-      differ(d.getDimSize(1), b.getDimSize(1)))
-    return emitOpError("expected D [R, N] for A ")
-           << a << " and B " << b << ", found " << d;
+  const int64_t want = b.isDynamicDim(0) ? ShapedType::kDynamic
+                                         : b.getDimSize(0) + (masked ? 0 : 1);
+  if (differ(groups.getDimSize(0), want))
+    return emitOpError("expected ")
+           << (masked ? "valid rows of E" : "offsets of E + 1")
+           << " elements for B " << b << ", found " << groups;
+  if ((masked && (differ(a.getDimSize(0), b.getDimSize(0)) ||
+                  differ(d.getDimSize(0), b.getDimSize(0)))) ||
+      differ(d.getDimSize(lead), a.getDimSize(lead)) ||
+      differ(d.getDimSize(lead + 1), b.getDimSize(1)))
+    return emitOpError("expected D ")
+           << (masked ? "[E, maxM, N]" : "[R, N]") << " for A " << a
+           << " and B " << b << ", found " << d;
   return success();
 }
 

@@ -390,29 +390,41 @@ def FP8_MoePermuteOp : FP8_Op<"moe_permute", [Pure]> {
 def FP8_GroupedMatmulOp : FP8_Op<"grouped_matmul", [Pure]> {
   let summary = "one matmul per expert on its rows (before quantization)";
   let description = [{
-    `d[r] = a[r] * b[e]^T` for the rows `r` of group `e` (`offsets[e]` to
-    `offsets[e + 1]`, as `fp8.moe_permute` gives them): A `[R, K]`, B the
-    experts' weights `[E, N, K]` (PyTorch's `[out, in]` per expert), D
-    `[R, N]` in `bf16` or `f32`. Rows outside every group are zero. Like a
-    `linalg.matmul`, it takes the `fp8.recipe` on it or on its function:
-    `--fp8-quantize-annotated` turns it into `fp8.quantize` of both operands
-    and an `fp8.grouped_scaled_matmul contiguous`.
+    One matmul per group, before quantization, in the two forms of
+    `fp8.grouped_scaled_matmul`, with B the experts' weights `[E, N, K]`
+    (PyTorch's `[out, in]` per expert) and D in `bf16` or `f32`:
+
+    * `contiguous(%offsets)`: `d[r] = a[r] * b[e]^T` for the rows `r` of
+      group `e` (`offsets[e]` to `offsets[e + 1]`, as `fp8.moe_permute`
+      gives them); A `[R, K]`, D `[R, N]`, rows outside every group zero.
+    * `masked(%valid_rows)`: A `[E, maxM, K]`, D `[E, maxM, N]`; the first
+      `valid_rows[e]` rows of group `e` are computed, the others are zero
+      (decode: a few tokens per expert, counts from the router).
+
+    Like a `linalg.matmul`, it takes the `fp8.recipe` on it or on its
+    function: `--fp8-quantize-annotated` turns it into `fp8.quantize` of
+    both operands and an `fp8.grouped_scaled_matmul` of the same form.
 
     ```mlir
-    %gate = fp8.grouped_matmul %rows, %w_gate offsets %offsets
-        : tensor<?x7168xbf16>, tensor<16x2048x7168xbf16>, tensor<17xi32>
-        -> tensor<?x2048xbf16>
+    %gate = fp8.grouped_matmul contiguous(%offsets : tensor<17xi32>)
+              %rows, %w_gate
+        : tensor<?x7168xbf16>, tensor<16x2048x7168xbf16> -> tensor<?x2048xbf16>
+    %d = fp8.grouped_matmul masked(%counts : tensor<16xi32>) %x, %w
+        : tensor<16x?x7168xbf16>, tensor<16x2048x7168xbf16>
+          -> tensor<16x?x2048xbf16>
     ```
   }];
   let arguments = (ins
-    FP8_WideMatrix:$a,
-    FP8_WideStack:$b,
-    FP8_GroupTensor:$offsets
+    FP8_GroupModeAttr:$mode,
+    FP8_GroupTensor:$groups,
+    FP8_WideTensor:$a,
+    FP8_WideStack:$b
   );
-  let results = (outs FP8_ResultMatrix:$d);
+  let results = (outs FP8_ResultTensor:$d);
+  // `` before an enum attribute: its printer starts with a space.
   let assemblyFormat = [{
-    $a `,` $b `offsets` $offsets attr-dict
-    `:` type($a) `,` type($b) `,` type($offsets) `->` type($d)
+    `` $mode `(` $groups `:` type($groups) `)` $a `,` $b attr-dict
+    `:` type($a) `,` type($b) `->` type($d)
   }];
   let hasVerifier = 1;
 }

@@ -35,11 +35,11 @@ func.func @moe(%x: tensor<?x7168xbf16>,
       -> tensor<?x7168xbf16>, tensor<17xi32>, tensor<?x8xi32>
 
   // gate = rows W_gate[e]^T, up = rows W_up[e]^T, per expert.
-  %gate = fp8.grouped_matmul %rows, %w_gate offsets %offsets
-      : tensor<?x7168xbf16>, tensor<16x2048x7168xbf16>, tensor<17xi32>
+  %gate = fp8.grouped_matmul contiguous(%offsets : tensor<17xi32>) %rows, %w_gate
+      : tensor<?x7168xbf16>, tensor<16x2048x7168xbf16>
       -> tensor<?x2048xbf16>
-  %up = fp8.grouped_matmul %rows, %w_up offsets %offsets
-      : tensor<?x7168xbf16>, tensor<16x2048x7168xbf16>, tensor<17xi32>
+  %up = fp8.grouped_matmul contiguous(%offsets : tensor<17xi32>) %rows, %w_up
+      : tensor<?x7168xbf16>, tensor<16x2048x7168xbf16>
       -> tensor<?x2048xbf16>
 
   // SwiGLU: silu(gate) * up = gate / (1 + exp(-gate)) * up, in f32.
@@ -64,8 +64,8 @@ func.func @moe(%x: tensor<?x7168xbf16>,
   } -> tensor<?x2048xbf16>
 
   // down = h W_down[e]^T, per expert.
-  %down = fp8.grouped_matmul %h, %w_down offsets %offsets
-      : tensor<?x2048xbf16>, tensor<16x7168x2048xbf16>, tensor<17xi32>
+  %down = fp8.grouped_matmul contiguous(%offsets : tensor<17xi32>) %h, %w_down
+      : tensor<?x2048xbf16>, tensor<16x7168x2048xbf16>
       -> tensor<?x7168xbf16>
 
   // Combine: each token's 8 expert outputs, weighted by the router.

@@ -210,10 +210,14 @@ private:
         return op->emitError("bad fp8.kernel: expected its spec to be a "
                              "#fp8.gemm attribute");
       auto grouped = dyn_cast<GroupedScaledMatmulOp>(op);
-      const bool contiguous =
-          grouped && kernel->gemm->kind == ::fp8::GemmKind::GroupedContiguous;
+      // Groups from a plan tensor: offsets (contiguous) or valid rows
+      // (masked), the step's fifth input.
+      const bool dataGroups =
+          grouped && !isFullBatch(grouped) &&
+          (kernel->gemm->kind == ::fp8::GemmKind::GroupedContiguous ||
+           kernel->gemm->kind == ::fp8::GemmKind::GroupedMasked);
       if (!isa<ScaledMatmulOp>(op) && !(grouped && isFullBatch(grouped)) &&
-          !contiguous) {
+          !dataGroups) {
         std::string why;
         FailureOr<::fp8::KernelSpec> derived = gemmSpecOf(op, arch_, why);
         if (succeeded(derived))
@@ -237,7 +241,7 @@ private:
       } else {
         auto g = cast<GroupedScaledMatmulOp>(op);
         ins = {g.getA(), g.getAScale(), g.getB(), g.getBScale()};
-        if (contiguous)
+        if (dataGroups)
           ins.push_back(g.getGroups());
       }
       outs = {op->getResult(0)};
@@ -456,24 +460,31 @@ private:
       return moeReference(op, ::fp8::RefOp::Kind::Unpermute,
                           {u.getY(), u.getWeights()}, *routing, u.getOut());
     }
-    if (auto g = dyn_cast<GroupedScaledMatmulOp>(op);
-        g && g.getMode() == GroupMode::Contiguous) {
-      FailureOr<MoePermuteOp> routing = routingOf(op, g.getGroups());
-      if (failed(routing))
-        return failure();
+    if (auto g = dyn_cast<GroupedScaledMatmulOp>(op); g && !isFullBatch(g)) {
       auto ta = traceOperand(op, g.getA(), ::fp8::Layout::KMajor);
       auto tb = traceOperand(op, g.getB(), ::fp8::Layout::KMajor);
       if (failed(ta) || failed(tb))
         return failure();
       ::fp8::RefOp r;
       r.kind = ::fp8::RefOp::Kind::GroupedMatmul;
-      r.experts = routing->getExperts();
-      r.align = routing->getAlign();
       r.bLayout = tb->second;
-      FailureOr<std::string> ids = buffer(routing->getIds(), op);
-      if (failed(ids))
+      r.experts = cast<RankedTensorType>(g.getB().getType()).getDimSize(0);
+      Value groups;
+      if (g.getMode() == GroupMode::Masked) {
+        // The valid rows themselves: a graph input (the router's counts).
+        r.masked = true;
+        groups = g.getGroups();
+      } else {
+        FailureOr<MoePermuteOp> routing = routingOf(op, g.getGroups());
+        if (failed(routing))
+          return failure();
+        r.align = routing->getAlign();
+        groups = routing->getIds();
+      }
+      FailureOr<std::string> gn = buffer(groups, op);
+      if (failed(gn))
         return failure();
-      r.inputs = {ta->first, tb->first, *ids};
+      r.inputs = {ta->first, tb->first, *gn};
       return addRef(r, g.getResult());
     }
     if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op)) {

@@ -68,27 +68,26 @@ mlir::fp8::gemmSpecOf(Operation *op, ::fp8::Arch arch, std::string &why) {
   } else if (auto g = dyn_cast<GroupedScaledMatmulOp>(op)) {
     args = g.getGemmArgs();
     if (!isFullBatch(g)) {
-      // Data-dependent groups: the contiguous form (the MoE layers' rows in
-      // expert order) runs; A [M, K] with the groups' rows, B [G, N, K].
-      if (g.getMode() != GroupMode::Contiguous) {
-        why = "masked grouped GEMMs with data-dependent valid rows are not "
-              "run by plans yet (fp8::groupedGemm runs them; plans run the "
-              "contiguous form and full batches)";
-        return failure();
-      }
+      // Data-dependent groups: contiguous, A [M, K] with the groups' rows
+      // (the MoE layers' tokens in expert order), or masked, A [G, maxM, K]
+      // with valid rows per group (decode); B [G, N, K]. A masked spec's M
+      // is the rows a group is expected to hold: left to the runtime.
+      const bool masked = g.getMode() == GroupMode::Masked;
       if (args.a.layout != ::fp8::Layout::KMajor ||
           args.b.layout != ::fp8::Layout::KMajor) {
-        why = "expected K-major A and B for a contiguous grouped GEMM";
+        why = "expected K-major A and B for a grouped GEMM with "
+              "data-dependent groups";
         return failure();
       }
       ::fp8::KernelSpec spec;
       spec.arch = arch;
-      spec.kind = ::fp8::GemmKind::GroupedContiguous;
+      spec.kind = masked ? ::fp8::GemmKind::GroupedMasked
+                         : ::fp8::GemmKind::GroupedContiguous;
       spec.groups = args.bShape[0];
       spec.a = args.a;
       spec.b = args.b;
-      spec.m = args.aShape[0];
-      spec.k = args.aShape[1];
+      spec.m = masked ? ::fp8::kDynamic : args.aShape[0];
+      spec.k = args.aShape[masked ? 2 : 1];
       spec.n = args.bShape[1];
       spec.promotionInterval = args.promotionInterval;
       spec.out = args.out;

@@ -124,9 +124,9 @@ def FP8SelectConfig : Pass<"fp8-select-config", "ModuleOp"> {
     A dynamic M is configured for `m-hint` rows; `m-hint=0` leaves the
     choice to the runtime at launch, for the actual M
     (`fp8.tile_source = "runtime"`; the tile recorded is the one for
-    M = 4096, which the recipe and shape must suit). A contiguous grouped
-    GEMM (an MoE layer's experts) always leaves it to the runtime: its rows
-    are the routing's, topK copies of each token. Needs the module's `fp8.target`
+    M = 4096, which the recipe and shape must suit). A grouped GEMM with
+    data-dependent groups (an MoE layer's experts) always leaves it to the
+    runtime: its rows are the routing's. Needs the module's `fp8.target`
     (run `--fp8-verify-target` first).
   }];
   let dependentDialects = ["::mlir::fp8::FP8Dialect"];

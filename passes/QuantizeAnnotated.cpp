@@ -121,7 +121,7 @@ public:
 
 private:
   /// fp8.grouped_matmul -> quantize A (the experts' rows) and B (their
-  /// weights, [E, N, K]) + fp8.grouped_scaled_matmul contiguous.
+  /// weights, [E, N, K]) + fp8.grouped_scaled_matmul of the same form.
   LogicalResult lowerGrouped(GroupedMatmulOp op, RecipeAttr recipe) {
     auto resultType = cast<RankedTensorType>(op.getD().getType());
     if (resultType.getElementType() != recipe.getOut())
@@ -148,8 +148,7 @@ private:
       interval = b_.getI64IntegerAttr(*p);
     auto kMajor = LayoutAttr::get(ctx, Layout::KMajor);
     auto g = GroupedScaledMatmulOp::create(
-        b_, op->getLoc(), resultType,
-        GroupModeAttr::get(ctx, GroupMode::Contiguous), op.getOffsets(),
+        b_, op->getLoc(), resultType, op.getModeAttr(), op.getGroups(),
         qa->first, qa->second, qb->first, qb->second, ga, gb, kMajor, kMajor,
         interval);
     op.getD().replaceAllUsesWith(g.getResult());

@@ -86,10 +86,10 @@ struct SelectConfigPass
     ::fp8::KernelSpec sized = spec;
     std::string hint;
     if (spec.m == ::fp8::kDynamic) {
-      // A contiguous grouped GEMM's rows are the routing's (topK copies of
-      // each token, plus its padding), not the M the hint names: the
-      // runtime picks its tile for them.
-      if (mHint == 0 || spec.kind == ::fp8::GemmKind::GroupedContiguous) {
+      // A grouped GEMM's rows are the routing's (topK copies of each token,
+      // plus its padding; or a group's valid rows), not the M the hint
+      // names: the runtime picks its tile for them.
+      if (mHint == 0 || spec.kind != ::fp8::GemmKind::Dense) {
         // The runtime picks the tile for the actual M. The tile recorded is
         // the one for M = 4096 with the pipeline's default SM count (an
         // H100's, for either arch): the recipe and shape must suit the

@@ -103,6 +103,8 @@ enum class Phase : uint8_t { Prepare, Run };
 ///   elementwise  inputs: the program's inputs      outputs: values
 ///   gemm         inputs: a, a_scale, b, b_scale[, c]  outputs: d
 ///                grouped (contiguous): a, a_scale, b, b_scale, offsets
+///                grouped (masked): a [G, maxM, K], a_scale, b, b_scale,
+///                valid rows [G]
 ///   permute      inputs: x [T, H], ids [T, topK] (i32 expert ids)
 ///                outputs: codes, scales of the permuted rows [R, H],
 ///                offsets [E + 1], positions [T, topK], source [R] (i32)
@@ -134,8 +136,10 @@ struct PlanStep {
 /// The MoE ops recompute the routing from the ids themselves (numerics::
 /// moePermute), independently of the plan's permute step:
 ///   permute         inputs: x, ids            out: the permuted rows
-///   grouped_matmul  inputs: a, b[, ids]       out: a_g b_g^T per expert
-///                   (b [E, N, K] / [E, K, N]; a the permuted rows)
+///   grouped_matmul  inputs: a, b, ids         out: a_g b_g^T per expert
+///                   (b [E, N, K] / [E, K, N]; a the permuted rows); masked:
+///                   inputs a [E, maxM, K], b, valid rows [E] (an input),
+///                   out [E, maxM, N], rows past a group's count zero
 ///   unpermute       inputs: y, ids, weights   out: the weighted sum
 struct RefOp {
   enum class Kind : uint8_t {
@@ -157,6 +161,7 @@ struct RefOp {
   EwProgram program;
   int64_t experts = 0; ///< MoE ops: E
   int64_t align = 1;   ///< MoE ops: the routing's group padding
+  bool masked = false; ///< grouped_matmul: the masked form
 };
 
 struct Plan {

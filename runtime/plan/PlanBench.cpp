@@ -40,15 +40,18 @@ Expected<BenchReport> benchPlanSteps(GpuPlan &gpu, const Plan &plan,
     if (s.kind == StepKind::Gemm) {
       const Shape &a = shapes.shapes.at(s.inputs[0]);
       const Shape &bs = shapes.shapes.at(s.inputs[2]);
-      // A grouped GEMM: A [R, K] holds every group's rows (the FLOPs count
-      // all R, a routing's padding rows included), B [G, N, K].
+      // A contiguous grouped GEMM: A [R, K] holds every group's rows (the
+      // FLOPs count all R, a routing's padding rows included), B [G, N, K].
       const size_t lead = a.size() == 3 ? 1 : 0;
       const size_t leadB = bs.size() == 3 ? 1 : 0;
       b.batch = s.batch;
       b.m = a[lead];
       b.k = a[lead + 1];
       b.n = bs[leadB];
-      b.grouped = s.gemm.kind == GemmKind::GroupedContiguous;
+      b.grouped = s.gemm.kind != GemmKind::Dense;
+      // Masked: G slabs of maxM rows (the FLOPs count every row).
+      if (s.gemm.kind == GemmKind::GroupedMasked)
+        b.batch = a[0];
       b.kernel = gpu.gemmKernel(runSteps[j]);
       b.scaleATma = gpu.gemmScaleATma(runSteps[j]);
       b.scaleBTma = gpu.gemmScaleBTma(runSteps[j]);

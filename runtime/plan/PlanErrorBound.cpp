@@ -108,8 +108,8 @@ std::vector<OutputErrorBound> deriveErrorBounds(const Plan &plan) {
     case StepKind::Gemm: {
       // A, B and C (when the GEMM accumulates into it); not the scales.
       std::vector<std::string> operands;
-      // A grouped GEMM's fifth input is its group offsets: exact.
-      const bool grouped = s.gemm.kind == GemmKind::GroupedContiguous;
+      // A grouped GEMM's fifth input is its group tensor: exact.
+      const bool grouped = s.gemm.kind != GemmKind::Dense;
       for (size_t k = 0; k < s.inputs.size(); ++k)
         if (k != 1 && k != 3 && !(grouped && k == 4))
           operands.push_back(s.inputs[k]);

@@ -277,8 +277,9 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
 }
 
 Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
-  // A [R, K] with its [R, K/128] scales, B [G, N, K] with G stacked scale
-  // tensors, both packed; the offsets [G + 1] written by the permute step.
+  // A [R, K] with its [R, K/128] scales (masked: G stacked slabs and
+  // scales), B [G, N, K] with G stacked scale tensors, all packed; the group
+  // tensor (offsets from the permute step, or valid rows).
   GroupedGemmTensors t;
   t.a = reinterpret_cast<const void *>(address(s.inputs[0]));
   t.scaleA = reinterpret_cast<const void *>(address(s.inputs[1]));
@@ -290,8 +291,10 @@ Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
   o.selectTile = s.runtimeTile;
   o.checkExtents = checkExtents_;
   GemmReport rep;
-  Status st = groupedGemm(s.gemm, shapes_.shapes.at(s.inputs[0])[0], t, stream_,
-                          o, &rep);
+  // M: contiguous, every group's rows; masked, the rows of a slab.
+  const Shape &a = shapes_.shapes.at(s.inputs[0]);
+  const int64_t m = s.gemm.kind == GemmKind::GroupedMasked ? a[1] : a[0];
+  Status st = groupedGemm(s.gemm, m, t, stream_, o, &rep);
   if (!st.isOk())
     return st.withContext("step '" + s.name + "'");
   gemmKernels_[index] = rep.kernel;
@@ -302,7 +305,7 @@ Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
 
 Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
   const KernelSpec &k = s.gemm;
-  if (k.kind == GemmKind::GroupedContiguous)
+  if (k.kind != GemmKind::Dense)
     return launchGroupedGemm(s, index);
   const Shape &as = shapes_.shapes.at(s.inputs[0]);
   const Shape &bs = shapes_.shapes.at(s.inputs[2]);

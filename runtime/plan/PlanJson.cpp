@@ -97,8 +97,10 @@ std::string toJSON(const Plan &plan) {
     } else if (r.kind == RefOp::Kind::Elementwise) {
       o["program"] = programJSON(r.program);
     } else {
-      if (r.kind == RefOp::Kind::GroupedMatmul)
+      if (r.kind == RefOp::Kind::GroupedMatmul) {
         o["b_layout"] = std::string(toString(r.bLayout));
+        o["masked"] = r.masked;
+      }
       o["experts"] = r.experts;
       o["align"] = r.align;
     }
@@ -352,6 +354,7 @@ Status readReferenceOp(const json &r, const std::string &at, RefOp &op) {
       auto layout = [](const std::string &s) { return parseLayout(s); };
       FP8_RETURN_IF_ERROR(f.enumeration("b_layout", op.bLayout, layout,
                                         "one of k_major, mn_major"));
+      FP8_RETURN_IF_ERROR(f.boolean("masked", op.masked, Presence::Optional));
     }
     FP8_RETURN_IF_ERROR(f.integer("experts", op.experts, kExpertsRange));
     FP8_RETURN_IF_ERROR(f.integer("align", op.align, kAlignRange));

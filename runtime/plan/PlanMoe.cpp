@@ -46,13 +46,33 @@ const PlanStep *routingReader(const Plan &plan, const std::string &name,
 }
 
 // A partial Fisher-Yates shuffle per token.
-Status randomRoutingIds(const Plan &plan, const PlanBuffer &b, HostTensor &t,
-                        uint64_t seed) {
+const PlanStep *maskedGemmReading(const Plan &plan, const std::string &name) {
+  for (const PlanStep &s : plan.steps)
+    if (s.kind == StepKind::Gemm && s.gemm.kind == GemmKind::GroupedMasked &&
+        s.inputs.size() == 5 && s.inputs[4] == name)
+      return &s;
+  return nullptr;
+}
+
+Status randomRoutingIds(const Plan &plan, const HostBuffers &buffers,
+                        const PlanBuffer &b, HostTensor &t, uint64_t seed) {
+  if (const PlanStep *g = maskedGemmReading(plan, b.name)) {
+    // A masked GEMM's valid rows (a decode step's tokens per expert):
+    // uniform in [0, maxM].
+    const int64_t maxM = buffers.at(g->inputs[0]).shape[1];
+    std::mt19937_64 rng(seed);
+    std::vector<int32_t> rows(size_t(t.elements()));
+    for (int32_t &r : rows)
+      r = int32_t(rng() % uint64_t(maxM + 1));
+    std::memcpy(t.data.data(), rows.data(), rows.size() * 4);
+    return Status::ok();
+  }
   const PlanStep *s = routingReader(plan, b.name, StepKind::Permute);
   if (!s || t.shape.size() != 2)
     return errorf("cannot draw random values for int32 input '", b.name,
-                  "': expected the routing ids [T, topK] of a permute step "
-                  "(give it with --inputs)");
+                  "': expected the routing ids [T, topK] of a permute step or "
+                  "the valid rows of a masked grouped GEMM (give it with "
+                  "--inputs)");
   const int64_t experts = plan.buffer(s->outputs[2])->shape[0].value - 1;
   const int64_t tokens = t.shape[0], topK = t.shape[1];
   if (topK > experts)
@@ -133,8 +153,40 @@ Status runUnpermuteOnCpu(const PlanStep &s,
 }
 
 /// An MoE op of the reference graph, its routing recomputed from the ids.
+namespace {
+/// A masked grouped matmul of the reference: each group's first
+/// valid_rows[g] rows of its slab times its matrix, in FP64; the other rows
+/// zero.
+Status runMaskedReference(const RefOp &op, const RefValue &value,
+                          HostTensor &out) {
+  const HostTensor &a = value(op.inputs[0]), &b = value(op.inputs[1]);
+  const std::vector<int32_t> valid = intsOf(value(op.inputs[2]));
+  const std::vector<float> af = a.toFloat(), bf = b.toFloat();
+  const int64_t maxM = a.shape[1], k = a.shape[2];
+  const int64_t n = op.bLayout == Layout::KMajor ? b.shape[1] : b.shape[2];
+  for (int64_t g = 0; g < op.experts; ++g) {
+    const int64_t rows = valid[size_t(g)];
+    if (rows < 0 || rows > maxM)
+      return errorf("expected valid rows in [0, ", maxM, "], found ", rows,
+                    " for group ", g);
+    if (rows == 0)
+      continue;
+    auto d = nm::referenceGemmUnquantized(af.data() + g * maxM * k,
+                                          Layout::KMajor, bf.data() + g * n * k,
+                                          op.bLayout, rows, n, k);
+    if (!d)
+      return d.status();
+    for (int64_t i = 0; i < rows * n; ++i)
+      out.set(g * maxM * n + i, float((*d)[size_t(i)]));
+  }
+  return Status::ok();
+}
+} // namespace
+
 Status runMoeReference(const RefOp &op, const RefValue &value,
                        HostTensor &out) {
+  if (op.masked)
+    return runMaskedReference(op, value, out);
   const HostTensor &x = value(op.inputs[0]);
   const HostTensor &ids =
       value(op.inputs[op.kind == RefOp::Kind::GroupedMatmul ? 2 : 1]);

@@ -26,10 +26,14 @@ Expected<numerics::MoePermutation> routeOf(const HostTensor &ids,
 /// or weights (kind unpermute), or nullptr.
 const PlanStep *routingReader(const Plan &plan, const std::string &name,
                               StepKind kind);
-/// Random routing ids for buffer `b`: each token's topK experts distinct,
-/// uniform over E (the permute step reading `b` gives E).
-Status randomRoutingIds(const Plan &plan, const PlanBuffer &b, HostTensor &t,
-                        uint64_t seed);
+/// The masked grouped GEMM step that reads buffer `name` as its valid
+/// rows, or nullptr.
+const PlanStep *maskedGemmReading(const Plan &plan, const std::string &name);
+/// Random routing for int32 input `b`: a permute step's ids (each token's
+/// topK experts distinct, uniform over E) or a masked GEMM's valid rows
+/// (uniform in [0, maxM]; `buffers` gives maxM).
+Status randomRoutingIds(const Plan &plan, const HostBuffers &buffers,
+                        const PlanBuffer &b, HostTensor &t, uint64_t seed);
 
 /// A permute or unpermute step on the CPU, bit for bit the kernels'.
 Status runPermuteOnCpu(const PlanStep &s,

@@ -172,6 +172,19 @@ std::string describe(const HostTensor &t) {
 
 Status checkRoutingIds(const Plan &plan, const HostBuffers &buffers) {
   for (const PlanStep &s : plan.steps) {
+    if (s.kind == StepKind::Gemm && s.gemm.kind == GemmKind::GroupedMasked &&
+        s.inputs.size() == 5) {
+      // Valid rows in [0, maxM] (the kernel clamps; the oracle refuses).
+      const std::vector<int32_t> rows = intsOf(buffers.at(s.inputs[4]));
+      const int64_t maxM = buffers.at(s.inputs[0]).shape[1];
+      for (size_t g = 0; g < rows.size(); ++g)
+        if (rows[g] < 0 || rows[g] > maxM)
+          return errorf("valid rows '", s.inputs[4],
+                        "': expected values in "
+                        "[0, ",
+                        maxM, "] (the rows of a group's slab), found ", rows[g],
+                        " for group ", g);
+    }
     if (s.kind != StepKind::Permute)
       continue;
     const HostTensor &ids = buffers.at(s.inputs[1]);
@@ -197,7 +210,7 @@ Status fillInputs(const Plan &plan, HostBuffers &buffers,
           t.shape.back() > 0)
         spec.scale = float(1.0 / std::sqrt(double(t.shape.back())));
       if (t.dtype == DType::I32) {
-        FP8_RETURN_IF_ERROR(randomRoutingIds(plan, b, t, spec.seed));
+        FP8_RETURN_IF_ERROR(randomRoutingIds(plan, buffers, b, t, spec.seed));
       } else if (routingReader(plan, b.name, StepKind::Unpermute)) {
         // Routing weights: positive, each token's summing to 1 (a softmax
         // over its experts' scores).
@@ -432,16 +445,19 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
   case StepKind::Gemm: {
     const KernelSpec &k = s.gemm;
     const Geometry ga = geometry(in[0]->shape), gb = geometry(in[2]->shape);
-    if (k.kind == GemmKind::GroupedContiguous) {
-      // A [R, K] holds every group's rows, B [G, N, K] one matrix a group.
-      const int64_t m = in[0]->shape[0], kk = in[0]->shape[1];
+    if (k.kind != GemmKind::Dense) {
+      // Contiguous: A [R, K] holds every group's rows. Masked: A [G, maxM,
+      // K], one slab a group. B [G, N, K], one matrix a group.
+      const bool masked = k.kind == GemmKind::GroupedMasked;
       const int64_t groups = in[2]->shape[0], n = in[2]->shape[1];
+      const int64_t m = ga.rows, kk = ga.cols;
       nm::GroupedRows rows;
-      rows.kind = GemmKind::GroupedContiguous;
+      rows.kind = k.kind;
       rows.groups = intsOf(*in[4]);
-      std::vector<nm::QuantizedTensor> a{
-          slice(*in[0], *in[1], k.a.format, k.a.granularity, 0, m, kk)};
-      std::vector<nm::QuantizedTensor> b;
+      std::vector<nm::QuantizedTensor> a, b;
+      for (int64_t g = 0; g < (masked ? groups : 1); ++g)
+        a.push_back(
+            slice(*in[0], *in[1], k.a.format, k.a.granularity, g, m, kk));
       for (int64_t g = 0; g < groups; ++g)
         b.push_back(
             slice(*in[2], *in[3], k.b.format, k.b.granularity, g, n, kk));
@@ -451,7 +467,7 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
       auto d = nm::groupedReferenceGemm(rows, a, b, 0.0f, opts);
       if (!d)
         return context(d.status());
-      for (int64_t i = 0; i < m * n; ++i)
+      for (int64_t i = 0; i < int64_t(d->size()); ++i)
         out[0]->set(i, (*d)[size_t(i)]);
       return Status::ok();
     }

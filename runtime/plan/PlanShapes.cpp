@@ -242,19 +242,24 @@ Status checkGemmStep(const PlanStep &s, Shapes &shape) {
   return Status::ok();
 }
 
-/// The shapes of a contiguous grouped GEMM: A [R, K] (every group's rows),
-/// B [G, N, K], D [R, N], offsets [G + 1].
+/// The shapes of a grouped GEMM: contiguous, A [R, K] (every group's rows),
+/// D [R, N]; masked, A [G, maxM, K], D [G, maxM, N]; B [G, N, K].
 Status checkGroupedGemmStep(const PlanStep &s, Shapes &shape) {
   const KernelSpec &k = s.gemm;
   const Shape &a = shape[s.inputs[0]], &b = shape[s.inputs[2]];
-  if (a.size() != 2 || b.size() != 3 || a[1] != k.k || b[0] != k.groups ||
-      b[1] != k.n || b[2] != k.k)
-    return errorf("step '", s.name, "': expected A [M, ", k.k, "] and B [",
-                  k.groups, ", ", k.n, ", ", k.k,
+  const bool masked = k.kind == GemmKind::GroupedMasked;
+  const size_t lead = masked ? 1 : 0;
+  if (a.size() != 2 + lead || b.size() != 3 || a[lead + 1] != k.k ||
+      (masked && a[0] != k.groups) || b[0] != k.groups || b[1] != k.n ||
+      b[2] != k.k)
+    return errorf("step '", s.name, "': expected A [",
+                  masked ? std::to_string(k.groups) + ", maxM" : "M", ", ", k.k,
+                  "] and B [", k.groups, ", ", k.n, ", ", k.k,
                   "] for the kernel spec, found A ", formatShape(a), " and B ",
                   formatShape(b));
-  FP8_RETURN_IF_ERROR(sameShape(s.name, "D", s.outputs[0], Shape{a[0], k.n},
-                                shape[s.outputs[0]]));
+  const Shape d = masked ? Shape{a[0], a[1], k.n} : Shape{a[0], k.n};
+  FP8_RETURN_IF_ERROR(
+      sameShape(s.name, "D", s.outputs[0], d, shape[s.outputs[0]]));
   FP8_RETURN_IF_ERROR(sameShape(s.name, "A's scales", s.inputs[1],
                                 scaleShapeFor(a, k.a.granularity),
                                 shape[s.inputs[1]]));
@@ -307,8 +312,30 @@ Status checkUnpermuteStep(const PlanStep &s, Shapes &shape) {
                    shape[s.outputs[0]]);
 }
 
+/// The shapes of a masked reference grouped matmul: A [E, maxM, K], B
+/// [E, N, K] (or [E, K, N]), valid rows [E], out [E, maxM, N].
+Status checkMaskedReferenceOp(const RefOp &op, Shapes &shape) {
+  const Shape &a = shape[op.inputs[0]], &b = shape[op.inputs[1]];
+  const bool kMajor = op.bLayout == Layout::KMajor;
+  if (a.size() != 3 || b.size() != 3 || a[0] != op.experts ||
+      b[0] != op.experts || (kMajor ? b[2] : b[1]) != a[2] ||
+      shape[op.inputs[2]] != Shape{op.experts})
+    return errorf("reference grouped_matmul '", op.out, "': expected A [",
+                  op.experts, ", maxM, K], B [", op.experts,
+                  ", N, K] and valid rows [", op.experts, "], found ",
+                  formatShape(a), ", ", formatShape(b), " and ",
+                  formatShape(shape[op.inputs[2]]));
+  const Shape want{a[0], a[1], kMajor ? b[1] : b[2]};
+  if (want != shape[op.out])
+    return errorf("reference grouped_matmul '", op.out, "': expected shape ",
+                  formatShape(want), ", found ", formatShape(shape[op.out]));
+  return Status::ok();
+}
+
 /// The shapes of an MoE reference op (RefOp's table).
 Status checkMoeReferenceOp(const RefOp &op, Shapes &shape) {
+  if (op.masked)
+    return checkMaskedReferenceOp(op, shape);
   const Shape &x = shape[op.inputs[0]];
   const Shape &ids =
       shape[op.inputs[op.kind == RefOp::Kind::GroupedMatmul ? 2 : 1]];
@@ -391,7 +418,7 @@ Expected<ResolvedPlan> resolvePlan(const Plan &plan, const DimValues &dims) {
       FP8_RETURN_IF_ERROR(checkTransposeStep(s, r.shapes));
       break;
     case StepKind::Gemm:
-      FP8_RETURN_IF_ERROR(s.gemm.kind == GemmKind::GroupedContiguous
+      FP8_RETURN_IF_ERROR(s.gemm.kind != GemmKind::Dense
                               ? checkGroupedGemmStep(s, r.shapes)
                               : checkGemmStep(s, r.shapes));
       break;

@@ -243,11 +243,12 @@ Status checkGemmStep(const Plan &plan, const PlanStep &s,
                      const std::vector<const PlanBuffer *> &in,
                      const std::vector<const PlanBuffer *> &out) {
   const KernelSpec &k = s.gemm;
-  const bool grouped = k.kind == GemmKind::GroupedContiguous;
+  const bool grouped = k.kind == GemmKind::GroupedContiguous ||
+                       k.kind == GemmKind::GroupedMasked;
   const size_t want = k.accumulate || grouped ? 5 : 4;
   FP8_RETURN_IF_ERROR(expectCount(s,
                                   grouped ? "inputs (a, a_scale, b, "
-                                            "b_scale, offsets)"
+                                            "b_scale, groups)"
                                   : k.accumulate
                                       ? "inputs (a, a_scale, b, b_scale, c)"
                                       : "inputs (a, a_scale, b, b_scale)",
@@ -266,35 +267,35 @@ Status checkGemmStep(const Plan &plan, const PlanStep &s,
     return errorf("step '", s.name, "': expected a kernel for the plan's ",
                   toString(plan.arch), ", found ", toString(k.arch));
   FP8_RETURN_IF_ERROR(checkKernelSpec(k).withContext("step '" + s.name + "'"));
-  if (k.kind == GemmKind::GroupedContiguous) {
-    // Rows of one A after another; B a stack of the groups' matrices; the
-    // offsets [G + 1] a buffer written before the step.
+  if (grouped) {
+    // Contiguous: the rows of one A after another, offsets [G + 1]. Masked:
+    // A a stack of G slabs, valid rows [G]. B a stack of the groups'
+    // matrices; the group tensor a buffer (written before the step, or an
+    // input).
+    const bool masked = k.kind == GemmKind::GroupedMasked;
     if (s.batch != 1)
       return errorf("step '", s.name,
                     "': expected batch 1 for a grouped GEMM, found ", s.batch);
-    if (in.size() != 5)
-      return errorf("step '", s.name,
-                    "': expected inputs (a, a_scale, b, b_scale, offsets) for "
-                    "a grouped GEMM, found ",
-                    in.size());
-    FP8_RETURN_IF_ERROR(expectType(s, *in[4], DType::I32, "group offsets"));
+    const char *what = masked ? "valid rows" : "group offsets";
+    FP8_RETURN_IF_ERROR(expectType(s, *in[4], DType::I32, what));
+    const int64_t count = masked ? k.groups : k.groups + 1;
     const ShapeExpr &o = in[4]->shape;
-    if (o.size() != 1 || !o[0].isStatic() || o[0].value != k.groups + 1)
-      return errorf("step '", s.name, "': expected group offsets of shape [",
-                    k.groups + 1, "], found ", shapeString(o));
-    if (in[0]->shape.size() != 2 || in[2]->shape.size() != 3)
-      return errorf("step '", s.name,
-                    "': expected A of rank 2 and B of rank 3 (the groups' "
-                    "stack), found ",
+    if (o.size() != 1 || !o[0].isStatic() || o[0].value != count)
+      return errorf("step '", s.name, "': expected ", what, " of shape [",
+                    count, "], found ", shapeString(o));
+    const size_t rank = masked ? 3 : 2;
+    if (in[0]->shape.size() != rank || in[2]->shape.size() != 3)
+      return errorf("step '", s.name, "': expected A of rank ", rank,
+                    " and B of rank 3 (the groups' stack), found ",
                     shapeString(in[0]->shape), " and ",
                     shapeString(in[2]->shape));
     return Status::ok();
   }
   if (k.kind != GemmKind::Dense)
     return errorf("step '", s.name,
-                  "': expected a dense or contiguous "
-                  "grouped GEMM, found a ",
-                  toString(k.kind), " GEMM (the plan runs those two)");
+                  "': expected a dense, contiguous or "
+                  "masked grouped GEMM, found a ",
+                  toString(k.kind), " GEMM (the plan runs those three)");
   if (!kBatchRange.contains(s.batch))
     return integerFieldError("batch", "step '" + s.name + "'", kBatchRange,
                              std::to_string(s.batch));

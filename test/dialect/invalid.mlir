@@ -645,3 +645,130 @@ func.func @gemm_spec_promotion() attributes {fp8.s = #fp8.gemm<{a = {format = "e
 func.func @gemm_spec_not_a_dictionary() attributes {fp8.s = #fp8.gemm<[1, 2]>} {
   return
 }
+
+// -----
+
+// MoE routing.
+func.func @permute_experts(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>) {
+  // expected-error @+1 {{'fp8.moe_permute' op expected 1 <= experts <= 1024, found 0}}
+  %r, %o, %p = fp8.moe_permute %x, %ids experts 0
+      : tensor<?x64xbf16>, tensor<?x2xi32> -> tensor<?x64xbf16>, tensor<1xi32>, tensor<?x2xi32>
+  return
+}
+
+// -----
+
+func.func @permute_align(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>) {
+  // expected-error @+1 {{'fp8.moe_permute' op expected 1 <= align <= 1024, found 2048}}
+  %r, %o, %p = fp8.moe_permute %x, %ids experts 4 align 2048
+      : tensor<?x64xbf16>, tensor<?x2xi32> -> tensor<?x64xbf16>, tensor<5xi32>, tensor<?x2xi32>
+  return
+}
+
+// -----
+
+func.func @permute_tokens(%x: tensor<8x64xbf16>, %ids: tensor<7x2xi32>) {
+  // expected-error @+1 {{'fp8.moe_permute' op expected ids [T, topK] for x [T, H], found 'tensor<7x2xi32>' for 'tensor<8x64xbf16>'}}
+  %r, %o, %p = fp8.moe_permute %x, %ids experts 4
+      : tensor<8x64xbf16>, tensor<7x2xi32> -> tensor<?x64xbf16>, tensor<5xi32>, tensor<7x2xi32>
+  return
+}
+
+// -----
+
+func.func @permute_rows_type(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>) {
+  // expected-error @+1 {{'fp8.moe_permute' op expected rows with x's element type and width, found 'tensor<?x64xf32>' for 'tensor<?x64xbf16>'}}
+  %r, %o, %p = fp8.moe_permute %x, %ids experts 4
+      : tensor<?x64xbf16>, tensor<?x2xi32> -> tensor<?x64xf32>, tensor<5xi32>, tensor<?x2xi32>
+  return
+}
+
+// -----
+
+func.func @permute_offsets(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>) {
+  // expected-error @+1 {{'fp8.moe_permute' op expected offsets of 5 elements (experts + 1), found 'tensor<4xi32>'}}
+  %r, %o, %p = fp8.moe_permute %x, %ids experts 4
+      : tensor<?x64xbf16>, tensor<?x2xi32> -> tensor<?x64xbf16>, tensor<4xi32>, tensor<?x2xi32>
+  return
+}
+
+// -----
+
+func.func @permute_positions(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>) {
+  // expected-error @+1 {{'fp8.moe_permute' op expected positions of the ids' type 'tensor<?x2xi32>', found 'tensor<?x3xi32>'}}
+  %r, %o, %p = fp8.moe_permute %x, %ids experts 4
+      : tensor<?x64xbf16>, tensor<?x2xi32> -> tensor<?x64xbf16>, tensor<5xi32>, tensor<?x3xi32>
+  return
+}
+
+// -----
+
+func.func @permute_rows(%x: tensor<8x64xbf16>, %ids: tensor<8x2xi32>) {
+  // expected-error @+1 {{'fp8.moe_permute' op expected 28 rows (topK * T + experts * (align - 1)), found 16}}
+  %r, %o, %p = fp8.moe_permute %x, %ids experts 4 align 4
+      : tensor<8x64xbf16>, tensor<8x2xi32> -> tensor<16x64xbf16>, tensor<5xi32>, tensor<8x2xi32>
+  return
+}
+
+// -----
+
+func.func @grouped_rank(%o: tensor<5xi32>, %a: tensor<4x8x64xbf16>, %b: tensor<4x32x64xbf16>) {
+  // expected-error @+1 {{'fp8.grouped_matmul' op expected A and D of rank 2 ([R, K], [R, N]) in the contiguous form, found 'tensor<4x8x64xbf16>' and 'tensor<4x8x32xbf16>'}}
+  %d = fp8.grouped_matmul contiguous(%o : tensor<5xi32>) %a, %b
+      : tensor<4x8x64xbf16>, tensor<4x32x64xbf16> -> tensor<4x8x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_k(%o: tensor<5xi32>, %a: tensor<?x64xbf16>, %b: tensor<4x32x128xbf16>) {
+  // expected-error @+1 {{'fp8.grouped_matmul' op expected A and B [E, N, K] with equal K, found 'tensor<?x64xbf16>' and 'tensor<4x32x128xbf16>'}}
+  %d = fp8.grouped_matmul contiguous(%o : tensor<5xi32>) %a, %b
+      : tensor<?x64xbf16>, tensor<4x32x128xbf16> -> tensor<?x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_offsets(%o: tensor<4xi32>, %a: tensor<?x64xbf16>, %b: tensor<4x32x64xbf16>) {
+  // expected-error @+1 {{'fp8.grouped_matmul' op expected offsets of E + 1 elements for B 'tensor<4x32x64xbf16>', found 'tensor<4xi32>'}}
+  %d = fp8.grouped_matmul contiguous(%o : tensor<4xi32>) %a, %b
+      : tensor<?x64xbf16>, tensor<4x32x64xbf16> -> tensor<?x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_valid_rows(%v: tensor<5xi32>, %a: tensor<4x8x64xbf16>, %b: tensor<4x32x64xbf16>) {
+  // expected-error @+1 {{'fp8.grouped_matmul' op expected valid rows of E elements for B 'tensor<4x32x64xbf16>', found 'tensor<5xi32>'}}
+  %d = fp8.grouped_matmul masked(%v : tensor<5xi32>) %a, %b
+      : tensor<4x8x64xbf16>, tensor<4x32x64xbf16> -> tensor<4x8x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_d(%v: tensor<4xi32>, %a: tensor<4x8x64xbf16>, %b: tensor<4x32x64xbf16>) {
+  // expected-error @+1 {{'fp8.grouped_matmul' op expected D [E, maxM, N] for A 'tensor<4x8x64xbf16>' and B 'tensor<4x32x64xbf16>', found 'tensor<4x8x16xbf16>'}}
+  %d = fp8.grouped_matmul masked(%v : tensor<4xi32>) %a, %b
+      : tensor<4x8x64xbf16>, tensor<4x32x64xbf16> -> tensor<4x8x16xbf16>
+  return
+}
+
+// -----
+
+func.func @unpermute_weights(%y: tensor<?x64xbf16>, %p: tensor<?x2xi32>, %w: tensor<?x3xf32>) {
+  // expected-error @+1 {{'fp8.moe_unpermute' op expected weights shaped like the positions 'tensor<?x2xi32>', found 'tensor<?x3xf32>'}}
+  %o = fp8.moe_unpermute %y, %p, %w
+      : tensor<?x64xbf16>, tensor<?x2xi32>, tensor<?x3xf32> -> tensor<?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @unpermute_out(%y: tensor<?x64xbf16>, %p: tensor<8x2xi32>, %w: tensor<8x2xf32>) {
+  // expected-error @+1 {{'fp8.moe_unpermute' op expected out [T, H] for positions 'tensor<8x2xi32>' and y 'tensor<?x64xbf16>', found 'tensor<7x64xbf16>'}}
+  %o = fp8.moe_unpermute %y, %p, %w
+      : tensor<?x64xbf16>, tensor<8x2xi32>, tensor<8x2xf32> -> tensor<7x64xbf16>
+  return
+}

@@ -242,3 +242,26 @@ func.func @annotated(%w: tensor<8x8xbf16> {fp8.weight}, %h: tensor<16xf32> {fp8.
     attributes {fp8.recipe = #fp8.recipe<a = <f8E4M3FN, <1x128>>, b = <f8E4M3FN, <128x128>>, promotion_interval = 128>} {
   return
 }
+
+//===----------------------------------------------------------------------===//
+// MoE routing
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @moe
+// CHECK: fp8.moe_permute %{{.*}}, %{{.*}} experts 4 align 2 : tensor<?x64xbf16>, tensor<?x2xi32> -> tensor<?x64xbf16>, tensor<5xi32>, tensor<?x2xi32>
+// CHECK: fp8.grouped_matmul contiguous(%{{.*}} : tensor<5xi32>) %{{.*}}, %{{.*}} : tensor<?x64xbf16>, tensor<4x32x64xbf16> -> tensor<?x32xbf16>
+// CHECK: fp8.grouped_matmul masked(%{{.*}} : tensor<4xi32>) %{{.*}}, %{{.*}} : tensor<4x?x64xbf16>, tensor<4x32x64xbf16> -> tensor<4x?x32xf32>
+// CHECK: fp8.moe_unpermute %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x64xbf16>, tensor<?x2xi32>, tensor<?x2xf32> -> tensor<?x64xbf16>
+func.func @moe(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w: tensor<4x32x64xbf16>,
+               %v: tensor<4xi32>, %s: tensor<4x?x64xbf16>, %y: tensor<?x64xbf16>,
+               %rw: tensor<?x2xf32>) {
+  %r, %o, %p = fp8.moe_permute %x, %ids experts 4 align 2
+      : tensor<?x64xbf16>, tensor<?x2xi32> -> tensor<?x64xbf16>, tensor<5xi32>, tensor<?x2xi32>
+  %d = fp8.grouped_matmul contiguous(%o : tensor<5xi32>) %r, %w
+      : tensor<?x64xbf16>, tensor<4x32x64xbf16> -> tensor<?x32xbf16>
+  %m = fp8.grouped_matmul masked(%v : tensor<4xi32>) %s, %w
+      : tensor<4x?x64xbf16>, tensor<4x32x64xbf16> -> tensor<4x?x32xf32>
+  %u = fp8.moe_unpermute %y, %p, %rw
+      : tensor<?x64xbf16>, tensor<?x2xi32>, tensor<?x2xf32> -> tensor<?x64xbf16>
+  return
+}

@@ -248,11 +248,11 @@ module attributes {fp8.target = "sm_90a"} {
 
 module attributes {fp8.target = "sm_90a"} {
   func.func @moe(%valid: tensor<8xi32>, %a: tensor<8x64x256xf8E4M3FN>, %as: tensor<8x64x2xf32>,
-                 %b: tensor<8x128x256xf8E4M3FN>, %bs: tensor<8x1x2xf32>) -> tensor<8x64x128xbf16> {
-    // expected-error @+1 {{'fp8.grouped_scaled_matmul' op cannot run on the runtime: masked grouped GEMMs with data-dependent valid rows are not run by plans yet (fp8::groupedGemm runs them; plans run the contiguous form and full batches)}}
+                 %b: tensor<8x256x128xf8E4M3FN>, %bs: tensor<8x2x1xf32>) -> tensor<8x64x128xbf16> {
+    // expected-error @+1 {{'fp8.grouped_scaled_matmul' op cannot run on the runtime: expected K-major A and B for a grouped GEMM with data-dependent groups}}
     %d = fp8.grouped_scaled_matmul masked(%valid : tensor<8xi32>)
-           %a scale %as granularity <1x128>, %b scale %bs granularity <128x128> promotion_interval 128
-        : tensor<8x64x256xf8E4M3FN>, tensor<8x64x2xf32>, tensor<8x128x256xf8E4M3FN>, tensor<8x1x2xf32> -> tensor<8x64x128xbf16>
+           %a scale %as granularity <1x128>, %b scale %bs granularity <128x128> layout mn_major promotion_interval 128
+        : tensor<8x64x256xf8E4M3FN>, tensor<8x64x2xf32>, tensor<8x256x128xf8E4M3FN>, tensor<8x2x1xf32> -> tensor<8x64x128xbf16>
     return %d : tensor<8x64x128xbf16>
   }
 }

@@ -66,12 +66,18 @@ Status peersOf(GpuPlan &gpu, const PlanStep &s, const ResolvedPlan &shapes,
   } else {
     out.peerKind = "fp8 per-tensor (nearest)";
   }
-  if (out.grouped) {
+  if (out.grouped && out.batch == 1) {
     // The same FLOPs as one dense GEMM over every group's rows (B: the
     // first expert's matrix): a bound on a loop of per-group calls.
     out.peerKind += ", dense";
     out.peerNote = "a grouped GEMM: cuBLASLt timed as one dense GEMM of all "
                    "its rows (faster than one call per group)";
+  } else if (out.grouped) {
+    // Masked: one call per group on its whole slab (the valid rows are on
+    // the device).
+    out.peerKind += ", per group";
+    out.peerNote = "a masked grouped GEMM: cuBLASLt timed as one call per "
+                   "group on its whole slab of rows";
   }
   const int64_t kb = (kk + 127) / 128, nb = (n + 127) / 128;
   std::vector<float> ones(size_t(std::max<int64_t>({kb * m, kb * nb, 1})),
@@ -90,7 +96,7 @@ Status peersOf(GpuPlan &gpu, const PlanStep &s, const ResolvedPlan &shapes,
                ws.get(), ws.size(), k.a.format, k.b.format);
     if (st.isOk()) {
       auto t = timeIt(d, gpu, iters, [&] {
-        for (int64_t i = 0; i < s.batch; ++i)
+        for (int64_t i = 0; i < out.batch; ++i)
           FP8_RETURN_IF_ERROR(g.run(gpu.stream()));
         return Status::ok();
       });
@@ -113,7 +119,7 @@ Status peersOf(GpuPlan &gpu, const PlanStep &s, const ResolvedPlan &shapes,
                        nullptr, nullptr, dbuf->get(), ws.get(), ws.size());
     if (st.isOk()) {
       auto t = timeIt(d, gpu, iters, [&] {
-        for (int64_t i = 0; i < s.batch; ++i)
+        for (int64_t i = 0; i < out.batch; ++i)
           FP8_RETURN_IF_ERROR(g.run(gpu.stream()));
         return Status::ok();
       });

@@ -14,11 +14,11 @@ func.func @moe_small(%x: tensor<?x256xbf16>, %ids: tensor<?x2xi32>,
   %rows, %offsets, %positions = fp8.moe_permute %x, %ids experts 4 align 4
       : tensor<?x256xbf16>, tensor<?x2xi32>
       -> tensor<?x256xbf16>, tensor<5xi32>, tensor<?x2xi32>
-  %gate = fp8.grouped_matmul %rows, %w_gate offsets %offsets
-      : tensor<?x256xbf16>, tensor<4x128x256xbf16>, tensor<5xi32>
+  %gate = fp8.grouped_matmul contiguous(%offsets : tensor<5xi32>) %rows, %w_gate
+      : tensor<?x256xbf16>, tensor<4x128x256xbf16>
       -> tensor<?x128xbf16>
-  %up = fp8.grouped_matmul %rows, %w_up offsets %offsets
-      : tensor<?x256xbf16>, tensor<4x128x256xbf16>, tensor<5xi32>
+  %up = fp8.grouped_matmul contiguous(%offsets : tensor<5xi32>) %rows, %w_up
+      : tensor<?x256xbf16>, tensor<4x128x256xbf16>
       -> tensor<?x128xbf16>
   %c0 = arith.constant 0 : index
   %r = tensor.dim %gate, %c0 : tensor<?x128xbf16>
@@ -39,8 +39,8 @@ func.func @moe_small(%x: tensor<?x256xbf16>, %ids: tensor<?x2xi32>,
     %res = arith.truncf %prod : f32 to bf16
     linalg.yield %res : bf16
   } -> tensor<?x128xbf16>
-  %down = fp8.grouped_matmul %h, %w_down offsets %offsets
-      : tensor<?x128xbf16>, tensor<4x256x128xbf16>, tensor<5xi32>
+  %down = fp8.grouped_matmul contiguous(%offsets : tensor<5xi32>) %h, %w_down
+      : tensor<?x128xbf16>, tensor<4x256x128xbf16>
       -> tensor<?x256xbf16>
   %y = fp8.moe_unpermute %down, %positions, %weights
       : tensor<?x256xbf16>, tensor<?x2xi32>, tensor<?x2xf32>
