@@ -94,6 +94,32 @@ Status randomRoutingIds(const Plan &plan, const HostBuffers &buffers,
   return Status::ok();
 }
 
+Status checkRoutingIds(const Plan &plan, const HostBuffers &buffers) {
+  for (const PlanStep &s : plan.steps) {
+    if (s.kind == StepKind::Gemm && s.gemm.kind == GemmKind::GroupedMasked &&
+        s.inputs.size() == 5) {
+      // Valid rows in [0, maxM] (the kernel clamps; the oracle refuses).
+      const std::vector<int32_t> rows = intsOf(buffers.at(s.inputs[4]));
+      const int64_t maxM = buffers.at(s.inputs[0]).shape[1];
+      for (size_t g = 0; g < rows.size(); ++g)
+        if (rows[g] < 0 || rows[g] > maxM)
+          return errorf("valid rows '", s.inputs[4],
+                        "': expected values in "
+                        "[0, ",
+                        maxM, "] (the rows of a group's slab), found ", rows[g],
+                        " for group ", g);
+    }
+    if (s.kind != StepKind::Permute)
+      continue;
+    const HostTensor &ids = buffers.at(s.inputs[1]);
+    const int64_t experts = buffers.at(s.outputs[2]).shape[0] - 1;
+    auto p = routeOf(ids, experts, s.align);
+    if (!p)
+      return p.status().withContext("routing ids '" + s.inputs[1] + "'");
+  }
+  return Status::ok();
+}
+
 Status runPermuteOnCpu(const PlanStep &s,
                        const std::vector<const HostTensor *> &in,
                        const std::vector<HostTensor *> &out) {

@@ -35,6 +35,13 @@ const PlanStep *maskedGemmReading(const Plan &plan, const std::string &name);
 Status randomRoutingIds(const Plan &plan, const HostBuffers &buffers,
                         const PlanBuffer &b, HostTensor &t, uint64_t seed);
 
+/// Checks the routing ids every permute step reads: each in [0, E), no
+/// token sent to one expert twice (the error names the token and the id);
+/// and the valid rows of masked grouped GEMMs, in [0, maxM].
+/// fillInputs runs it; the kernels drop a slot with an id outside [0, E)
+/// rather than fault, but the oracle refuses it.
+Status checkRoutingIds(const Plan &plan, const HostBuffers &buffers);
+
 /// A permute or unpermute step on the CPU, bit for bit the kernels'.
 Status runPermuteOnCpu(const PlanStep &s,
                        const std::vector<const HostTensor *> &in,

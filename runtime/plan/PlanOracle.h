@@ -86,13 +86,6 @@ struct InputOptions {
 Status fillInputs(const Plan &plan, HostBuffers &buffers,
                   const InputOptions &options);
 
-/// Checks the routing ids every permute step reads: each in [0, E), no
-/// token sent to one expert twice (the error names the token and the id);
-/// and the valid rows of masked grouped GEMMs, in [0, maxM].
-/// fillInputs runs it; the kernels drop a slot with an id outside [0, E)
-/// rather than fault, but the oracle refuses it.
-Status checkRoutingIds(const Plan &plan, const HostBuffers &buffers);
-
 /// Writes `tensor` as <dir>/<name>.npy (bf16 as '<u2' bit patterns).
 Status writeTensorNpy(const std::string &dir, const std::string &name,
                       const HostTensor &tensor);
