@@ -82,7 +82,7 @@ struct InputOptions {
 /// dimension, seeded by `seed` and the buffer name; MoE routing ids (int32,
 /// '<i4' in files) drawn as distinct experts per token, routing weights a
 /// softmax of N(0, 1) scores per token. Routing ids are checked
-/// (checkRoutingIds).
+/// (checkRoutingIds, runtime/plan/PlanMoe.h).
 Status fillInputs(const Plan &plan, HostBuffers &buffers,
                   const InputOptions &options);
 
