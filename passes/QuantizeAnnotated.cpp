@@ -120,16 +120,24 @@ public:
   }
 
 private:
+  /// The result's element type is the recipe's `out`.
+  static LogicalResult checkRecipeOut(Operation *op, RankedTensorType result,
+                                      RecipeAttr recipe) {
+    if (result.getElementType() == recipe.getOut())
+      return success();
+    return op->emitError("expected the result element type (")
+           << result.getElementType() << ") to be the recipe's out ("
+           << recipe.getOut()
+           << "): state `out = " << typeString(result.getElementType())
+           << "` in the recipe";
+  }
+
   /// fp8.grouped_matmul -> quantize A (the experts' rows) and B (their
   /// weights, [E, N, K]) + fp8.grouped_scaled_matmul of the same form.
   LogicalResult lowerGrouped(GroupedMatmulOp op, RecipeAttr recipe) {
     auto resultType = cast<RankedTensorType>(op.getD().getType());
-    if (resultType.getElementType() != recipe.getOut())
-      return op->emitError("expected the result element type (")
-             << resultType.getElementType() << ") to be the recipe's out ("
-             << recipe.getOut()
-             << "): state `out = " << typeString(resultType.getElementType())
-             << "` in the recipe";
+    if (failed(checkRecipeOut(op, resultType, recipe)))
+      return failure();
     GranularityAttr ga = recipe.getA().getGranularity();
     GranularityAttr gb = recipe.getB().getGranularity();
     FailureOr<std::pair<Value, Value>> qa =
@@ -356,12 +364,8 @@ private:
       return op->emitError("expected the result element type to be bf16 or "
                            "f32 (what scaled FP8 GEMMs write), found ")
              << resultElt << ": make the matmul's result bf16 or f32";
-    if (resultType.getElementType() != recipe.getOut())
-      return op->emitError("expected the result element type (")
-             << resultType.getElementType() << ") to be the recipe's out ("
-             << recipe.getOut()
-             << "): state `out = " << typeString(resultType.getElementType())
-             << "` in the recipe";
+    if (failed(checkRecipeOut(op, resultType, recipe)))
+      return failure();
     Value init = op.getDpsInits()[0];
     const bool accumulate = !isZeroInit(init);
     if (accumulate && batched)
