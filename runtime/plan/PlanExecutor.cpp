@@ -276,6 +276,19 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
   return Status::ok();
 }
 
+GemmOptions GpuPlan::gemmOptions(const PlanStep &s) const {
+  GemmOptions o;
+  o.selectTile = s.runtimeTile;
+  o.checkExtents = checkExtents_;
+  return o;
+}
+
+void GpuPlan::recordGemm(size_t index, const GemmReport &rep) {
+  gemmKernels_[index] = rep.kernel;
+  gemmScaleATma_[index] = rep.scaleATma;
+  gemmScaleBTma_[index] = rep.scaleBTma;
+}
+
 Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
   // A [R, K] with its [R, K/128] scales (masked: G stacked slabs and
   // scales), B [G, N, K] with G stacked scale tensors, all packed; the group
@@ -287,19 +300,14 @@ Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
   t.scaleB = reinterpret_cast<const void *>(address(s.inputs[3]));
   t.groups = reinterpret_cast<const int32_t *>(address(s.inputs[4]));
   t.d = reinterpret_cast<void *>(address(s.outputs[0]));
-  GemmOptions o;
-  o.selectTile = s.runtimeTile;
-  o.checkExtents = checkExtents_;
   GemmReport rep;
   // M: contiguous, every group's rows; masked, the rows of a slab.
   const Shape &a = shapes_.shapes.at(s.inputs[0]);
   const int64_t m = s.gemm.kind == GemmKind::GroupedMasked ? a[1] : a[0];
-  Status st = groupedGemm(s.gemm, m, t, stream_, o, &rep);
+  Status st = groupedGemm(s.gemm, m, t, stream_, gemmOptions(s), &rep);
   if (!st.isOk())
     return st.withContext("step '" + s.name + "'");
-  gemmKernels_[index] = rep.kernel;
-  gemmScaleATma_[index] = rep.scaleATma;
-  gemmScaleBTma_[index] = rep.scaleBTma;
+  recordGemm(index, rep);
   return Status::ok();
 }
 
@@ -311,9 +319,7 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
   const Shape &bs = shapes_.shapes.at(s.inputs[2]);
   const Geometry ga = geometry(as), gb = geometry(bs);
   const int64_t m = ga.rows, n = gb.rows, kk = ga.cols;
-  GemmOptions o;
-  o.selectTile = s.runtimeTile;
-  o.checkExtents = checkExtents_;
+  const GemmOptions o = gemmOptions(s);
   const Granularity &gA = k.a.granularity, &gB = k.b.granularity;
   const int64_t saBytes = gA.scaleRows(m) * gA.scaleCols(kk) * scaleBytes(gA);
   const int64_t sbBytes = gB.scaleRows(n) * gB.scaleCols(kk) * scaleBytes(gB);
@@ -351,9 +357,7 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
     Status st = gemm(k, m, t, stream_, o, &rep);
     if (!st.isOk())
       return st.withContext("step '" + s.name + "'");
-    gemmKernels_[index] = rep.kernel;
-    gemmScaleATma_[index] = rep.scaleATma;
-    gemmScaleBTma_[index] = rep.scaleBTma;
+    recordGemm(index, rep);
   }
   return Status::ok();
 }

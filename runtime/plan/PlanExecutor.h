@@ -13,6 +13,7 @@
 
 #include "runtime/CudaDriver.h"
 #include "runtime/DeviceBuffer.h"
+#include "runtime/Gemm.h"
 #include "runtime/KernelCache.h"
 #include "runtime/plan/Plan.h"
 #include "runtime/plan/PlanOracle.h"
@@ -90,6 +91,10 @@ private:
   Status launchAux(const PlanStep &s, size_t index);
   Status launchGemm(const PlanStep &s, size_t index);
   Status launchGroupedGemm(const PlanStep &s, size_t index);
+  /// A GEMM step's options: its tile choice, the extent checks.
+  GemmOptions gemmOptions(const PlanStep &s) const;
+  /// What fp8::gemm or fp8::groupedGemm reported for step `index`.
+  void recordGemm(size_t index, const GemmReport &rep);
 
   const Plan &plan_;
   const ResolvedPlan &shapes_;
