@@ -319,13 +319,11 @@ private:
       s.outputs.push_back(*b);
     }
     if (s.kind == ::fp8::StepKind::Permute) {
-      // The token each permuted row copies: the routing's scratch, [R].
-      auto permute =
-          cast<QuantizeOp>(op).getInput().getDefiningOp<MoePermuteOp>();
+      // The token each permuted row copies, [R]: the codes' rows.
       ::fp8::PlanBuffer b;
       b.name = s.outputs[0] + "_source";
       b.dtype = ::fp8::DType::I32;
-      b.shape = {shapes_.shapeExpr(permute.getRows())[0]};
+      b.shape = {shapes_.shapeExpr(outs[0])[0]};
       b.role = ::fp8::BufferRole::Temp;
       s.outputs.push_back(b.name);
       buffers_.push_back(std::move(b));

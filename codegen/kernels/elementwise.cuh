@@ -445,13 +445,13 @@ __device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
   const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
   const int *positions = static_cast<const int *>(p.history);
   u8 *codes = static_cast<u8 *>(p.out);
+  const bool vec = Q::kBlockCols == 128 && p.cols % 128 == 0;
   for (i64 u = warp; u < units; u += warps) {
     const i64 t = u / nbc, cb = u - t * nbc;
     const i64 c0 = cb * bc;
     const i64 c1 = c0 + bc < p.cols ? c0 + bc : p.cols;
     u32 m = 0;
     float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    const bool vec = Q::kBlockCols == 128 && p.cols % 128 == 0;
     if (vec) {
       load4<InT>(p.in[0], t * p.cols + c0 + lane * 4, v);
       for (int k = 0; k < 4; ++k) {
