@@ -48,7 +48,7 @@ Expected<BenchReport> benchPlanSteps(GpuPlan &gpu, const Plan &plan,
       b.m = a[lead];
       b.k = a[lead + 1];
       b.n = bs[leadB];
-      b.grouped = s.gemm.kind != GemmKind::Dense;
+      b.gemmKind = s.gemm.kind;
       // Masked: G slabs of maxM rows (the FLOPs count every row).
       if (s.gemm.kind == GemmKind::GroupedMasked)
         b.batch = a[0];

@@ -22,10 +22,11 @@ struct BenchStep {
   double ms = 0; ///< median
   // GEMM steps:
   int64_t m = 0, n = 0, k = 0, batch = 1;
-  /// A contiguous grouped GEMM (m: every group's rows): its cuBLASLt peer is
-  /// one dense m x n x k GEMM, the same FLOPs in one launch, which a loop
-  /// of per-group calls does not beat.
-  bool grouped = false;
+  /// The GEMM's form. A contiguous grouped GEMM (m: every group's rows) has
+  /// for cuBLASLt peer one dense m x n x k GEMM, the same FLOPs in one
+  /// launch, which a loop of per-group calls does not beat; a masked one
+  /// (batch G slabs of m rows) one call per slab.
+  GemmKind gemmKind = GemmKind::Dense;
   double tflops = 0;
   bool scaleATma = false; ///< A's scales came by TMA (GemmReport::scaleATma)
   bool scaleBTma = false; ///< B's scales came by TMA (GemmReport::scaleBTma)

@@ -66,13 +66,13 @@ Status peersOf(GpuPlan &gpu, const PlanStep &s, const ResolvedPlan &shapes,
   } else {
     out.peerKind = "fp8 per-tensor (nearest)";
   }
-  if (out.grouped && out.batch == 1) {
+  if (out.gemmKind == GemmKind::GroupedContiguous) {
     // The same FLOPs as one dense GEMM over every group's rows (B: the
     // first expert's matrix): a bound on a loop of per-group calls.
     out.peerKind += ", dense";
     out.peerNote = "a grouped GEMM: cuBLASLt timed as one dense GEMM of all "
                    "its rows (faster than one call per group)";
-  } else if (out.grouped) {
+  } else if (out.gemmKind == GemmKind::GroupedMasked) {
     // Masked: one call per group on its whole slab (the valid rows are on
     // the device).
     out.peerKind += ", per group";
