@@ -188,12 +188,12 @@ def main():
                           note="--m 10^20"))
 
     # --- hostile plan fields: targeted ---------------------------------------
-    def plan_case(note, mutate, allowed=frozenset({1}), extra=()):
-        p = copy.deepcopy(plan)
+    def plan_case(note, mutate, allowed=frozenset({1}), extra=(), base=None, args=None):
+        p = copy.deepcopy(plan if base is None else base)
         mutate(p)
         path = write(w(f"plan-{len(cases)}.json"), json.dumps(p))
-        cases.append(Case("hostile plan fields", "fp8-run", run_cpu(path, *extra), set(allowed),
-                          note=note))
+        run = run_cpu(path, *extra) if args is None else [path] + args
+        cases.append(Case("hostile plan fields", "fp8-run", run, set(allowed), note=note))
 
     gemm_index = next(i for i, s in enumerate(plan["steps"]) if s["kind"] == "gemm")
 
@@ -246,12 +246,8 @@ def main():
     moe = json.loads(moe_text)
 
     def moe_case(note, mutate):
-        p = copy.deepcopy(moe)
-        mutate(p)
-        path = write(w(f"moe-{len(cases)}.json"), json.dumps(p))
-        cases.append(Case("hostile plan fields", "fp8-run",
-                          [path, "--cpu", "--no-outputs", "--dim", "M=5"], {1},
-                          note="MoE: " + note))
+        plan_case("MoE: " + note, mutate, base=moe,
+                  args=["--cpu", "--no-outputs", "--dim", "M=5"])
     step_of = lambda p, kind: next(st for st in p["steps"] if st["kind"] == kind)
     rows_buffer = lambda p: next(b for b in p["buffers"] if b["shape"][:1] == ["2*M+12"])
     for value in [0, -1, 2**40, "4", 4.0, 1025]:
