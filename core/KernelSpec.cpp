@@ -269,7 +269,9 @@ const SpecIntField kSpecIntFields[] = {
     // kDynamic (-1): M known only at launch.
     {"m", &KernelSpec::m, {kDynamic, kMaxDim}, Presence::Optional},
     {"n", &KernelSpec::n, {1, kMaxDim}, Presence::Required},
-    {"k", &KernelSpec::k, {1, kMaxDim}, Presence::Required},
+    // kDynamic: a K-grouped GEMM's K (every group's tokens), known only at
+    // launch (checked below: no other kind takes it).
+    {"k", &KernelSpec::k, {kDynamic, kMaxDim}, Presence::Required},
     {"groups", &KernelSpec::groups, {1, kMaxDim}, Presence::Optional},
 };
 
@@ -298,6 +300,11 @@ Status checkKernelSpec(const KernelSpec &s) {
     if (!f.range.contains(s.*f.member))
       return integerFieldError(f.key, "kernel spec", f.range,
                                std::to_string(s.*f.member));
+  if (s.k == 0 || (s.k == kDynamic && s.kind != GemmKind::GroupedK))
+    return errorf("expected 'k' in kernel spec to be an integer in [1, ",
+                  kMaxDim, "] (or ", kDynamic,
+                  " for a grouped_k GEMM, whose K is known at launch), found ",
+                  s.k);
   if (s.promotionInterval && (*s.promotionInterval == 0 ||
                               !kPromotionRange.contains(*s.promotionInterval)))
     return integerFieldError("promotion_interval", "kernel spec", {1, kMaxDim},

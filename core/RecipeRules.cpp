@@ -270,17 +270,18 @@ static Status checkEqual(int64_t actual, int64_t expected,
 
 Status checkScaledGemm(const ScaledGemmArgs &args) {
   const OperandSpec &a = args.a, &b = args.b;
-  if (args.kind == GemmKind::GroupedK)
-    return errorf("expected a dense, contiguous or masked GEMM: K-grouped "
-                  "GEMMs have no dialect op yet (fp8::groupedGemm runs them)");
   FP8_RETURN_IF_ERROR(checkGemmRecipe(a, b, args.promotionInterval, args.out));
 
-  bool grouped = args.kind != GemmKind::Dense;
-  bool masked = args.kind == GemmKind::GroupedMasked;
-  size_t rankA = masked ? 3 : 2, rankB = grouped ? 3 : 2;
+  const bool grouped = args.kind != GemmKind::Dense;
+  const bool masked = args.kind == GemmKind::GroupedMasked;
+  const bool alongK = args.kind == GemmKind::GroupedK;
+  // Along K the operands are single matrices and D stacks the groups.
+  const size_t rankA = masked ? 3 : 2;
+  const size_t rankB = grouped && !alongK ? 3 : 2;
+  const size_t rankD = masked || alongK ? 3 : 2;
   FP8_RETURN_IF_ERROR(checkRank(args.aShape, rankA, "A", args.kind));
   FP8_RETURN_IF_ERROR(checkRank(args.bShape, rankB, "B", args.kind));
-  FP8_RETURN_IF_ERROR(checkRank(args.dShape, rankA, "the result", args.kind));
+  FP8_RETURN_IF_ERROR(checkRank(args.dShape, rankD, "the result", args.kind));
   FP8_RETURN_IF_ERROR(checkSizes(args.aShape, "A"));
   FP8_RETURN_IF_ERROR(checkSizes(args.bShape, "B"));
   FP8_RETURN_IF_ERROR(checkSizes(args.dShape, "the result"));
@@ -300,8 +301,22 @@ Status checkScaledGemm(const ScaledGemmArgs &args) {
   FP8_RETURN_IF_ERROR(
       checkEqual(cols(args.dShape), n, "the result's columns", "N"));
 
+  if (alongK)
+    // A group starts at any multiple of 128 along K: a scale block of 128
+    // (or one constant along K) never straddles two groups.
+    for (const OperandSpec *o : {&a, &b}) {
+      const int64_t kb = kBlock(o->granularity, o->layout);
+      if (kb != 128 && kb != Granularity::kWhole)
+        return errorf("expected K blocks of 128 (or scales constant along K) "
+                      "for ",
+                      o == &a ? "A" : "B",
+                      " of a K-grouped GEMM, whose groups start at multiples "
+                      "of 128, found ",
+                      kb);
+    }
+
   if (grouped) {
-    int64_t groups = args.bShape[0];
+    const int64_t groups = alongK ? args.dShape[0] : args.bShape[0];
     if (masked) {
       FP8_RETURN_IF_ERROR(checkEqual(args.aShape[0], groups,
                                      "the group count of A",
@@ -310,6 +325,9 @@ Status checkScaledGemm(const ScaledGemmArgs &args) {
                                      "the group count of the result",
                                      "the group count of B"));
     }
+    if (alongK && groups == 0)
+      return errorf("expected at least one group in the result [G, M, N], "
+                    "found 0");
     const char *what = masked ? "the valid-row counts" : "the group offsets";
     if (args.groupShape.size() != 1)
       return errorf("expected ", what, " to have rank 1, found ",

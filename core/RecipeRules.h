@@ -143,14 +143,17 @@ Status checkGemmRecipe(const OperandSpec &a, const OperandSpec &b,
 struct ScaledGemmArgs {
   GemmKind kind = GemmKind::Dense;
   OperandSpec a; ///< A: [M, K] k_major, [K, M] mn_major (masked: [G, ...])
-  OperandSpec b; ///< B: [N, K] k_major, [K, N] mn_major (grouped: [G, ...])
+  /// B: [N, K] k_major, [K, N] mn_major (contiguous, masked: [G, ...])
+  OperandSpec b;
   Shape aShape, aScaleShape, bShape, bScaleShape;
   DType aScaleType = DType::F32;
   DType bScaleType = DType::F32;
-  /// D: [M, N] (masked: [G, maxM, N]); C, when present, has D's type.
+  /// D: [M, N] (masked: [G, maxM, N]; along K: [G, M, N]); C, when present,
+  /// has D's type.
   Shape dShape;
   DType out = DType::BF16;
-  /// Group offsets ([G + 1], contiguous) or valid rows ([G], masked).
+  /// Group offsets ([G + 1], contiguous and along K) or valid rows ([G],
+  /// masked).
   Shape groupShape;
   std::optional<int64_t> promotionInterval;
 };

@@ -74,6 +74,8 @@ Layout mlir::fp8::fromRecipe(::fp8::Layout l) {
     return ::fp8::GemmKind::GroupedContiguous;
   case GroupMode::Masked:
     return ::fp8::GemmKind::GroupedMasked;
+  case GroupMode::AlongK:
+    return ::fp8::GemmKind::GroupedK;
   }
   llvm_unreachable("unknown group mode");
 }

@@ -65,14 +65,17 @@ def FP8_Layout : I32EnumAttr<"Layout", "physical layout of a GEMM operand", [
 def FP8_GroupMode : I32EnumAttr<"GroupMode",
     "how a grouped GEMM finds its groups", [
       I32EnumAttrCase<"Contiguous", 0, "contiguous">,
-      I32EnumAttrCase<"Masked", 1, "masked">
+      I32EnumAttrCase<"Masked", 1, "masked">,
+      I32EnumAttrCase<"AlongK", 2, "along_k">
     ]> {
   let cppNamespace = "::mlir::fp8";
   let genSpecializedAttr = 0;
   let description = [{
     `contiguous`: groups are stacked along M in one A and one D, delimited by
     `G + 1` offsets. `masked`: A and D hold `maxM` rows per group, of which
-    only the first `valid_rows[g]` are computed.
+    only the first `valid_rows[g]` are computed. `along_k`: groups are
+    stacked along K in one A and one B (the experts' weight gradients),
+    delimited by `G + 1` offsets; D holds one `[M, N]` result per group.
   }];
 }
 

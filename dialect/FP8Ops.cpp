@@ -230,7 +230,32 @@ LogicalResult GroupedMatmulOp::verify() {
   auto b = cast<RankedTensorType>(getB().getType());
   auto d = cast<RankedTensorType>(getD().getType());
   auto groups = cast<RankedTensorType>(getGroups().getType());
+  if (getMode() == GroupMode::AlongK) {
+    if (a.getRank() != 2 || b.getRank() != 2 || d.getRank() != 3)
+      return emitOpError("expected A [R, M], B [R, N] and D [E, M, N] in the "
+                         "along_k form, found ")
+             << a << ", " << b << " and " << d;
+    if (differ(a.getDimSize(0), b.getDimSize(0)))
+      return emitOpError("expected A and B with equal rows (the tokens), "
+                         "found ")
+             << a << " and " << b;
+    if (differ(d.getDimSize(1), a.getDimSize(1)) ||
+        differ(d.getDimSize(2), b.getDimSize(1)))
+      return emitOpError("expected D [E, M, N] for A ")
+             << a << " and B " << b << ", found " << d;
+    if (!d.isDynamicDim(0) && d.getDimSize(0) < 1)
+      return emitOpError("expected at least one expert in D, found ") << d;
+    const int64_t want =
+        d.isDynamicDim(0) ? ShapedType::kDynamic : d.getDimSize(0) + 1;
+    if (differ(groups.getDimSize(0), want))
+      return emitOpError("expected offsets of E + 1 elements for D ")
+             << d << ", found " << groups;
+    return success();
+  }
   const bool masked = getMode() == GroupMode::Masked;
+  if (b.getRank() != 3)
+    return emitOpError("expected the experts' weights B [E, N, K], found ")
+           << b;
   const int64_t rank = masked ? 3 : 2;
   if (a.getRank() != rank || d.getRank() != rank)
     return emitOpError("expected A and D of rank ")

@@ -24,7 +24,6 @@ defvar FP8_Formats = [F8E4M3FN, F8E5M2];
 /// FP8 data: a matrix or a rank-3 stack of group matrices.
 def FP8_FP8Tensor : TensorRankOf<FP8_Formats, [2, 3]>;
 def FP8_FP8Matrix : TensorRankOf<FP8_Formats, [2]>;
-def FP8_FP8Stack : TensorRankOf<FP8_Formats, [3]>;
 /// What FP8 data is quantized from and dequantized to.
 def FP8_WideTensor : TensorRankOf<[BF16, F16, F32], [2, 3]>;
 /// Scales: f32 (f32, f32_pow2 formats) or f8E8M0FNU (ue8m0).
@@ -33,9 +32,8 @@ def FP8_ResultMatrix : TensorRankOf<[BF16, F32], [2]>;
 def FP8_ResultTensor : TensorRankOf<[BF16, F32], [2, 3]>;
 def FP8_AmaxHistory : 1DTensorOf<[F32]>;
 def FP8_GroupTensor : 1DTensorOf<[I32]>;
-/// MoE routing: token rows, expert stacks, ids, positions and weights.
+/// MoE routing: token rows, ids, positions and weights.
 def FP8_WideMatrix : TensorRankOf<[BF16, F16, F32], [2]>;
-def FP8_WideStack : TensorRankOf<[BF16, F16, F32], [3]>;
 def FP8_I32Matrix : TensorRankOf<[I32], [2]>;
 def FP8_F32Matrix : TensorRankOf<[F32], [2]>;
 def FP8_StatsTensor : Type<
@@ -274,9 +272,10 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul", [
 def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
   let summary = "one scaled FP8 GEMM per group (MoE experts)";
   let description = [{
-    `G` scaled GEMMs `D_g = A_g * B_g^T` sharing a recipe, one per expert.
-    B is a `[G, N, K]` stack (`[G, K, N]` when `mn_major`); its scales have
-    a leading `G` too. The groups of A and D come in one of two forms:
+    `G` scaled GEMMs `D_g = A_g * B_g^T` sharing a recipe, one per expert,
+    in one of three forms. In the first two (the experts' forward and input
+    gradient) B is a `[G, N, K]` stack (`[G, K, N]` when `mn_major`) whose
+    scales have a leading `G` too, and the groups split M:
 
     * `contiguous(%offsets)`: A `[sumM, K]` and D `[sumM, N]` stack the
       groups along M; group `g` is rows `offsets[g]` to `offsets[g + 1]`,
@@ -284,6 +283,18 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
     * `masked(%valid_rows)`: A `[G, maxM, K]`, D `[G, maxM, N]`; only the
       first `valid_rows[g]` rows of group `g` are computed (a
       `tensor<G x i32>`); A's scales have a leading `G`.
+
+    In the third (the experts' weight gradients, `dW_g = dY_g^T X_g`) the
+    groups split K, the tokens:
+
+    * `along_k(%offsets)`: A `[M, sumK]` and B `[N, sumK]` (`[sumK, M]`,
+      `[sumK, N]` when `mn_major`, as the gradients and activations are
+      stored) stack the groups along K; group `g` is K `offsets[g]` to
+      `offsets[g + 1]`. D `[G, M, N]` holds one result per group (zeros for
+      an empty group). The scales cover all of A and all of B, in K blocks
+      of 128 (or constant along K), and the offsets are multiples of 128
+      (`fp8.moe_permute ... align 128` pads the groups so): the runtime
+      checks that.
 
     Layouts, granularities and `promotion_interval` follow the rules of
     `fp8.scaled_matmul`. With a row block larger than 1 on A, each group's
@@ -305,6 +316,13 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
         : tensor<8x256x7168xf8E4M3FN>, tensor<8x256x56xf32>,
           tensor<8x4096x7168xf8E4M3FN>, tensor<8x32x56xf32>
           -> tensor<8x256x4096xbf16>
+
+    %dw = fp8.grouped_scaled_matmul along_k(%offsets : tensor<9xi32>)
+           %dy_t scale %dys granularity <1x128>,
+           %x_t scale %xs granularity <1x128>
+           promotion_interval 128
+        : tensor<4096x?xf8E5M2>, tensor<4096x?xf32>,
+          tensor<7168x?xf8E4M3FN>, tensor<7168x?xf32> -> tensor<8x4096x7168xf32>
     ```
   }];
   let arguments = (ins
@@ -312,7 +330,7 @@ def FP8_GroupedScaledMatmulOp : FP8_Op<"grouped_scaled_matmul", [Pure]> {
     FP8_GroupTensor:$groups,
     FP8_FP8Tensor:$a,
     FP8_ScaleTensor:$a_scale,
-    FP8_FP8Stack:$b,
+    FP8_FP8Tensor:$b,
     FP8_ScaleTensor:$b_scale,
     FP8_GranularityAttr:$a_granularity,
     FP8_GranularityAttr:$b_granularity,
@@ -390,9 +408,10 @@ def FP8_MoePermuteOp : FP8_Op<"moe_permute", [Pure]> {
 def FP8_GroupedMatmulOp : FP8_Op<"grouped_matmul", [Pure]> {
   let summary = "one matmul per expert on its rows (before quantization)";
   let description = [{
-    One matmul per group, before quantization, in the two forms of
-    `fp8.grouped_scaled_matmul`, with B the experts' weights `[E, N, K]`
-    (PyTorch's `[out, in]` per expert) and D in `bf16` or `f32`:
+    One matmul per group, before quantization, in the three forms of
+    `fp8.grouped_scaled_matmul`, with D in `bf16` or `f32`. In the forward
+    forms B is the experts' weights `[E, N, K]` (PyTorch's `[out, in]` per
+    expert):
 
     * `contiguous(%offsets)`: `d[r] = a[r] * b[e]^T` for the rows `r` of
       group `e` (`offsets[e]` to `offsets[e + 1]`, as `fp8.moe_permute`
@@ -401,9 +420,18 @@ def FP8_GroupedMatmulOp : FP8_Op<"grouped_matmul", [Pure]> {
       `valid_rows[e]` rows of group `e` are computed, the others are zero
       (decode: a few tokens per expert, counts from the router).
 
+    The weight gradient takes the gradients and the activations of the
+    experts' rows, both as stored (rows in expert order):
+
+    * `along_k(%offsets)`: `d[e] = a[rows of e]^T * b[rows of e]`, A `[R, M]`
+      (the gradients), B `[R, N]` (the activations), D `[E, M, N]` (PyTorch's
+      `[out, in]` weight gradient per expert; zeros for an empty group).
+      The offsets are multiples of 128 (`align 128` on `fp8.moe_permute`).
+
     Like a `linalg.matmul`, it takes the `fp8.recipe` on it or on its
-    function: `--fp8-quantize-annotated` turns it into `fp8.quantize` of
-    both operands and an `fp8.grouped_scaled_matmul` of the same form.
+    function (granularities in the GEMM's frame: along K is along the rows
+    here): `--fp8-quantize-annotated` turns it into `fp8.quantize` of both
+    operands and an `fp8.grouped_scaled_matmul` of the same form.
 
     ```mlir
     %gate = fp8.grouped_matmul contiguous(%offsets : tensor<17xi32>)
@@ -412,13 +440,15 @@ def FP8_GroupedMatmulOp : FP8_Op<"grouped_matmul", [Pure]> {
     %d = fp8.grouped_matmul masked(%counts : tensor<16xi32>) %x, %w
         : tensor<16x?x7168xbf16>, tensor<16x2048x7168xbf16>
           -> tensor<16x?x2048xbf16>
+    %dw = fp8.grouped_matmul along_k(%offsets : tensor<17xi32>) %dy, %h
+        : tensor<?x7168xbf16>, tensor<?x2048xbf16> -> tensor<16x7168x2048xf32>
     ```
   }];
   let arguments = (ins
     FP8_GroupModeAttr:$mode,
     FP8_GroupTensor:$groups,
     FP8_WideTensor:$a,
-    FP8_WideStack:$b
+    FP8_WideTensor:$b
   );
   let results = (outs FP8_ResultTensor:$d);
   // `` before an enum attribute: its printer starts with a space.

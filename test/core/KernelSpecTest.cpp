@@ -116,8 +116,17 @@ TEST(KernelSpec, JSONIntegersAreExactlyTypedAndInRange) {
             "expected 'split_k' in tile to be an integer in [1, 16777216], "
             "found 18446744073709551615");
   EXPECT_EQ(parseEdited("\"k\":2048", "\"k\":-2048"),
-            "expected 'k' in kernel spec to be an integer in [1, 2147483647], "
-            "found -2048");
+            "expected 'k' in kernel spec to be an integer in [-1, "
+            "2147483647], found -2048");
+  // -1 (K known at launch) only for a K-grouped GEMM.
+  EXPECT_EQ(parseEdited("\"k\":2048", "\"k\":-1"),
+            "expected 'k' in kernel spec to be an integer in [1, 2147483647] "
+            "(or -1 for a grouped_k GEMM, whose K is known at launch), found "
+            "-1");
+  EXPECT_EQ(parseEdited("\"k\":2048", "\"k\":0"),
+            "expected 'k' in kernel spec to be an integer in [1, 2147483647] "
+            "(or -1 for a grouped_k GEMM, whose K is known at launch), found "
+            "0");
   EXPECT_EQ(parseEdited("\"m\":-1", "\"m\":-2"),
             "expected 'm' in kernel spec to be an integer in [-1, "
             "2147483647], found -2");
@@ -128,6 +137,22 @@ TEST(KernelSpec, JSONIntegersAreExactlyTypedAndInRange) {
       parseEdited("\"promotion_interval\":128", "\"promotion_interval\":false"),
       "expected 'promotion_interval' in kernel spec to be an integer in "
       "[0, 2147483647], found false");
+}
+
+TEST(KernelSpec, AKGroupedSpecMayLeaveKToTheLaunch) {
+  // The plan of a K-grouped GEMM: K is every group's tokens, a launch value
+  // like M; its kernel name has no K.
+  KernelSpec s = deepseekSpec();
+  s.kind = GemmKind::GroupedK;
+  s.groups = 16;
+  s.k = kDynamic;
+  auto back = kernelSpecFromJSON(toJSON(s));
+  ASSERT_TRUE(back.isOk()) << back.message();
+  EXPECT_EQ(*back, s);
+  EXPECT_EQ(back->kernelName().find("_k"), std::string::npos)
+      << back->kernelName();
+  s.kind = GemmKind::GroupedContiguous;
+  EXPECT_FALSE(checkKernelSpec(s).isOk());
 }
 
 TEST(KernelSpec, JSONOptionalFieldsOfTheWrongTypeAreErrors) {

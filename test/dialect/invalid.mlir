@@ -411,7 +411,7 @@ func.func @matmul_missing_granularity(%a: tensor<128x256xf8E4M3FN>, %s: tensor<1
 
 func.func @grouped_b_rank(%off: tensor<9xi32>, %a: tensor<?x7168xf8E4M3FN>, %s: tensor<1x1xf32>,
                           %b: tensor<4096x7168xf8E4M3FN>) {
-  // expected-error @+1 {{operand #3 must be 3D tensor of f8E4M3FN type or f8E5M2 type values, but got 'tensor<4096x7168xf8E4M3FN>'}}
+  // expected-error @+1 {{expected B of a contiguous grouped GEMM to have rank 3, found 2}}
   %d = fp8.grouped_scaled_matmul contiguous(%off : tensor<9xi32>)
          %a scale %s granularity <per_tensor>, %b scale %s granularity <per_tensor>
       : tensor<?x7168xf8E4M3FN>, tensor<1x1xf32>, tensor<4096x7168xf8E4M3FN>,
@@ -512,6 +512,55 @@ func.func @grouped_d_rows(%vr: tensor<8xi32>, %a: tensor<8x256x7168xf8E4M3FN>, %
          %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
       : tensor<8x256x7168xf8E4M3FN>, tensor<8x1x1xf32>, tensor<8x4096x7168xf8E4M3FN>,
         tensor<8x1x1xf32> -> tensor<8x128x4096xbf16>
+  return
+}
+
+// -----
+
+func.func @along_k_b_rank(%off: tensor<9xi32>, %a: tensor<4096x?xf8E4M3FN>, %as: tensor<1x1xf32>,
+                          %b: tensor<8x7168x?xf8E4M3FN>, %bs: tensor<8x1x1xf32>) {
+  // expected-error @+1 {{expected B of a K-grouped GEMM to have rank 2, found 3}}
+  %d = fp8.grouped_scaled_matmul along_k(%off : tensor<9xi32>)
+         %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+      : tensor<4096x?xf8E4M3FN>, tensor<1x1xf32>, tensor<8x7168x?xf8E4M3FN>,
+        tensor<8x1x1xf32> -> tensor<8x4096x7168xf32>
+  return
+}
+
+// -----
+
+func.func @along_k_d_rank(%off: tensor<9xi32>, %a: tensor<4096x?xf8E4M3FN>, %as: tensor<1x1xf32>,
+                          %b: tensor<7168x?xf8E4M3FN>, %bs: tensor<1x1xf32>) {
+  // expected-error @+1 {{expected the result of a K-grouped GEMM to have rank 3, found 2}}
+  %d = fp8.grouped_scaled_matmul along_k(%off : tensor<9xi32>)
+         %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+      : tensor<4096x?xf8E4M3FN>, tensor<1x1xf32>, tensor<7168x?xf8E4M3FN>,
+        tensor<1x1xf32> -> tensor<4096x7168xf32>
+  return
+}
+
+// -----
+
+func.func @along_k_k_block(%off: tensor<9xi32>, %a: tensor<512x1024xf8E4M3FN>, %as: tensor<512x4xf32>,
+                           %b: tensor<256x1024xf8E4M3FN>, %bs: tensor<256x4xf32>) {
+  // expected-error @+1 {{expected K blocks of 128 (or scales constant along K) for A of a K-grouped GEMM, whose groups start at multiples of 128, found 256}}
+  %d = fp8.grouped_scaled_matmul along_k(%off : tensor<9xi32>)
+         %a scale %as granularity <1x256>, %b scale %bs granularity <1x256>
+         promotion_interval 256
+      : tensor<512x1024xf8E4M3FN>, tensor<512x4xf32>, tensor<256x1024xf8E4M3FN>,
+        tensor<256x4xf32> -> tensor<8x512x256xf32>
+  return
+}
+
+// -----
+
+func.func @along_k_no_groups(%off: tensor<1xi32>, %a: tensor<512x?xf8E4M3FN>, %as: tensor<1x1xf32>,
+                             %b: tensor<256x?xf8E4M3FN>, %bs: tensor<1x1xf32>) {
+  // expected-error @+1 {{expected at least one group in the result [G, M, N], found 0}}
+  %d = fp8.grouped_scaled_matmul along_k(%off : tensor<1xi32>)
+         %a scale %as granularity <per_tensor>, %b scale %bs granularity <per_tensor>
+      : tensor<512x?xf8E4M3FN>, tensor<1x1xf32>, tensor<256x?xf8E4M3FN>,
+        tensor<1x1xf32> -> tensor<0x512x256xf32>
   return
 }
 
@@ -743,6 +792,60 @@ func.func @grouped_valid_rows(%v: tensor<5xi32>, %a: tensor<4x8x64xbf16>, %b: te
   // expected-error @+1 {{'fp8.grouped_matmul' op expected valid rows of E elements for B 'tensor<4x32x64xbf16>', found 'tensor<5xi32>'}}
   %d = fp8.grouped_matmul masked(%v : tensor<5xi32>) %a, %b
       : tensor<4x8x64xbf16>, tensor<4x32x64xbf16> -> tensor<4x8x32xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_weights_rank(%o: tensor<5xi32>, %a: tensor<?x64xbf16>, %b: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'fp8.grouped_matmul' op expected the experts' weights B [E, N, K], found 'tensor<32x64xbf16>'}}
+  %d = fp8.grouped_matmul contiguous(%o : tensor<5xi32>) %a, %b
+      : tensor<?x64xbf16>, tensor<32x64xbf16> -> tensor<?x32xbf16>
+  return
+}
+
+// -----
+
+func.func @along_k_ranks(%o: tensor<5xi32>, %a: tensor<4x?x64xbf16>, %b: tensor<?x32xbf16>) {
+  // expected-error @+1 {{'fp8.grouped_matmul' op expected A [R, M], B [R, N] and D [E, M, N] in the along_k form, found 'tensor<4x?x64xbf16>', 'tensor<?x32xbf16>' and 'tensor<4x64x32xf32>'}}
+  %d = fp8.grouped_matmul along_k(%o : tensor<5xi32>) %a, %b
+      : tensor<4x?x64xbf16>, tensor<?x32xbf16> -> tensor<4x64x32xf32>
+  return
+}
+
+// -----
+
+func.func @along_k_rows(%o: tensor<5xi32>, %a: tensor<256x64xbf16>, %b: tensor<128x32xbf16>) {
+  // expected-error @+1 {{'fp8.grouped_matmul' op expected A and B with equal rows (the tokens), found 'tensor<256x64xbf16>' and 'tensor<128x32xbf16>'}}
+  %d = fp8.grouped_matmul along_k(%o : tensor<5xi32>) %a, %b
+      : tensor<256x64xbf16>, tensor<128x32xbf16> -> tensor<4x64x32xf32>
+  return
+}
+
+// -----
+
+func.func @along_k_d(%o: tensor<5xi32>, %a: tensor<?x64xbf16>, %b: tensor<?x32xbf16>) {
+  // expected-error @+1 {{'fp8.grouped_matmul' op expected D [E, M, N] for A 'tensor<?x64xbf16>' and B 'tensor<?x32xbf16>', found 'tensor<4x32x64xf32>'}}
+  %d = fp8.grouped_matmul along_k(%o : tensor<5xi32>) %a, %b
+      : tensor<?x64xbf16>, tensor<?x32xbf16> -> tensor<4x32x64xf32>
+  return
+}
+
+// -----
+
+func.func @along_k_experts(%o: tensor<1xi32>, %a: tensor<?x64xbf16>, %b: tensor<?x32xbf16>) {
+  // expected-error @+1 {{'fp8.grouped_matmul' op expected at least one expert in D, found 'tensor<0x64x32xf32>'}}
+  %d = fp8.grouped_matmul along_k(%o : tensor<1xi32>) %a, %b
+      : tensor<?x64xbf16>, tensor<?x32xbf16> -> tensor<0x64x32xf32>
+  return
+}
+
+// -----
+
+func.func @along_k_offsets(%o: tensor<4xi32>, %a: tensor<?x64xbf16>, %b: tensor<?x32xbf16>) {
+  // expected-error @+1 {{'fp8.grouped_matmul' op expected offsets of E + 1 elements for D 'tensor<4x64x32xf32>', found 'tensor<4xi32>'}}
+  %d = fp8.grouped_matmul along_k(%o : tensor<4xi32>) %a, %b
+      : tensor<?x64xbf16>, tensor<?x32xbf16> -> tensor<4x64x32xf32>
   return
 }
 

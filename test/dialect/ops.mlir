@@ -212,6 +212,33 @@ func.func @grouped_masked(%vr: tensor<8xi32>, %a: tensor<8x256x7168xf8E4M3FN>,
   return
 }
 
+// The experts' weight gradients: groups along K (the tokens), A and B one
+// matrix each, D one result per group.
+// CHECK-LABEL: func.func @grouped_along_k
+// CHECK-SAME: (%[[OFF:arg[0-9]+]]: tensor<9xi32>
+// CHECK: fp8.grouped_scaled_matmul along_k(%[[OFF]] : tensor<9xi32>) %{{.+}} scale %{{.+}} granularity <1x128>, %{{.+}} scale %{{.+}} granularity <1x128> promotion_interval 128 : tensor<4096x?xf8E5M2>, tensor<4096x?xf32>, tensor<7168x?xf8E4M3FN>, tensor<7168x?xf32> -> tensor<8x4096x7168xf32>
+// CHECK: fp8.grouped_scaled_matmul along_k(%[[OFF]] : tensor<9xi32>) %{{.+}} scale %{{.+}} granularity <128x1> layout mn_major, %{{.+}} scale %{{.+}} granularity <per_tensor> layout mn_major promotion_interval 128 : tensor<?x4096xf8E5M2>, tensor<?x4096xf32>, tensor<?x7168xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x4096x7168xbf16>
+func.func @grouped_along_k(%off: tensor<9xi32>, %a: tensor<4096x?xf8E5M2>,
+                           %as: tensor<4096x?xf32>,
+                           %b: tensor<7168x?xf8E4M3FN>,
+                           %bs: tensor<7168x?xf32>,
+                           %at: tensor<?x4096xf8E5M2>, %ats: tensor<?x4096xf32>,
+                           %bt: tensor<?x7168xf8E4M3FN>, %bts: tensor<1x1xf32>) {
+  %d = fp8.grouped_scaled_matmul along_k(%off : tensor<9xi32>)
+         %a scale %as granularity <1x128>,
+         %b scale %bs granularity <1x128>
+         promotion_interval 128
+      : tensor<4096x?xf8E5M2>, tensor<4096x?xf32>,
+        tensor<7168x?xf8E4M3FN>, tensor<7168x?xf32> -> tensor<8x4096x7168xf32>
+  %e = fp8.grouped_scaled_matmul along_k(%off : tensor<9xi32>)
+         %at scale %ats granularity <128x1> layout mn_major,
+         %bt scale %bts granularity <per_tensor> layout mn_major
+         promotion_interval 128
+      : tensor<?x4096xf8E5M2>, tensor<?x4096xf32>,
+        tensor<?x7168xf8E4M3FN>, tensor<1x1xf32> -> tensor<8x4096x7168xbf16>
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // fp8.transpose
 //===----------------------------------------------------------------------===//
@@ -252,6 +279,7 @@ func.func @annotated(%w: tensor<8x8xbf16> {fp8.weight}, %h: tensor<16xf32> {fp8.
 // CHECK: fp8.grouped_matmul contiguous(%{{.*}} : tensor<5xi32>) %{{.*}}, %{{.*}} : tensor<?x64xbf16>, tensor<4x32x64xbf16> -> tensor<?x32xbf16>
 // CHECK: fp8.grouped_matmul masked(%{{.*}} : tensor<4xi32>) %{{.*}}, %{{.*}} : tensor<4x?x64xbf16>, tensor<4x32x64xbf16> -> tensor<4x?x32xf32>
 // CHECK: fp8.moe_unpermute %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x64xbf16>, tensor<?x2xi32>, tensor<?x2xf32> -> tensor<?x64xbf16>
+// CHECK: fp8.grouped_matmul along_k(%{{.*}} : tensor<5xi32>) %{{.*}}, %{{.*}} : tensor<?x64xbf16>, tensor<?x32xbf16> -> tensor<4x64x32xf32>
 func.func @moe(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w: tensor<4x32x64xbf16>,
                %v: tensor<4xi32>, %s: tensor<4x?x64xbf16>, %y: tensor<?x64xbf16>,
                %rw: tensor<?x2xf32>) {
@@ -263,5 +291,7 @@ func.func @moe(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w: tensor<4x32x64x
       : tensor<4x?x64xbf16>, tensor<4x32x64xbf16> -> tensor<4x?x32xf32>
   %u = fp8.moe_unpermute %y, %p, %rw
       : tensor<?x64xbf16>, tensor<?x2xi32>, tensor<?x2xf32> -> tensor<?x64xbf16>
+  %dw = fp8.grouped_matmul along_k(%o : tensor<5xi32>) %r, %d
+      : tensor<?x64xbf16>, tensor<?x32xbf16> -> tensor<4x64x32xf32>
   return
 }

@@ -26,7 +26,7 @@ ABSURD_INTEGERS = ["0", "-1", "1", "31", "4294967296", "72057594037927936",
 TYPES = ["bf16", "f16", "f32", "f64", "i8", "i32", "i64", "index",
          "f8E4M3FN", "f8E5M2", "f8E8M0FNU", "f8E4M3FNUZ"]
 KEYWORDS = ["per_tensor", "per_row", "per_column", "mx", "whole", "k_major",
-            "mn_major", "contiguous", "masked", "current", "delayed", "max",
+            "mn_major", "contiguous", "masked", "along_k", "current", "delayed", "max",
             "most_recent", "history", "granularity", "scale", "acc", "stats",
             "promotion_interval", "layout"]
 
