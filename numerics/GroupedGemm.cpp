@@ -70,6 +70,27 @@ Expected<QuantizedTensor> sliceCols(const QuantizedTensor &q, int64_t begin,
   return s;
 }
 
+Status checkGroupValues(const GroupedRows &rows, int64_t end) {
+  const bool masked = rows.kind == GemmKind::GroupedMasked;
+  const bool alongK = rows.kind == GemmKind::GroupedK;
+  for (size_t i = 0; i < rows.groups.size(); ++i) {
+    const int64_t v = rows.groups[i];
+    const int64_t lo = !masked && i > 0 ? rows.groups[i - 1] : 0;
+    if (masked ? (v < 0 || v > end)
+               : ((i == 0 && v != 0) || v < lo || v > end ||
+                  (alongK && v % 128 != 0)))
+      return errorf("expected ", masked ? "valid_rows" : "offsets", "[", i,
+                    "] in [", lo, ", ", end, "]",
+                    alongK   ? ", a multiple of 128 (non-decreasing from 0 to "
+                               "at most K; a group along K starts at a scale "
+                               "block)"
+                    : masked ? " (the rows of a group's slab)"
+                             : " (non-decreasing from 0 to at most M)",
+                    ", found ", v);
+  }
+  return Status::ok();
+}
+
 namespace {
 
 /// The K-grouped form: D_g = A[:, K_g] * B[:, K_g]^T (+ C_g).
@@ -86,13 +107,7 @@ Expected<std::vector<float>> groupedAlongK(const GroupedRows &rows,
     return errorf("expected A and B to share K, found ", a.cols, " and ",
                   b.cols);
   const int64_t m = a.rows, n = b.rows;
-  for (int64_t i = 0; i <= g; ++i) {
-    const int64_t v = rows.groups[size_t(i)];
-    const int64_t lo = i > 0 ? rows.groups[size_t(i - 1)] : 0;
-    if ((i == 0 && v != 0) || v < lo || v > a.cols || v % 128 != 0)
-      return errorf("expected offsets[", i, "] in [", lo, ", ", a.cols,
-                    "], a multiple of 128 (non-decreasing from 0), found ", v);
-  }
+  FP8_RETURN_IF_ERROR(checkGroupValues(rows, a.cols));
   std::vector<float> d(size_t(g * m * n), 0.0f);
   for (int64_t i = 0; i < g; ++i) {
     const int64_t k0 = rows.groups[size_t(i)], k1 = rows.groups[size_t(i + 1)];
@@ -156,15 +171,7 @@ groupedReferenceGemm(const GroupedRows &rows,
     if (x.rows != n)
       return errorf("expected every group's B to have ", n, " rows, found ",
                     x.rows);
-  for (int64_t i = 0; i < wantGroups; ++i) {
-    const int64_t v = rows.groups[size_t(i)];
-    const int64_t lo = contiguous && i > 0 ? rows.groups[size_t(i - 1)] : 0;
-    if ((contiguous && i == 0 && v != 0) || v < lo || v > slab)
-      return errorf("expected ", contiguous ? "offsets" : "valid rows", "[", i,
-                    "] in [", lo, ", ", slab, "]",
-                    contiguous ? " (non-decreasing from 0)" : "", ", found ",
-                    v);
-  }
+  FP8_RETURN_IF_ERROR(checkGroupValues(rows, slab));
   const int64_t outRows = contiguous ? slab : g * slab;
   std::vector<float> d(size_t(outRows * n), fill);
   for (int64_t i = 0; i < g; ++i) {

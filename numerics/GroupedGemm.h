@@ -50,6 +50,12 @@ struct GroupedRows {
   std::vector<int32_t> groups;
 };
 
+/// Checks a group tensor against its form: contiguous offsets
+/// non-decreasing from 0 to at most `end` (M); masked valid rows in
+/// [0, end] (max_m); offsets along K non-decreasing multiples of 128 from 0
+/// to at most `end` (K). The count is the caller's to check.
+Status checkGroupValues(const GroupedRows &rows, int64_t end);
+
 /// D of a grouped GEMM, row-major: contiguous [M, N] (M = A's rows), masked
 /// [G, max_m, N], along K [G, M, N]. A is the whole contiguous tensor ([M,
 /// K], scales of one row or the whole tensor), masked one [max_m, K] tensor

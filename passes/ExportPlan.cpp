@@ -210,12 +210,10 @@ private:
         return op->emitError("bad fp8.kernel: expected its spec to be a "
                              "#fp8.gemm attribute");
       auto grouped = dyn_cast<GroupedScaledMatmulOp>(op);
-      // Groups from a plan tensor: offsets (contiguous) or valid rows
-      // (masked), the step's fifth input.
-      const bool dataGroups =
-          grouped && !isFullBatch(grouped) &&
-          (kernel->gemm->kind == ::fp8::GemmKind::GroupedContiguous ||
-           kernel->gemm->kind == ::fp8::GemmKind::GroupedMasked);
+      // Groups from a plan tensor: offsets (contiguous, along K) or valid
+      // rows (masked), the step's fifth input.
+      const bool dataGroups = grouped && !isFullBatch(grouped) &&
+                              kernel->gemm->kind == toRecipe(grouped.getMode());
       if (!isa<ScaledMatmulOp>(op) && !(grouped && isFullBatch(grouped)) &&
           !dataGroups) {
         std::string why;
@@ -459,19 +457,30 @@ private:
                           {u.getY(), u.getWeights()}, *routing, u.getOut());
     }
     if (auto g = dyn_cast<GroupedScaledMatmulOp>(op); g && !isFullBatch(g)) {
-      auto ta = traceOperand(op, g.getA(), ::fp8::Layout::KMajor);
-      auto tb = traceOperand(op, g.getB(), ::fp8::Layout::KMajor);
+      auto ta = traceOperand(op, g.getA(), toRecipe(g.getALayout()));
+      auto tb = traceOperand(op, g.getB(), toRecipe(g.getBLayout()));
       if (failed(ta) || failed(tb))
         return failure();
       ::fp8::RefOp r;
       r.kind = ::fp8::RefOp::Kind::GroupedMatmul;
+      r.form = toRecipe(g.getMode());
+      r.aLayout = ta->second;
       r.bLayout = tb->second;
-      r.experts = cast<RankedTensorType>(g.getB().getType()).getDimSize(0);
+      const bool alongK = g.getMode() == GroupMode::AlongK;
+      r.experts =
+          cast<RankedTensorType>((alongK ? g.getD() : g.getB()).getType())
+              .getDimSize(0);
       Value groups;
-      if (g.getMode() == GroupMode::Masked) {
-        // The valid rows themselves: a graph input (the router's counts).
-        r.masked = true;
+      if (g.getMode() != GroupMode::Contiguous) {
+        // The group tensor itself, a graph input: the router's counts
+        // (masked), or the forward's offsets, saved (along K).
         groups = g.getGroups();
+        if (!isa<BlockArgument>(groups))
+          return op->emitError("the runtime's reference cannot follow the ")
+                 << (alongK ? "offsets" : "valid rows")
+                 << " of this grouped GEMM: expected a function argument, "
+                    "found the result of '"
+                 << groups.getDefiningOp()->getName() << "'";
       } else {
         FailureOr<MoePermuteOp> routing = routingOf(op, g.getGroups());
         if (failed(routing))

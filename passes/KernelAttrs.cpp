@@ -71,8 +71,11 @@ mlir::fp8::gemmSpecOf(Operation *op, ::fp8::Arch arch, std::string &why) {
       // Data-dependent groups: contiguous, A [M, K] with the groups' rows
       // (the MoE layers' tokens in expert order), or masked, A [G, maxM, K]
       // with valid rows per group (decode); B [G, N, K]. A masked spec's M
-      // is the rows a group is expected to hold: left to the runtime.
+      // is the rows a group is expected to hold: left to the runtime. Along
+      // K, A [M, K] and B [N, K] with D [G, M, N]: K (every group's tokens)
+      // is a launch value, as M is elsewhere.
       const bool masked = g.getMode() == GroupMode::Masked;
+      const bool alongK = g.getMode() == GroupMode::AlongK;
       if (args.a.layout != ::fp8::Layout::KMajor ||
           args.b.layout != ::fp8::Layout::KMajor) {
         why = "expected K-major A and B for a grouped GEMM with "
@@ -81,20 +84,21 @@ mlir::fp8::gemmSpecOf(Operation *op, ::fp8::Arch arch, std::string &why) {
       }
       ::fp8::KernelSpec spec;
       spec.arch = arch;
-      spec.kind = masked ? ::fp8::GemmKind::GroupedMasked
-                         : ::fp8::GemmKind::GroupedContiguous;
-      spec.groups = args.bShape[0];
+      spec.kind = toRecipe(g.getMode());
+      spec.groups = alongK ? args.dShape[0] : args.bShape[0];
       spec.a = args.a;
       spec.b = args.b;
       spec.m = masked ? ::fp8::kDynamic : args.aShape[0];
       spec.k = args.aShape[masked ? 2 : 1];
-      spec.n = args.bShape[1];
+      spec.n = args.bShape[alongK ? 0 : 1];
       spec.promotionInterval = args.promotionInterval;
       spec.out = args.out;
-      if (spec.n == ::fp8::kDynamic || spec.k == ::fp8::kDynamic ||
+      if (spec.n == ::fp8::kDynamic || (!alongK && spec.k == ::fp8::kDynamic) ||
           spec.groups == ::fp8::kDynamic) {
-        why = "expected static G, N and K (the kernels are generated for "
-              "them)";
+        why = alongK ? "expected static G and N (the kernels are generated "
+                       "for them)"
+                     : "expected static G, N and K (the kernels are "
+                       "generated for them)";
         return failure();
       }
       return spec;

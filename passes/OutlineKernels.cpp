@@ -140,12 +140,15 @@ struct OutlineKernelsPass
       return op->emitOpError("expected a GEMM spec for the module's target ")
              << ::fp8::toString(arch) << ", found one for "
              << ::fp8::toString(spec->arch);
-    // A tile the runtime re-selects is checked at the M it was chosen for
-    // (--fp8-select-config).
+    // A tile the runtime re-selects is checked at the M (and a K-grouped
+    // GEMM's K) it was chosen for (--fp8-select-config).
     ::fp8::KernelSpec check = *spec;
     auto source = op->getAttrOfType<StringAttr>(kTileSourceAttr);
-    if (source && source.getValue() == "runtime")
+    if (source && source.getValue() == "runtime") {
       check.m = 4096;
+      if (check.k == ::fp8::kDynamic)
+        check.k = 4096;
+    }
     if (::fp8::Status s = ::fp8::checkGemmSpec(check); !s)
       return op->emitOpError("has no kernel on ")
              << ::fp8::toString(arch) << ": " << s.message();

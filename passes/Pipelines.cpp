@@ -50,6 +50,10 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &o) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createFP8VerifyTarget({o.arch}));
+  // One FP8 transpose per MN-major operand: GEMMs that read the same one
+  // (the K-grouped weight gradients of gate and up share the tokens) share
+  // the transpose --fp8-verify-target inserted for each.
+  pm.addPass(createCSEPass());
   pm.addPass(createFP8SelectConfig({o.tuningDb, o.smCount, o.mHint}));
   pm.addPass(createFP8OutlineKernels({o.fuseElementwise}));
 }

@@ -132,14 +132,26 @@ private:
            << "` in the recipe";
   }
 
-  /// fp8.grouped_matmul -> quantize A (the experts' rows) and B (their
-  /// weights, [E, N, K]) + fp8.grouped_scaled_matmul of the same form.
+  /// fp8.grouped_matmul -> quantize A and B + fp8.grouped_scaled_matmul of
+  /// the same form. Along M, A is the experts' rows and B their weights
+  /// [E, N, K], both K-major; along K, A and B are the rows' gradients and
+  /// activations, whose K (the tokens) runs down the rows: MN-major, with
+  /// the recipe's granularities (the GEMM's frame) turned into the stored
+  /// ones.
   LogicalResult lowerGrouped(GroupedMatmulOp op, RecipeAttr recipe) {
     auto resultType = cast<RankedTensorType>(op.getD().getType());
     if (failed(checkRecipeOut(op, resultType, recipe)))
       return failure();
-    GranularityAttr ga = recipe.getA().getGranularity();
-    GranularityAttr gb = recipe.getB().getGranularity();
+    MLIRContext *ctx = op->getContext();
+    const ::fp8::Layout layout = op.getMode() == GroupMode::AlongK
+                                     ? ::fp8::Layout::MNMajor
+                                     : ::fp8::Layout::KMajor;
+    auto stored = [&](QuantRecipeAttr q) {
+      return fromRecipe(
+          ctx, ::fp8::logicalGranularity(toRecipe(q.getGranularity()), layout));
+    };
+    GranularityAttr ga = stored(recipe.getA());
+    GranularityAttr gb = stored(recipe.getB());
     FailureOr<std::pair<Value, Value>> qa =
         quantize(op, op.getA(), ga, recipe.getA());
     if (failed(qa))
@@ -150,15 +162,13 @@ private:
       return failure();
     OpBuilder::InsertionGuard guard(b_);
     b_.setInsertionPoint(op);
-    MLIRContext *ctx = op->getContext();
     IntegerAttr interval;
     if (std::optional<int64_t> p = recipe.getPromotionInterval())
       interval = b_.getI64IntegerAttr(*p);
-    auto kMajor = LayoutAttr::get(ctx, Layout::KMajor);
+    auto l = LayoutAttr::get(ctx, fromRecipe(layout));
     auto g = GroupedScaledMatmulOp::create(
         b_, op->getLoc(), resultType, op.getModeAttr(), op.getGroups(),
-        qa->first, qa->second, qb->first, qb->second, ga, gb, kMajor, kMajor,
-        interval);
+        qa->first, qa->second, qb->first, qb->second, ga, gb, l, l, interval);
     op.getD().replaceAllUsesWith(g.getResult());
     op->erase();
     return success();

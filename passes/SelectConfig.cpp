@@ -85,16 +85,20 @@ struct SelectConfigPass
     // the hint. The spec recorded keeps M dynamic.
     ::fp8::KernelSpec sized = spec;
     std::string hint;
-    if (spec.m == ::fp8::kDynamic) {
+    if (spec.m == ::fp8::kDynamic || spec.k == ::fp8::kDynamic) {
       // A grouped GEMM's rows are the routing's (topK copies of each token,
       // plus its padding; or a group's valid rows), not the M the hint
-      // names: the runtime picks its tile for them.
+      // names, and so is a K-grouped GEMM's K (the tokens): the runtime
+      // picks its tile for them.
       if (mHint == 0 || spec.kind != ::fp8::GemmKind::Dense) {
-        // The runtime picks the tile for the actual M. The tile recorded is
-        // the one for M = 4096 with the pipeline's default SM count (an
-        // H100's, for either arch): the recipe and shape must suit the
+        // The runtime picks the tile for the actual M (and K). The tile
+        // recorded is the one for 4096 with the pipeline's default SM count
+        // (an H100's, for either arch): the recipe and shape must suit the
         // generator whatever the runtime picks.
-        sized.m = 4096;
+        if (sized.m == ::fp8::kDynamic)
+          sized.m = 4096;
+        if (sized.k == ::fp8::kDynamic)
+          sized.k = 4096;
         return record(::fp8::selectConfig(
                           sized, ::fp8::targetInfo(::fp8::Arch::SM90a).smCount)
                           .tile,

@@ -105,6 +105,8 @@ enum class Phase : uint8_t { Prepare, Run };
 ///                grouped (contiguous): a, a_scale, b, b_scale, offsets
 ///                grouped (masked): a [G, maxM, K], a_scale, b, b_scale,
 ///                valid rows [G]
+///                grouped (along K): a [M, K], a_scale, b [N, K], b_scale,
+///                offsets [G + 1] along K; d [G, M, N]
 ///   permute      inputs: x [T, H], ids [T, topK] (i32 expert ids)
 ///                outputs: codes, scales of the permuted rows [R, H],
 ///                offsets [E + 1], positions [T, topK], source [R] (i32)
@@ -139,7 +141,10 @@ struct PlanStep {
 ///   grouped_matmul  inputs: a, b, ids         out: a_g b_g^T per expert
 ///                   (b [E, N, K] / [E, K, N]; a the permuted rows); masked:
 ///                   inputs a [E, maxM, K], b, valid rows [E] (an input),
-///                   out [E, maxM, N], rows past a group's count zero
+///                   out [E, maxM, N], rows past a group's count zero;
+///                   along K: inputs a [R, M], b [R, N] (rows in expert
+///                   order, as stored), offsets [E + 1] (an input), out
+///                   [E, M, N] = a_e^T b_e over each expert's rows
 ///   unpermute       inputs: y, ids, weights   out: the weighted sum
 struct RefOp {
   enum class Kind : uint8_t {
@@ -161,7 +166,9 @@ struct RefOp {
   EwProgram program;
   int64_t experts = 0; ///< MoE ops: E
   int64_t align = 1;   ///< MoE ops: the routing's group padding
-  bool masked = false; ///< grouped_matmul: the masked form
+  /// grouped_matmul: its form (grouped_contiguous, grouped_masked,
+  /// grouped_k).
+  GemmKind form = GemmKind::GroupedContiguous;
 };
 
 struct Plan {

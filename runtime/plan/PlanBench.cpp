@@ -42,6 +42,8 @@ Expected<BenchReport> benchPlanSteps(GpuPlan &gpu, const Plan &plan,
       const Shape &bs = shapes.shapes.at(s.inputs[2]);
       // A contiguous grouped GEMM: A [R, K] holds every group's rows (the
       // FLOPs count all R, a routing's padding rows included), B [G, N, K].
+      // Along K: A [M, K] and B [N, K] hold every group's K (counted in
+      // full).
       const size_t lead = a.size() == 3 ? 1 : 0;
       const size_t leadB = bs.size() == 3 ? 1 : 0;
       b.batch = s.batch;

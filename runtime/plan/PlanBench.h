@@ -24,7 +24,8 @@ struct BenchStep {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   /// The GEMM's form. A contiguous grouped GEMM (m: every group's rows) has
   /// for cuBLASLt peer one dense m x n x k GEMM, the same FLOPs in one
-  /// launch, which a loop of per-group calls does not beat; a masked one
+  /// launch, which a loop of per-group calls does not beat; so has one
+  /// along K (k: every group's), one dense m x n x k GEMM; a masked one
   /// (batch G slabs of m rows) one call per slab.
   GemmKind gemmKind = GemmKind::Dense;
   double tflops = 0;

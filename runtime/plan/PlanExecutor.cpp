@@ -33,6 +33,15 @@ int64_t amaxScratchBytes(const PlanStep &s, const ResolvedPlan &shapes) {
 int64_t scaleBytes(const Granularity &g) {
   return g.scale == ScaleFormat::UE8M0 ? 1 : 4;
 }
+
+/// A GEMM step's spec with its launch values that the plan states in A's
+/// shape: a K-grouped GEMM's K (every group's), the columns of A [M, K].
+KernelSpec launchValues(const PlanStep &s, const Shape &a) {
+  KernelSpec spec = s.gemm;
+  if (spec.kind == GemmKind::GroupedK)
+    spec.k = a[1];
+  return spec;
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -46,12 +55,14 @@ compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount) {
     GeneratedKernel kernel;
     std::string name;
     if (s.kind == StepKind::Gemm) {
-      const Geometry a = geometry(shapes.shapes.at(s.inputs[0]));
+      const Shape &as = shapes.shapes.at(s.inputs[0]);
+      const Geometry a = geometry(as);
       // The source fp8::gemm generates at run time (the spec it launches,
       // with the actual M and tile: the disk cache then serves the run).
       GemmOptions o;
       o.selectTile = s.runtimeTile;
-      Expected<KernelSpec> spec = gemmLaunchSpec(s.gemm, a.rows, smCount, o);
+      Expected<KernelSpec> spec =
+          gemmLaunchSpec(launchValues(s, as), a.rows, smCount, o);
       if (!spec)
         return spec.status().withContext("step '" + s.name + "'");
       auto g = emitGemm(*spec);
@@ -291,8 +302,9 @@ void GpuPlan::recordGemm(size_t index, const GemmReport &rep) {
 
 Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
   // A [R, K] with its [R, K/128] scales (masked: G stacked slabs and
-  // scales), B [G, N, K] with G stacked scale tensors, all packed; the group
-  // tensor (offsets from the permute step, or valid rows).
+  // scales), B [G, N, K] with G stacked scale tensors (along K: A [M, K],
+  // B [N, K] and their scales), all packed; the group tensor (offsets from
+  // the permute step or an input, or valid rows).
   GroupedGemmTensors t;
   t.a = reinterpret_cast<const void *>(address(s.inputs[0]));
   t.scaleA = reinterpret_cast<const void *>(address(s.inputs[1]));
@@ -301,10 +313,12 @@ Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
   t.groups = reinterpret_cast<const int32_t *>(address(s.inputs[4]));
   t.d = reinterpret_cast<void *>(address(s.outputs[0]));
   GemmReport rep;
-  // M: contiguous, every group's rows; masked, the rows of a slab.
+  // M: contiguous, every group's rows; masked, the rows of a slab; along K,
+  // A's rows, with K (every group's) the launch's.
   const Shape &a = shapes_.shapes.at(s.inputs[0]);
   const int64_t m = s.gemm.kind == GemmKind::GroupedMasked ? a[1] : a[0];
-  Status st = groupedGemm(s.gemm, m, t, stream_, gemmOptions(s), &rep);
+  Status st =
+      groupedGemm(launchValues(s, a), m, t, stream_, gemmOptions(s), &rep);
   if (!st.isOk())
     return st.withContext("step '" + s.name + "'");
   recordGemm(index, rep);

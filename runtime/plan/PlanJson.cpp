@@ -98,8 +98,10 @@ std::string toJSON(const Plan &plan) {
       o["program"] = programJSON(r.program);
     } else {
       if (r.kind == RefOp::Kind::GroupedMatmul) {
+        o["form"] = std::string(toString(r.form));
+        if (r.form == GemmKind::GroupedK)
+          o["a_layout"] = std::string(toString(r.aLayout));
         o["b_layout"] = std::string(toString(r.bLayout));
-        o["masked"] = r.masked;
       }
       o["experts"] = r.experts;
       o["align"] = r.align;
@@ -352,9 +354,20 @@ Status readReferenceOp(const json &r, const std::string &at, RefOp &op) {
   } else if (op.kind != RefOp::Kind::Elementwise) {
     if (op.kind == RefOp::Kind::GroupedMatmul) {
       auto layout = [](const std::string &s) { return parseLayout(s); };
+      auto form = [](const std::string &s) -> std::optional<GemmKind> {
+        std::optional<GemmKind> k = parseGemmKind(s);
+        if (k == GemmKind::Dense)
+          return std::nullopt;
+        return k;
+      };
+      FP8_RETURN_IF_ERROR(f.enumeration(
+          "form", op.form, form,
+          "one of grouped_contiguous, grouped_masked, grouped_k"));
+      if (op.form == GemmKind::GroupedK)
+        FP8_RETURN_IF_ERROR(f.enumeration("a_layout", op.aLayout, layout,
+                                          "one of k_major, mn_major"));
       FP8_RETURN_IF_ERROR(f.enumeration("b_layout", op.bLayout, layout,
                                         "one of k_major, mn_major"));
-      FP8_RETURN_IF_ERROR(f.boolean("masked", op.masked, Presence::Optional));
     }
     FP8_RETURN_IF_ERROR(f.integer("experts", op.experts, kExpertsRange));
     FP8_RETURN_IF_ERROR(f.integer("align", op.align, kAlignRange));

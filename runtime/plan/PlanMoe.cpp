@@ -45,33 +45,58 @@ const PlanStep *routingReader(const Plan &plan, const std::string &name,
   return nullptr;
 }
 
-// A partial Fisher-Yates shuffle per token.
-const PlanStep *maskedGemmReading(const Plan &plan, const std::string &name) {
+const PlanStep *groupInputReader(const Plan &plan, const std::string &name) {
   for (const PlanStep &s : plan.steps)
-    if (s.kind == StepKind::Gemm && s.gemm.kind == GemmKind::GroupedMasked &&
+    if (s.kind == StepKind::Gemm &&
+        (s.gemm.kind == GemmKind::GroupedMasked ||
+         s.gemm.kind == GemmKind::GroupedK) &&
         s.inputs.size() == 5 && s.inputs[4] == name)
       return &s;
   return nullptr;
 }
 
+/// Where the group tensor of a masked or K-grouped step ends: max_m
+/// (masked) or every group's K (along K), from its A.
+static int64_t groupEnd(const PlanStep &s, const HostBuffers &buffers) {
+  return buffers.at(s.inputs[0]).shape[1];
+}
+
+// A partial Fisher-Yates shuffle per token.
 Status randomRoutingIds(const Plan &plan, const HostBuffers &buffers,
                         const PlanBuffer &b, HostTensor &t, uint64_t seed) {
-  if (const PlanStep *g = maskedGemmReading(plan, b.name)) {
-    // A masked GEMM's valid rows (a decode step's tokens per expert):
-    // uniform in [0, maxM].
-    const int64_t maxM = buffers.at(g->inputs[0]).shape[1];
+  if (const PlanStep *g = groupInputReader(plan, b.name)) {
     std::mt19937_64 rng(seed);
-    std::vector<int32_t> rows(size_t(t.elements()));
-    for (int32_t &r : rows)
-      r = int32_t(rng() % uint64_t(maxM + 1));
-    std::memcpy(t.data.data(), rows.data(), rows.size() * 4);
+    std::vector<int32_t> v(size_t(t.elements()));
+    const int64_t end = groupEnd(*g, buffers);
+    if (g->gemm.kind == GemmKind::GroupedMasked) {
+      // A masked GEMM's valid rows (a decode step's tokens per expert):
+      // uniform in [0, maxM].
+      for (int32_t &r : v)
+        r = int32_t(rng() % uint64_t(end + 1));
+    } else {
+      // Offsets along K: each group's K a random number of 128-blocks,
+      // ragged around an equal share (empty groups included), the last
+      // group ending at the last whole block of K (a routing padded to
+      // 128 assigns every row).
+      const int64_t blocks = end / 128;
+      const int64_t share = 2 * blocks / std::max<int64_t>(g->gemm.groups, 1);
+      int64_t at = 0;
+      v[0] = 0;
+      for (size_t g = 1; g + 1 < v.size(); ++g) {
+        at = std::min(blocks, at + int64_t(rng() % uint64_t(share + 1)));
+        v[g] = int32_t(at * 128);
+      }
+      v.back() = int32_t(blocks * 128);
+    }
+    std::memcpy(t.data.data(), v.data(), v.size() * 4);
     return Status::ok();
   }
   const PlanStep *s = routingReader(plan, b.name, StepKind::Permute);
   if (!s || t.shape.size() != 2)
     return errorf("cannot draw random values for int32 input '", b.name,
                   "': expected the routing ids [T, topK] of a permute step or "
-                  "the valid rows of a masked grouped GEMM (give it with "
+                  "the group tensor of a masked or K-grouped GEMM (give it "
+                  "with "
                   "--inputs)");
   const int64_t experts = plan.buffer(s->outputs[2])->shape[0].value - 1;
   const int64_t tokens = t.shape[0], topK = t.shape[1];
@@ -96,18 +121,21 @@ Status randomRoutingIds(const Plan &plan, const HostBuffers &buffers,
 
 Status checkRoutingIds(const Plan &plan, const HostBuffers &buffers) {
   for (const PlanStep &s : plan.steps) {
-    if (s.kind == StepKind::Gemm && s.gemm.kind == GemmKind::GroupedMasked &&
-        s.inputs.size() == 5) {
-      // Valid rows in [0, maxM] (the kernel clamps; the oracle refuses).
-      const std::vector<int32_t> rows = intsOf(buffers.at(s.inputs[4]));
-      const int64_t maxM = buffers.at(s.inputs[0]).shape[1];
-      for (size_t g = 0; g < rows.size(); ++g)
-        if (rows[g] < 0 || rows[g] > maxM)
-          return errorf("valid rows '", s.inputs[4],
-                        "': expected values in "
-                        "[0, ",
-                        maxM, "] (the rows of a group's slab), found ", rows[g],
-                        " for group ", g);
+    if (s.kind == StepKind::Gemm &&
+        (s.gemm.kind == GemmKind::GroupedMasked ||
+         s.gemm.kind == GemmKind::GroupedK) &&
+        s.inputs.size() == 5 && plan.buffer(s.inputs[4]) &&
+        plan.buffer(s.inputs[4])->role == BufferRole::Input) {
+      // Valid rows in [0, maxM], offsets along K multiples of 128 up to K
+      // (the kernel clamps; the oracle refuses).
+      nm::GroupedRows rows;
+      rows.kind = s.gemm.kind;
+      rows.groups = intsOf(buffers.at(s.inputs[4]));
+      const bool masked = s.gemm.kind == GemmKind::GroupedMasked;
+      FP8_RETURN_IF_ERROR(
+          nm::checkGroupValues(rows, groupEnd(s, buffers))
+              .withContext(std::string(masked ? "valid rows '" : "offsets '") +
+                           s.inputs[4] + "'"));
     }
     if (s.kind != StepKind::Permute)
       continue;
@@ -207,12 +235,63 @@ Status runMaskedReference(const RefOp &op, const RefValue &value,
   }
   return Status::ok();
 }
+
+/// Rows [begin, end) of the tokens of a [R, C] operand stored MN-major
+/// (rows are K) or columns of a [C, R] one stored K-major, as a packed
+/// operand of the same layout (K = end - begin).
+std::vector<float> kSlice(const std::vector<float> &x, const Shape &shape,
+                          Layout layout, int64_t begin, int64_t end) {
+  if (layout == Layout::MNMajor)
+    return std::vector<float>(x.begin() + begin * shape[1],
+                              x.begin() + end * shape[1]);
+  std::vector<float> s;
+  s.reserve(size_t(shape[0] * (end - begin)));
+  for (int64_t r = 0; r < shape[0]; ++r)
+    s.insert(s.end(), x.begin() + r * shape[1] + begin,
+             x.begin() + r * shape[1] + end);
+  return s;
+}
+
+/// A grouped matmul of the reference along K: for each expert, its rows
+/// of A and B (offsets[e] to offsets[e + 1]), out[e] = A_e^T B_e in FP64;
+/// zeros for an empty group.
+Status runAlongKReference(const RefOp &op, const RefValue &value,
+                          HostTensor &out) {
+  const HostTensor &a = value(op.inputs[0]), &b = value(op.inputs[1]);
+  nm::GroupedRows rows;
+  rows.kind = GemmKind::GroupedK;
+  rows.groups = intsOf(value(op.inputs[2]));
+  const bool aK = op.aLayout == Layout::KMajor;
+  const bool bK = op.bLayout == Layout::KMajor;
+  const int64_t k = aK ? a.shape[1] : a.shape[0];
+  const int64_t m = aK ? a.shape[0] : a.shape[1];
+  const int64_t n = bK ? b.shape[0] : b.shape[1];
+  FP8_RETURN_IF_ERROR(nm::checkGroupValues(rows, k));
+  const std::vector<float> af = a.toFloat(), bf = b.toFloat();
+  for (int64_t e = 0; e < op.experts; ++e) {
+    const int64_t k0 = rows.groups[size_t(e)], k1 = rows.groups[size_t(e + 1)];
+    if (k0 == k1)
+      continue;
+    const std::vector<float> ae = kSlice(af, a.shape, op.aLayout, k0, k1);
+    const std::vector<float> be = kSlice(bf, b.shape, op.bLayout, k0, k1);
+    auto d = nm::referenceGemmUnquantized(ae.data(), op.aLayout, be.data(),
+                                          op.bLayout, m, n, k1 - k0);
+    if (!d)
+      return d.status().withContext("expert " + std::to_string(e));
+    for (int64_t i = 0; i < m * n; ++i)
+      out.set(e * m * n + i, float((*d)[size_t(i)]));
+  }
+  return Status::ok();
+}
 } // namespace
 
 Status runMoeReference(const RefOp &op, const RefValue &value,
                        HostTensor &out) {
-  if (op.masked)
+  if (op.kind == RefOp::Kind::GroupedMatmul &&
+      op.form == GemmKind::GroupedMasked)
     return runMaskedReference(op, value, out);
+  if (op.kind == RefOp::Kind::GroupedMatmul && op.form == GemmKind::GroupedK)
+    return runAlongKReference(op, value, out);
   const HostTensor &x = value(op.inputs[0]);
   const HostTensor &ids =
       value(op.inputs[op.kind == RefOp::Kind::GroupedMatmul ? 2 : 1]);

@@ -26,18 +26,22 @@ Expected<numerics::MoePermutation> routeOf(const HostTensor &ids,
 /// or weights (kind unpermute), or nullptr.
 const PlanStep *routingReader(const Plan &plan, const std::string &name,
                               StepKind kind);
-/// The masked grouped GEMM step that reads buffer `name` as its valid
-/// rows, or nullptr.
-const PlanStep *maskedGemmReading(const Plan &plan, const std::string &name);
+/// The grouped GEMM step that reads input `name` as its group tensor: the
+/// valid rows of a masked one or the offsets of one along K (the forms
+/// whose group tensor is a graph input), or nullptr.
+const PlanStep *groupInputReader(const Plan &plan, const std::string &name);
 /// Random routing for int32 input `b`: a permute step's ids (each token's
-/// topK experts distinct, uniform over E) or a masked GEMM's valid rows
-/// (uniform in [0, maxM]; `buffers` gives maxM).
+/// topK experts distinct, uniform over E), a masked GEMM's valid rows
+/// (uniform in [0, maxM]; `buffers` gives maxM) or offsets along K
+/// (multiples of 128 from 0 to K rounded down to 128, each group's share
+/// drawn in [0, 2 K / G] blocks, empty groups included).
 Status randomRoutingIds(const Plan &plan, const HostBuffers &buffers,
                         const PlanBuffer &b, HostTensor &t, uint64_t seed);
 
 /// Checks the routing ids every permute step reads: each in [0, E), no
 /// token sent to one expert twice (the error names the token and the id);
-/// and the valid rows of masked grouped GEMMs, in [0, maxM].
+/// the valid rows of masked grouped GEMMs, in [0, maxM]; and the offsets of
+/// grouped GEMMs along K (fp8::checkGroupValues).
 /// fillInputs runs it; the kernels drop a slot with an id outside [0, E)
 /// rather than fault, but the oracle refuses it.
 Status checkRoutingIds(const Plan &plan, const HostBuffers &buffers);

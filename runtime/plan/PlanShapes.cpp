@@ -242,10 +242,32 @@ Status checkGemmStep(const PlanStep &s, Shapes &shape) {
   return Status::ok();
 }
 
+/// The shapes of a K-grouped GEMM: A [M, K], B [N, K] (K: every group's),
+/// D [G, M, N]; offsets [G + 1] (PlanValidate checks their shape).
+Status checkGroupedKStep(const PlanStep &s, Shapes &shape) {
+  const KernelSpec &k = s.gemm;
+  const Shape &a = shape[s.inputs[0]], &b = shape[s.inputs[2]];
+  if (a.size() != 2 || b.size() != 2 || a[0] != k.m || b[0] != k.n ||
+      a[1] != b[1])
+    return errorf("step '", s.name, "': expected A [", k.m, ", K] and B [", k.n,
+                  ", K] for the kernel spec, found A ", formatShape(a),
+                  " and B ", formatShape(b));
+  FP8_RETURN_IF_ERROR(sameShape(s.name, "D", s.outputs[0],
+                                Shape{k.groups, k.m, k.n},
+                                shape[s.outputs[0]]));
+  FP8_RETURN_IF_ERROR(sameShape(s.name, "A's scales", s.inputs[1],
+                                scaleShapeFor(a, k.a.granularity),
+                                shape[s.inputs[1]]));
+  return sameShape(s.name, "B's scales", s.inputs[3],
+                   scaleShapeFor(b, k.b.granularity), shape[s.inputs[3]]);
+}
+
 /// The shapes of a grouped GEMM: contiguous, A [R, K] (every group's rows),
 /// D [R, N]; masked, A [G, maxM, K], D [G, maxM, N]; B [G, N, K].
 Status checkGroupedGemmStep(const PlanStep &s, Shapes &shape) {
   const KernelSpec &k = s.gemm;
+  if (k.kind == GemmKind::GroupedK)
+    return checkGroupedKStep(s, shape);
   const Shape &a = shape[s.inputs[0]], &b = shape[s.inputs[2]];
   const bool masked = k.kind == GemmKind::GroupedMasked;
   const size_t lead = masked ? 1 : 0;
@@ -332,10 +354,34 @@ Status checkMaskedReferenceOp(const RefOp &op, Shapes &shape) {
   return Status::ok();
 }
 
+/// The shapes of a reference grouped matmul along K: A [R, M] and B [R, N]
+/// as stored (or [M, R], [N, R] when k_major), offsets [E + 1], out
+/// [E, M, N].
+Status checkAlongKReferenceOp(const RefOp &op, Shapes &shape) {
+  const Shape &a = shape[op.inputs[0]], &b = shape[op.inputs[1]];
+  const bool aK = op.aLayout == Layout::KMajor;
+  const bool bK = op.bLayout == Layout::KMajor;
+  if (a.size() != 2 || b.size() != 2 ||
+      (aK ? a[1] : a[0]) != (bK ? b[1] : b[0]) ||
+      shape[op.inputs[2]] != Shape{op.experts + 1})
+    return errorf("reference grouped_matmul '", op.out,
+                  "': expected A [R, M], B [R, N] and offsets [",
+                  op.experts + 1, "], found ", formatShape(a), ", ",
+                  formatShape(b), " and ", formatShape(shape[op.inputs[2]]));
+  const Shape want{op.experts, aK ? a[0] : a[1], bK ? b[0] : b[1]};
+  if (want != shape[op.out])
+    return errorf("reference grouped_matmul '", op.out, "': expected shape ",
+                  formatShape(want), ", found ", formatShape(shape[op.out]));
+  return Status::ok();
+}
+
 /// The shapes of an MoE reference op (RefOp's table).
 Status checkMoeReferenceOp(const RefOp &op, Shapes &shape) {
-  if (op.masked)
+  if (op.kind == RefOp::Kind::GroupedMatmul &&
+      op.form == GemmKind::GroupedMasked)
     return checkMaskedReferenceOp(op, shape);
+  if (op.kind == RefOp::Kind::GroupedMatmul && op.form == GemmKind::GroupedK)
+    return checkAlongKReferenceOp(op, shape);
   const Shape &x = shape[op.inputs[0]];
   const Shape &ids =
       shape[op.inputs[op.kind == RefOp::Kind::GroupedMatmul ? 2 : 1]];

@@ -243,8 +243,7 @@ Status checkGemmStep(const Plan &plan, const PlanStep &s,
                      const std::vector<const PlanBuffer *> &in,
                      const std::vector<const PlanBuffer *> &out) {
   const KernelSpec &k = s.gemm;
-  const bool grouped = k.kind == GemmKind::GroupedContiguous ||
-                       k.kind == GemmKind::GroupedMasked;
+  const bool grouped = k.kind != GemmKind::Dense;
   const size_t want = k.accumulate || grouped ? 5 : 4;
   FP8_RETURN_IF_ERROR(expectCount(s,
                                   grouped ? "inputs (a, a_scale, b, "
@@ -270,9 +269,15 @@ Status checkGemmStep(const Plan &plan, const PlanStep &s,
   if (grouped) {
     // Contiguous: the rows of one A after another, offsets [G + 1]. Masked:
     // A a stack of G slabs, valid rows [G]. B a stack of the groups'
-    // matrices; the group tensor a buffer (written before the step, or an
+    // matrices. Along K: one A and one B holding every group's K, offsets
+    // [G + 1]. The group tensor a buffer (written before the step, or an
     // input).
     const bool masked = k.kind == GemmKind::GroupedMasked;
+    const bool alongK = k.kind == GemmKind::GroupedK;
+    if (k.accumulate)
+      return errorf("step '", s.name,
+                    "': expected accumulate false in a grouped GEMM step (a "
+                    "plan's grouped GEMMs write D), found true");
     if (s.batch != 1)
       return errorf("step '", s.name,
                     "': expected batch 1 for a grouped GEMM, found ", s.batch);
@@ -283,19 +288,20 @@ Status checkGemmStep(const Plan &plan, const PlanStep &s,
     if (o.size() != 1 || !o[0].isStatic() || o[0].value != count)
       return errorf("step '", s.name, "': expected ", what, " of shape [",
                     count, "], found ", shapeString(o));
-    const size_t rank = masked ? 3 : 2;
-    if (in[0]->shape.size() != rank || in[2]->shape.size() != 3)
+    const size_t rank = masked ? 3 : 2, rankB = alongK ? 2 : 3;
+    if (in[0]->shape.size() != rank || in[2]->shape.size() != rankB)
       return errorf("step '", s.name, "': expected A of rank ", rank,
-                    " and B of rank 3 (the groups' stack), found ",
-                    shapeString(in[0]->shape), " and ",
+                    " and B of rank ", rankB,
+                    alongK ? " (every group's K)" : " (the groups' stack)",
+                    ", found ", shapeString(in[0]->shape), " and ",
                     shapeString(in[2]->shape));
+    if (alongK && (out[0]->shape.size() != 3 || !out[0]->shape[0].isStatic() ||
+                   out[0]->shape[0].value != k.groups))
+      return errorf("step '", s.name, "': expected D [", k.groups,
+                    ", M, N] (one result per group), found ",
+                    shapeString(out[0]->shape));
     return Status::ok();
   }
-  if (k.kind != GemmKind::Dense)
-    return errorf("step '", s.name,
-                  "': expected a dense, contiguous or "
-                  "masked grouped GEMM, found a ",
-                  toString(k.kind), " GEMM (the plan runs those three)");
   if (!kBatchRange.contains(s.batch))
     return integerFieldError("batch", "step '" + s.name + "'", kBatchRange,
                              std::to_string(s.batch));

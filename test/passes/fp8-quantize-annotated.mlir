@@ -282,3 +282,30 @@ func.func @f16_result(%x: tensor<64x128xf16>, %w: tensor<128x128xf16> {fp8.weigh
          ins(%x, %w : tensor<64x128xf16>, tensor<128x128xf16>) outs(%z : tensor<64x128xf16>) -> tensor<64x128xf16>
   return %y : tensor<64x128xf16>
 }
+
+// -----
+
+// Grouped matmuls: along M both operands are K-major and keep the recipe's
+// granularities (the experts' rows 1x128, their weights 128x128); along K
+// (the experts' weight gradients) the tokens run down the rows of both, so
+// both are MN-major and the recipe's 1x128 (in the GEMM's frame) is stored
+// as 128x1, one scale per 128 tokens of a channel.
+// CHECK-LABEL: func.func @grouped_forms
+// CHECK: fp8.quantize %arg1 granularity <1x128> : tensor<?x256xbf16> -> tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
+// CHECK: fp8.quantize %arg2 granularity <128x128> : tensor<4x128x256xbf16> -> tensor<4x128x256xf8E4M3FN>, tensor<4x1x2xf32>
+// CHECK: fp8.quantize %arg3 granularity <128x1> : tensor<?x128xbf16> -> tensor<?x128xf8E4M3FN>, tensor<?x128xf32>
+// CHECK: fp8.quantize %arg1 granularity <128x1> : tensor<?x256xbf16> -> tensor<?x256xf8E4M3FN>, tensor<?x256xf32>
+// CHECK: fp8.grouped_scaled_matmul contiguous(%arg0 : tensor<5xi32>) %{{.+}} granularity <1x128>, %{{.+}} granularity <128x128> promotion_interval 128
+// CHECK: fp8.grouped_scaled_matmul along_k(%arg0 : tensor<5xi32>) %{{.+}} granularity <128x1> layout mn_major, %{{.+}} granularity <128x1> layout mn_major promotion_interval 128 : {{.*}} -> tensor<4x128x256xf32>
+func.func @grouped_forms(%offsets: tensor<5xi32>, %x: tensor<?x256xbf16>,
+                         %w: tensor<4x128x256xbf16> {fp8.weight},
+                         %dy: tensor<?x128xbf16>)
+    -> (tensor<?x128xbf16>, tensor<4x128x256xf32>) {
+  %y = fp8.grouped_matmul contiguous(%offsets : tensor<5xi32>) %x, %w
+      {fp8.recipe = #fp8.recipe<a = <f8E4M3FN, <1x128>>, b = <f8E4M3FN, <128x128>>, promotion_interval = 128>}
+      : tensor<?x256xbf16>, tensor<4x128x256xbf16> -> tensor<?x128xbf16>
+  %dw = fp8.grouped_matmul along_k(%offsets : tensor<5xi32>) %dy, %x
+      {fp8.recipe = #fp8.recipe<a = <f8E4M3FN, <1x128>>, b = <f8E4M3FN, <1x128>>, promotion_interval = 128, out = f32>}
+      : tensor<?x128xbf16>, tensor<?x256xbf16> -> tensor<4x128x256xf32>
+  return %y, %dw : tensor<?x128xbf16>, tensor<4x128x256xf32>
+}

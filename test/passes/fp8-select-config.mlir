@@ -129,3 +129,21 @@ module attributes {fp8.target = "sm_90a"} {
     return %d : tensor<?x128xbf16>
   }
 }
+
+// -----
+
+// A K-grouped GEMM: its K is every group's tokens, known at launch; the
+// spec records it as -1 (dynamic) and the runtime picks the tile.
+// CHECK-LABEL: func.func @moe_wgrad
+// CHECK: fp8.grouped_scaled_matmul along_k{{.*}}k = -1, kind = "grouped_k", m = 128, n = 256{{.*}}fp8.tile_source = "runtime"
+// RUNTIME-LABEL: func.func @moe_wgrad
+// RUNTIME: fp8.tile_source = "runtime"
+module attributes {fp8.target = "sm_90a"} {
+  func.func @moe_wgrad(%offsets: tensor<5xi32>, %a: tensor<128x?xf8E4M3FN>, %as: tensor<128x?xf32>,
+                       %b: tensor<256x?xf8E4M3FN>, %bs: tensor<256x?xf32>) -> tensor<4x128x256xf32> {
+    %d = fp8.grouped_scaled_matmul along_k(%offsets : tensor<5xi32>)
+           %a scale %as granularity <1x128>, %b scale %bs granularity <1x128> promotion_interval 128
+        : tensor<128x?xf8E4M3FN>, tensor<128x?xf32>, tensor<256x?xf8E4M3FN>, tensor<256x?xf32> -> tensor<4x128x256xf32>
+    return %d : tensor<4x128x256xf32>
+  }
+}

@@ -106,3 +106,20 @@ func.func @interval_96(%a: tensor<64x256xf8E4M3FN>, %as: tensor<64x1xf32>,
       : tensor<64x256xf8E4M3FN>, tensor<64x1xf32>, tensor<64x256xf8E4M3FN>, tensor<64x1xf32> -> tensor<64x64xbf16>
   return %d : tensor<64x64xbf16>
 }
+
+// -----
+
+// A K-grouped GEMM (the experts' weight gradients) of token-major operands:
+// both are transposed in FP8, their 128x1 scales becoming 1x128.
+// CHECK-LABEL: func.func @along_k_transposed
+// CHECK: %[[A:.+]], %[[AS:.+]] = fp8.transpose %arg1 scale %arg2 granularity <128x1> : tensor<?x128xf8E5M2>, tensor<?x128xf32> -> tensor<128x?xf8E5M2>, tensor<128x?xf32>
+// CHECK: %[[B:.+]], %[[BS:.+]] = fp8.transpose %arg3 scale %arg4 granularity <128x1> : tensor<?x256xf8E4M3FN>, tensor<?x256xf32> -> tensor<256x?xf8E4M3FN>, tensor<256x?xf32>
+// CHECK: fp8.grouped_scaled_matmul along_k(%arg0 : tensor<5xi32>) %[[A]] scale %[[AS]] granularity <1x128>, %[[B]] scale %[[BS]] granularity <1x128> promotion_interval 128
+func.func @along_k_transposed(%offsets: tensor<5xi32>, %a: tensor<?x128xf8E5M2>, %as: tensor<?x128xf32>,
+                              %b: tensor<?x256xf8E4M3FN>, %bs: tensor<?x256xf32>) -> tensor<4x128x256xf32> {
+  %d = fp8.grouped_scaled_matmul along_k(%offsets : tensor<5xi32>)
+         %a scale %as granularity <128x1> layout mn_major,
+         %b scale %bs granularity <128x1> layout mn_major promotion_interval 128
+      : tensor<?x128xf8E5M2>, tensor<?x128xf32>, tensor<?x256xf8E4M3FN>, tensor<?x256xf32> -> tensor<4x128x256xf32>
+  return %d : tensor<4x128x256xf32>
+}

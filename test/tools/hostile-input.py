@@ -282,6 +282,41 @@ def main():
         b for b in p["buffers"] if b["name"] == step_of(p, "unpermute")["inputs"][2])
         .__setitem__("dtype", "bf16"))
 
+    # A K-grouped plan (the experts' weight gradients): its step and reference.
+    wgrad_mlir = os.path.join(src_root, "test/tools/fp8-run/Inputs/moe-wgrad-small.mlir")
+    wgrad = json.loads(subprocess.run(
+        [os.path.join(bin_dir, "fp8-translate"), "--fp8-to-plan"],
+        input=subprocess.run([os.path.join(bin_dir, "fp8-opt"), wgrad_mlir,
+                              "--fp8-compile=arch=sm_90a"], check=True,
+                             capture_output=True).stdout,
+        check=True, capture_output=True).stdout)
+
+    def wgrad_case(note, mutate):
+        plan_case("K-grouped: " + note, mutate, base=wgrad,
+                  args=["--cpu", "--no-outputs", "--dim", "M=384"])
+    wgrad_gemm = lambda p: step_of(p, "gemm")
+    wgrad_ref = lambda p: p["reference"][0]
+    for value in [-2, 0, "?", 1.5]:
+        wgrad_case(f"spec.k = {json.dumps(value)}",
+                   lambda p, v=value: wgrad_gemm(p)["spec"].__setitem__("k", v))
+    wgrad_case("spec.k = -1 on a dense GEMM",
+               lambda p: wgrad_gemm(p)["spec"].__setitem__("kind", "dense"))
+    wgrad_case("accumulate = true",
+               lambda p: wgrad_gemm(p)["spec"].__setitem__("accumulate", True))
+    wgrad_case("groups = 4 (the result holds 5)",
+               lambda p: wgrad_gemm(p)["spec"].__setitem__("groups", 4))
+    wgrad_case("a result of rank 2", lambda p: next(
+        b for b in p["buffers"] if b["role"] == "output").__setitem__("shape", [256, 384]))
+    wgrad_case("offsets [5]", lambda p: next(
+        b for b in p["buffers"] if b["dtype"] == "i32").__setitem__("shape", [5]))
+    for value in ["grouped", "dense", 3, None]:
+        wgrad_case(f"reference form = {json.dumps(value)}",
+                   lambda p, v=value: wgrad_ref(p).__setitem__("form", v))
+    wgrad_case("reference without a_layout",
+               lambda p: wgrad_ref(p).pop("a_layout"))
+    wgrad_case("reference a_layout = k_major (A [R, M] read as [M, R])",
+               lambda p: wgrad_ref(p).__setitem__("a_layout", "k_major"))
+
     cases.append(Case("hostile plan fields", "fp8-run", [w("small.plan.json"), "--compile-only",
                                                          "--sm-count", "0"], {1, 2},
                       note="--sm-count 0"))

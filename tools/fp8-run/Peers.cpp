@@ -72,6 +72,12 @@ Status peersOf(GpuPlan &gpu, const PlanStep &s, const ResolvedPlan &shapes,
     out.peerKind += ", dense";
     out.peerNote = "a grouped GEMM: cuBLASLt timed as one dense GEMM of all "
                    "its rows (faster than one call per group)";
+  } else if (out.gemmKind == GemmKind::GroupedK) {
+    // Along K: A [M, K] and B [N, K] hold every group's K; one dense GEMM
+    // over all of it has the same FLOPs (one sum instead of G).
+    out.peerKind += ", dense";
+    out.peerNote = "a K-grouped GEMM: cuBLASLt timed as one dense GEMM over "
+                   "every group's K (faster than one call per group)";
   } else if (out.gemmKind == GemmKind::GroupedMasked) {
     // Masked: one call per group on its whole slab (the valid rows are on
     // the device).
