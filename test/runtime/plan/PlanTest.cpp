@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/plan/Plan.h"
+#include "core/InputFile.h"
 #include "numerics/Formats.h"
 #include "numerics/Quantize.h"
 #include "numerics/Random.h"
@@ -60,6 +61,36 @@ TEST(Plan, JSONRoundTrips) {
   EXPECT_EQ(back->buffer("k")->data, p.buffers.back().data);
   EXPECT_EQ(back->steps[2].gemm, p.steps[2].gemm);
   EXPECT_EQ(back->steps[0].aux, p.steps[0].aux);
+}
+
+TEST(Plan, TheExamplePlansRoundTrip) {
+  // Every committed example plan, the MoE forms among them (a permute
+  // step, contiguous grouped GEMMs, the K-grouped weight gradients with
+  // their reference form and layouts), reads and writes back unchanged.
+  for (const char *name :
+       {"mlp", "attention-proj", "grad-projection", "moe", "moe-wgrad"}) {
+    const std::string path =
+        std::string(FP8_EXAMPLE_PLANS) + "/" + name + ".sm_90a.plan.json";
+    auto p = loadPlan(path);
+    ASSERT_TRUE(p.isOk()) << name << ": " << p.message();
+    auto text = readInputFile(path, kMaxPlanBytes, "plan");
+    ASSERT_TRUE(text.isOk()) << text.message();
+    EXPECT_EQ(toJSON(*p), *text) << name;
+  }
+  auto w =
+      loadPlan(std::string(FP8_EXAMPLE_PLANS) + "/moe-wgrad.sm_90a.plan.json");
+  ASSERT_TRUE(w.isOk());
+  int grouped = 0;
+  for (const RefOp &r : w->reference) {
+    if (r.kind != RefOp::Kind::GroupedMatmul)
+      continue;
+    ++grouped;
+    EXPECT_EQ(r.form, GemmKind::GroupedK) << r.out;
+    EXPECT_EQ(r.aLayout, Layout::MNMajor) << r.out;
+    EXPECT_EQ(r.bLayout, Layout::MNMajor) << r.out;
+    EXPECT_EQ(r.experts, 16) << r.out;
+  }
+  EXPECT_EQ(grouped, 3);
 }
 
 TEST(Plan, RefusesOtherFormatsAndBrokenJSON) {
