@@ -312,6 +312,21 @@ Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
   t.scaleB = reinterpret_cast<const void *>(address(s.inputs[3]));
   t.groups = reinterpret_cast<const int32_t *>(address(s.inputs[4]));
   t.d = reinterpret_cast<void *>(address(s.outputs[0]));
+  // Along K, the scales as they were before the FP8 transposes of A and
+  // B: [K/128][M], which the kernel takes by TMA, and [K/128][N], which its
+  // loader warp reads contiguously.
+  const ScaleSource sa = scaleSource(mirrors_, index, /*isA=*/true);
+  if (!sa.buffer.empty()) {
+    t.scaleA = reinterpret_cast<const void *>(address(sa.buffer));
+    t.scaleALdOuter = sa.ldOuter;
+    t.scaleALdK = sa.ldK;
+  }
+  const ScaleSource sb = scaleSource(mirrors_, index, /*isA=*/false);
+  if (!sb.buffer.empty()) {
+    t.scaleB = reinterpret_cast<const void *>(address(sb.buffer));
+    t.scaleBLdOuter = sb.ldOuter;
+    t.scaleBLdK = sb.ldK;
+  }
   GemmReport rep;
   // M: contiguous, every group's rows; masked, the rows of a slab; along K,
   // A's rows, with K (every group's) the launch's.
@@ -353,6 +368,10 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
           mirrorScratch_[size_t(sa.mirror)].ptr());
       t.scaleALdOuter = sa.ldOuter;
       t.scaleALdK = sa.ldK;
+    } else if (!sa.buffer.empty()) { // batch 1 (untransposedScales)
+      t.scaleA = reinterpret_cast<const void *>(address(sa.buffer));
+      t.scaleALdOuter = sa.ldOuter;
+      t.scaleALdK = sa.ldK;
     }
     t.b = reinterpret_cast<const void *>(address(s.inputs[2]) + b * n * kk);
     t.scaleB =
@@ -360,6 +379,10 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
     if (sb.mirror >= 0) { // batch 1 (mirroredBScaleWriter)
       t.scaleB = reinterpret_cast<const void *>(
           mirrorScratch_[size_t(sb.mirror)].ptr());
+      t.scaleBLdOuter = sb.ldOuter;
+      t.scaleBLdK = sb.ldK;
+    } else if (!sb.buffer.empty()) { // batch 1 (untransposedScales)
+      t.scaleB = reinterpret_cast<const void *>(address(sb.buffer));
       t.scaleBLdOuter = sb.ldOuter;
       t.scaleBLdK = sb.ldK;
     }

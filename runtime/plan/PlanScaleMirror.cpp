@@ -97,6 +97,23 @@ std::optional<size_t> soleQuantizeWriter(const Plan &plan,
   return writer;
 }
 
+/// The step that alone writes buffer `name`, if one does.
+std::optional<size_t> soleWriter(const Plan &plan, const std::string &name) {
+  std::optional<size_t> writer;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep &s = plan.steps[i];
+    bool writes = s.state == name;
+    for (const std::string &o : s.outputs)
+      writes |= o == name;
+    if (!writes)
+      continue;
+    if (writer)
+      return std::nullopt;
+    writer = i;
+  }
+  return writer;
+}
+
 /// The K-major operand `name` as one non-empty [rows, cols] matrix.
 std::optional<Geometry> singleMatrix(const ResolvedPlan &shapes,
                                      const std::string &name) {
@@ -136,11 +153,53 @@ std::optional<size_t> mirroredBScaleWriter(const Plan &plan,
   return soleQuantizeWriter(plan, shapes, gemm, g->inputs[3], gr, *b);
 }
 
+std::optional<UntransposedScales> untransposedScales(const Plan &plan,
+                                                     const ResolvedPlan &shapes,
+                                                     size_t gemm, bool isA) {
+  if (gemm >= plan.steps.size())
+    return std::nullopt;
+  const PlanStep &g = plan.steps[gemm];
+  const OperandSpec &o = isA ? g.gemm.a : g.gemm.b;
+  const size_t data = isA ? 0 : 2, scales = data + 1;
+  if (g.kind != StepKind::Gemm || g.batch != 1 ||
+      (g.gemm.kind != GemmKind::Dense && g.gemm.kind != GemmKind::GroupedK) ||
+      g.inputs.size() <= scales || g.gemm.arch != Arch::SM90a ||
+      o.layout != Layout::KMajor || !isRowKBlockF32(o.granularity))
+    return std::nullopt;
+  const std::optional<Geometry> m = singleMatrix(shapes, g.inputs[data]);
+  if (!m || (isA && m->rows % 4 != 0) || !plan.buffer(g.inputs[scales]) ||
+      plan.buffer(g.inputs[scales])->dtype != DType::F32)
+    return std::nullopt;
+  const std::optional<size_t> t = soleWriter(plan, g.inputs[scales]);
+  if (!t || !runsBefore(plan, *t, gemm))
+    return std::nullopt;
+  const PlanStep &tr = plan.steps[*t];
+  if (tr.kind != StepKind::Transpose || tr.inputs.size() != 2 ||
+      tr.outputs.size() != 2 || tr.outputs[1] != g.inputs[scales] ||
+      !(tr.aux.quant.granularity ==
+        Granularity::block(128, 1, o.granularity.scale)))
+    return std::nullopt;
+  const std::optional<Geometry> x = singleMatrix(shapes, tr.inputs[0]);
+  if (!x || x->rows != m->cols || x->cols != m->rows)
+    return std::nullopt;
+  const std::optional<size_t> w = soleWriter(plan, tr.inputs[1]);
+  if (!w || !runsBefore(plan, *w, *t))
+    return std::nullopt;
+  return UntransposedScales{tr.inputs[1], m->rows};
+}
+
 ScaleMirrorPlan planScaleMirrors(const Plan &plan, const ResolvedPlan &shapes) {
   ScaleMirrorPlan out;
   out.writes.assign(plan.steps.size(), -1);
   out.readsA.assign(plan.steps.size(), -1);
   out.readsB.assign(plan.steps.size(), -1);
+  out.untransposedA.assign(plan.steps.size(), UntransposedScales{});
+  out.untransposedB.assign(plan.steps.size(), UntransposedScales{});
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (bool isA : {true, false})
+      if (std::optional<UntransposedScales> u =
+              untransposedScales(plan, shapes, i, isA))
+        (isA ? out.untransposedA : out.untransposedB)[i] = *u;
   for (size_t i = 0; i < plan.steps.size(); ++i)
     for (bool isA : {true, false}) {
       const std::optional<size_t> w =
@@ -174,6 +233,14 @@ ScaleMirrorPlan planScaleMirrors(const Plan &plan, const ResolvedPlan &shapes) {
 
 ScaleSource scaleSource(const ScaleMirrorPlan &mirrors, size_t gemm, bool isA) {
   ScaleSource src;
+  const std::vector<UntransposedScales> &before =
+      isA ? mirrors.untransposedA : mirrors.untransposedB;
+  if (gemm < before.size() && !before[gemm].buffer.empty()) {
+    src.buffer = before[gemm].buffer;
+    src.ldOuter = 1;
+    src.ldK = before[gemm].pitch;
+    return src;
+  }
   const std::vector<int> &reads = isA ? mirrors.readsA : mirrors.readsB;
   if (gemm >= reads.size() || reads[gemm] < 0)
     return src;

@@ -16,6 +16,14 @@
 //   - B: the same orientation with the pitch rounded up to 4,
 //     [N/128][pad4(K/128)].
 // The plan, its buffers and what verification compares stay as they are.
+//
+// A's scales in that layout may also exist already: an operand transposed
+// in FP8 before its GEMM (the weight gradients' tokens, K-grouped) had 128x1
+// scales before the transpose, [K/128][M], which the transpose step turned
+// into the plan's [M][K/128]. The GEMM reads the transpose's input scales
+// instead, no copy made. So does B with per-row (1x128) scales, which the
+// kernel's loader warp reads a k-block at a time: [K/128][N] makes those
+// reads contiguous.
 // Which steps do this is decided here, without a GPU, so that it is unit
 // tested; runtime/plan/PlanExecutor.cpp allocates and passes the mirrors.
 //
@@ -80,6 +88,27 @@ mirroredAScaleWriter(const Plan &plan, const ResolvedPlan &shapes, size_t gemm);
 std::optional<size_t>
 mirroredBScaleWriter(const Plan &plan, const ResolvedPlan &shapes, size_t gemm);
 
+/// The buffer GEMM step `gemm` may read as its A (`isA`) or B scales,
+/// [K/128][M] ([K/128][N]), because it holds them before a transpose, or
+/// nothing. It may when:
+///   - the step is an sm_90a GEMM of one [M, K] A and one [N, K] B (a
+///     batch-1 dense GEMM or a K-grouped one) with a K-major operand of
+///     1 x 128 f32 scales;
+///   - the operand's scale buffer is written by exactly one step, a
+///     transpose step that runs before the GEMM, whose input codes are one
+///     [K, M] ([K, N]) matrix with 128 x 1 scales (what becomes 1 x 128
+///     transposed);
+///   - those input scales are written by exactly one step, which runs
+///     before the transpose; for A, M is a multiple of 4 (the 16-byte pitch
+///     TMA needs).
+struct UntransposedScales {
+  std::string buffer; ///< the transpose's input scales, [K/128][M or N]
+  int64_t pitch = 0;  ///< M or N
+};
+std::optional<UntransposedScales> untransposedScales(const Plan &plan,
+                                                     const ResolvedPlan &shapes,
+                                                     size_t gemm, bool isA);
+
 /// The plan's mirrors and who writes and reads them.
 struct ScaleMirrorPlan {
   std::vector<ScaleMirror> mirrors;
@@ -88,6 +117,10 @@ struct ScaleMirrorPlan {
   /// Per step: the mirror a GEMM step reads as its A (B) scales; -1 for
   /// none.
   std::vector<int> readsA, readsB;
+  /// Per step: the buffer a GEMM step reads as its A (B) scales instead of
+  /// its input (untransposedScales), with strides 1 and M (N); empty for
+  /// none.
+  std::vector<UntransposedScales> untransposedA, untransposedB;
 };
 
 /// One mirror per quantize step that some GEMM step reads through
@@ -97,10 +130,12 @@ ScaleMirrorPlan planScaleMirrors(const Plan &plan, const ResolvedPlan &shapes);
 
 /// Where GEMM step `gemm` reads its A (`isA`) or B scales from: the plan
 /// buffer (its inputs[1] or inputs[3]) with the default strides (0, 0:
-/// packed row-major), or mirror `mirror` with ld_outer = its strideRows and
-/// ld_k = its strideCols.
+/// packed row-major), mirror `mirror` with ld_outer = its strideRows and
+/// ld_k = its strideCols, or plan buffer `buffer` (untransposed scales)
+/// with ld_outer 1 and ld_k M (N).
 struct ScaleSource {
   int mirror = -1; ///< index into ScaleMirrorPlan::mirrors, or -1
+  std::string buffer;
   int64_t ldOuter = 0, ldK = 0;
 };
 ScaleSource scaleSource(const ScaleMirrorPlan &mirrors, size_t gemm, bool isA);
