@@ -9,8 +9,9 @@
 #     unquantized graph (the recipe's quantization error, within the bounds
 #     stated here: 1e-3, 3e-3 for the E5M2 example, the derived one for the
 #     MoE block, see examples/README.md);
-#   --bench at M=4096: every step (CUDA events, median of 20) and the same
-#     GEMMs through cuBLASLt.
+#   --bench at M=4096 (the weight gradients at M=32768 rows: the forward's
+#     4096 tokens, each routed to 8 experts): every step (CUDA events,
+#     median of 20) and the same GEMMs through cuBLASLt.
 # and the generated models' plans (test/models/Inputs) under --verify at
 # M=512 with the bounds derived from each plan.
 #
@@ -33,7 +34,7 @@ status=0
 log() { echo "$*" | tee -a "$summary"; }
 
 log ""
-log "## Pipeline examples (fp8-run on examples/plans, verify at M=512, bench at M=4096)"
+log "## Pipeline examples (fp8-run on examples/plans, verify at M=512, bench at M=4096; the weight gradients at M=32768)"
 log ""
 if [ ! -x "$run" ]; then
   log "- fp8-run: not built ($run missing)"
@@ -58,15 +59,17 @@ verify() {
   fi
 }
 
-# example:similarity bound (none: the bound derived from the plan; the MoE
-# block's two quantizations on its worst path give 3.5e-3)
-examples=("mlp:1e-3" "attention-proj:1e-3" "grad-projection:3e-3" "moe:")
+# example:similarity bound[:bench M] (no bound: the one derived from the
+# plan; the MoE block's two quantizations on its worst path give 3.5e-3;
+# bench M 4096 unless stated)
+examples=("mlp:1e-3" "attention-proj:1e-3" "grad-projection:3e-3" "moe:"
+          "moe-wgrad::32768")
 for entry in "${examples[@]}"; do
-  ex="${entry%%:*}"
+  IFS=: read -r ex bound bench_m <<<"$entry"
   plan="$root/examples/plans/$ex.sm_90a.plan.json"
-  verify "$ex" "$plan" "${entry#*:}"
+  verify "$ex" "$plan" "$bound"
   t0=$(date +%s)
-  timeout 900 "$run" "$plan" --dim M=4096 --random --bench --iters 20 \
+  timeout 900 "$run" "$plan" --dim "M=${bench_m:-4096}" --random --bench --iters 20 \
       --no-outputs --json "$out/pipeline-$ex-bench.json" \
       >"$out/pipeline-$ex-bench.log" 2>&1
   rc=$?
