@@ -66,7 +66,7 @@ std::string foundAfter(
 
 } // namespace
 
-TEST(PlanUntransposedScales, EveryWeightGradientReadsItsAScalesUntransposed) {
+TEST(PlanUntransposedScales, EveryWeightGradientReadsItsScalesUntransposed) {
   const Plan p = wgradPlan();
   auto r = resolvePlan(p, {{"M", 640}});
   ASSERT_TRUE(r.isOk()) << r.message();
