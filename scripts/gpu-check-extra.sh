@@ -133,7 +133,9 @@ for ex in examples:
     bb = ((merged[ex]["bench"] or {}).get("bench") or {})
     if not bb:
         continue
-    print(f"\n{ex} at M=4096, per step (median of {bb.get('iters')}):\n")
+    dims = ", ".join(f"{k}={v}" for k, v in
+                     ((merged[ex]["bench"] or {}).get("dims") or {}).items())
+    print(f"\n{ex} at {dims or 'M=4096'}, per step (median of {bb.get('iters')}):\n")
     print("| step | kind | ours ms | TFLOP/s | cuBLASLt | cuBLASLt ms | cuBLASLt BF16 ms |")
     print("|---|---|---|---|---|---|---|")
     for s in bb.get("steps", []):
