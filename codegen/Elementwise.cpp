@@ -196,12 +196,22 @@ bool quantizeUsesRowPath(const ElementwiseSpec &s) {
          s.quant.mode == ScalingMode::Current;
 }
 
+bool quantizeUsesColumnPath(const ElementwiseSpec &s) {
+  const Granularity &g = s.quant.granularity;
+  return s.kind == AuxKind::Quantize && g.cols == 1 && g.rows > 1 &&
+         s.quant.mode == ScalingMode::Current;
+}
+
+bool quantizeIsOnePass(const ElementwiseSpec &s) {
+  return quantizeUsesRowPath(s) || quantizeUsesColumnPath(s);
+}
+
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
   switch (s.kind) {
   case AuxKind::Elementwise:
     return {"elementwise"};
   case AuxKind::Quantize:
-    if (quantizeUsesRowPath(s))
+    if (quantizeIsOnePass(s))
       return {"quantize"};
     return {"amax", "scales", "quantize"};
   case AuxKind::Transpose:
@@ -317,6 +327,8 @@ emitElementwise(const ElementwiseSpec &s) {
   case AuxKind::Quantize:
     if (quantizeUsesRowPath(s)) {
       entry(0, "256", "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
+    } else if (quantizeUsesColumnPath(s)) {
+      entry(0, "256", "fp8k::quantize_cols_body<fp8k::Prog, fp8k::Q>(p);");
     } else {
       entry(0, "256", "fp8k::quantize_amax_body<fp8k::Prog, fp8k::Q>(p);");
       entry(1, "128", "fp8k::quantize_scales_body<fp8k::Q>(p);");
@@ -387,6 +399,10 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
              quantizeUsesRowPath(s)) {
     const int64_t units = batch * rows * g.scaleCols(cols);
     l.grid[0] = clamp(ceilDiv(units, 8), waves * 8);
+  } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
+             quantizeUsesColumnPath(s)) { // a thread per column of a block row
+    l.grid[0] = clamp(ceilDiv(cols, fp8k::kColsPerCta), INT32_MAX);
+    l.grid[1] = clamp(batch * g.scaleRows(rows), 65535);
   } else if (role == "amax" ||
              (s.kind == AuxKind::Quantize && role == "quantize")) {
     l.grid[0] = clamp(ceilDiv(cols, fp8k::kColsPerCta), INT32_MAX);

@@ -136,9 +136,14 @@ Status checkElementwiseSpec(const ElementwiseSpec &spec);
 /// True when a quantize spec takes the one-kernel row path (block rows of 1,
 /// current scaling).
 bool quantizeUsesRowPath(const ElementwiseSpec &spec);
+/// True when a quantize spec takes the one-kernel column path (R x 1 blocks,
+/// R > 1 and not whole: 128x1; current scaling).
+bool quantizeUsesColumnPath(const ElementwiseSpec &spec);
+/// Either: one kernel, no amax scratch.
+bool quantizeIsOnePass(const ElementwiseSpec &spec);
 
 /// The roles of the entry points emitElementwise returns, in launch order:
-/// "elementwise"; "quantize" (row path); "amax", "scales", "quantize"
+/// "elementwise"; "quantize" (row or column path); "amax", "scales", "quantize"
 /// (block path); "codes", "scales" (transpose); "route", "quantize"
 /// (permute); "unpermute".
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &spec);

@@ -137,6 +137,46 @@ __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
 }
 
 //===----------------------------------------------------------------------===//
+// Quantize, column blocks (R x 1): one thread per block, one pass
+//===----------------------------------------------------------------------===//
+
+/// One thread per (block row, column): the column's amax over the block's
+/// R rows, its scale, then its codes (the 128x1 activations of the weight
+/// gradients: one scale per 128 tokens of a channel). A CTA covers
+/// kColsPerCta consecutive columns of one block row (blockIdx.y walks the
+/// block rows of every batch), so each row's loads and stores are
+/// contiguous across the CTA. The program is evaluated twice per element,
+/// as on the row path; the second reads come back from the caches.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_cols_body(const EwParams &p) {
+  const i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= p.cols) // also p.cols == 0
+    return;
+  const i64 units = p.batch * p.scaleRows;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+    const i64 b = u / p.scaleRows, rb = u - b * p.scaleRows;
+    const i64 r0 = rb * Q::kBlockRows;
+    const i64 r1 = r0 + Q::kBlockRows < p.rows ? r0 + Q::kBlockRows : p.rows;
+    const i64 first = (b * p.rows + r0) * p.cols + c;
+    const i64 end = (b * p.rows + r1) * p.cols + c;
+    u32 m = 0;
+#pragma unroll 8
+    for (i64 i = first; i < end; i += p.cols) {
+      const u32 bits = abs_bits(Prog::eval(p, i));
+      m = bits > m ? bits : m;
+    }
+    u8 code;
+    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+    store_scale<Q>(p.scale, u * p.scaleCols + c, s, code);
+    store_scale_mirror<Q>(p, u, c, s, code);
+#pragma unroll 8
+    for (i64 i = first; i < end; i += p.cols)
+      codes[i] = quantize_value(Prog::eval(p, i), s, Q::kFormat);
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Quantize, any granularity: amax per block, scales, codes
 //===----------------------------------------------------------------------===//
 
