@@ -15,17 +15,19 @@ namespace fp8 {
 
 struct TargetInfo {
   Arch arch;
-  const char *gpu;    ///< the GPU the defaults describe
-  int smCount;        ///< its SMs
-  int maxSharedBytes; ///< dynamic shared memory per CTA (opt-in), bytes
+  const char *gpu;           ///< the GPU the defaults describe
+  int smCount;               ///< its SMs
+  int maxSharedBytes;        ///< dynamic shared memory per CTA (opt-in), bytes
+  double dramBytesPerSecond; ///< its DRAM bandwidth (the memory roofline)
 };
 
 /// Indexed by Arch.
 inline constexpr TargetInfo kTargets[] = {
-    // H100 SXM: 132 SMs, 227 KiB of shared memory per CTA.
-    {Arch::SM90a, "H100 SXM", 132, 232448},
-    // B200: 148 SMs, 227 KiB per CTA.
-    {Arch::SM100a, "B200", 148, 232448},
+    // H100 SXM: 132 SMs, 227 KiB of shared memory per CTA, HBM3 at
+    // 3.35 TB/s.
+    {Arch::SM90a, "H100 SXM", 132, 232448, 3.35e12},
+    // B200: 148 SMs, 227 KiB per CTA, HBM3e at 8 TB/s.
+    {Arch::SM100a, "B200", 148, 232448, 8.0e12},
 };
 
 constexpr const TargetInfo &targetInfo(Arch arch) {

@@ -136,12 +136,15 @@ for ex in examples:
     dims = ", ".join(f"{k}={v}" for k, v in
                      ((merged[ex]["bench"] or {}).get("dims") or {}).items())
     print(f"\n{ex} at {dims or 'M=4096'}, per step (median of {bb.get('iters')}):\n")
-    print("| step | kind | ours ms | TFLOP/s | cuBLASLt | cuBLASLt ms | cuBLASLt BF16 ms |")
+    print("| step | kind | ours ms | TFLOP/s, or GB/s (% of DRAM bandwidth) | cuBLASLt | cuBLASLt ms | cuBLASLt BF16 ms |")
     print("|---|---|---|---|---|---|---|")
     for s in bb.get("steps", []):
         if s["kind"] == "gemm":
             print(f"| {s['step']} | gemm {s['m']}x{s['n']}x{s['k']} | {s['ms']:.4f} | {s['tflops']:.0f} | "
                   f"{s['cublaslt_kind']} | {fmt(s['cublaslt_ms'], '.4f')} | {fmt(s['cublaslt_bf16_ms'], '.4f')} |")
+        elif "gb_per_s" in s:
+            print(f"| {s['step']} | {s['kind']} | {s['ms']:.4f} | "
+                  f"{s['gb_per_s']:.0f} GB/s ({s['dram_percent']:.0f}%) | | | |")
         else:
             print(f"| {s['step']} | {s['kind']} | {s['ms']:.4f} | | | | |")
 with open(os.path.join(out, "pipeline.json"), "w") as f:

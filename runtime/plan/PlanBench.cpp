@@ -63,6 +63,11 @@ Expected<BenchReport> benchPlanSteps(GpuPlan &gpu, const Plan &plan,
       r.gemmMs += b.ms;
     } else {
       b.kernel = s.kernelName();
+      for (const auto *names : {&s.inputs, &s.outputs})
+        for (const std::string &n : *names)
+          if (const PlanBuffer *buf = plan.buffer(n))
+            b.bytes += bytesOf(buf->dtype, elementCount(shapes.shapes.at(n)));
+      b.gbPerS = b.ms > 0 ? double(b.bytes) / (b.ms * 1e-3) / 1e9 : 0;
     }
     r.steps.push_back(b);
   }

@@ -29,6 +29,10 @@ struct BenchStep {
   /// (batch G slabs of m rows) one call per slab.
   GemmKind gemmKind = GemmKind::Dense;
   double tflops = 0;
+  /// Other steps: the bytes of their input and output buffers (what a
+  /// step at the bandwidth limit moves once) and the rate over `ms`.
+  int64_t bytes = 0;
+  double gbPerS = 0;
   bool scaleATma = false; ///< A's scales came by TMA (GemmReport::scaleATma)
   bool scaleBTma = false; ///< B's scales came by TMA (GemmReport::scaleBTma)
   std::string peerKind;   ///< "fp8 block-scaled", "fp8 per-tensor", ...

@@ -20,7 +20,7 @@ int64_t bufferBytes(const PlanBuffer &b, const Shape &s) {
 }
 
 bool needsAmaxScratch(const PlanStep &s) {
-  return s.kind == StepKind::Quantize && !quantizeUsesRowPath(s.aux);
+  return s.kind == StepKind::Quantize && !quantizeIsOnePass(s.aux);
 }
 
 /// One u32 amax per scale of the step's input (resolvePlan bounded it).

@@ -145,9 +145,12 @@ json reportStepChecks(const std::vector<StepCheck> &steps) {
   return js;
 }
 
-json reportBench(const BenchReport &b) {
-  std::printf("bench: median of %d runs (CUDA events, steps back to back):\n",
-              b.iters);
+json reportBench(const BenchReport &b, Arch arch) {
+  const TargetInfo &target = targetInfo(arch);
+  std::printf("bench: median of %d runs (CUDA events, steps back to back; "
+              "other steps: their buffers' bytes over their time, against "
+              "the %s's %.2f TB/s):\n",
+              b.iters, target.gpu, target.dramBytesPerSecond / 1e12);
   std::printf("  %-14s %-11s %10s %9s   %-26s %10s %8s %10s\n", "step", "kind",
               "ours ms", "TFLOP/s", "cuBLASLt", "ms", "ratio", "bf16 ms");
   json jb = json::array();
@@ -184,8 +187,14 @@ json reportBench(const BenchReport &b) {
       if (!s.peerNote.empty())
         e["cublaslt_note"] = s.peerNote;
     } else {
-      std::printf("  %-14s %-11s %10.4f\n", s.step.c_str(), s.kind.c_str(),
-                  s.ms);
+      const double pct = 100.0 * s.gbPerS * 1e9 / target.dramBytesPerSecond;
+      std::printf("  %-14s %-11s %10.4f %9s   %.0f GB/s, %.1f%% of DRAM "
+                  "bandwidth (%.1f MB)\n",
+                  s.step.c_str(), s.kind.c_str(), s.ms, "", s.gbPerS, pct,
+                  double(s.bytes) / 1e6);
+      e["bytes"] = s.bytes;
+      e["gb_per_s"] = s.gbPerS;
+      e["dram_percent"] = pct;
     }
     jb.push_back(e);
   }

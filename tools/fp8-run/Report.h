@@ -8,6 +8,7 @@
 #ifndef FP8_TOOLS_FP8RUN_REPORT_H
 #define FP8_TOOLS_FP8RUN_REPORT_H
 
+#include "core/Target.h"
 #include "runtime/plan/PlanBench.h"
 #include "runtime/plan/PlanVerify.h"
 
@@ -35,8 +36,9 @@ nlohmann::ordered_json reportStepChecks(const std::vector<StepCheck> &steps);
 bool reportVerdict(const VerifyVerdict &verdict, nlohmann::ordered_json &v,
                    const std::string &suffix);
 
-/// Prints the benchmark's table; returns it as JSON.
-nlohmann::ordered_json reportBench(const BenchReport &b);
+/// Prints the benchmark's table (the memory-bound steps' rates against the
+/// DRAM bandwidth of `arch`'s GPU, core/Target.h); returns it as JSON.
+nlohmann::ordered_json reportBench(const BenchReport &b, Arch arch);
 
 } // namespace fp8
 

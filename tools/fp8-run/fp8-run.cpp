@@ -470,7 +470,7 @@ int runGpu(const Options &o, json &results, const Plan &plan,
       return fail(o, results, "the benchmark failed", b.status());
     if (Status s = benchPeers(**gpu, plan, shapes, o.iters, *b); !s)
       return fail(o, results, "the benchmark failed", s);
-    results["bench"] = reportBench(*b);
+    results["bench"] = reportBench(*b, plan.arch);
   }
   return finish(o, results, code);
 }
