@@ -400,8 +400,12 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     const int64_t units = batch * rows * g.scaleCols(cols);
     l.grid[0] = clamp(ceilDiv(units, 8), waves * 8);
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
-             quantizeUsesColumnPath(s)) { // a thread per column of a block row
-    l.grid[0] = clamp(ceilDiv(cols, fp8k::kColsPerCta), INT32_MAX);
+             quantizeUsesColumnPath(s)) {
+    // A CTA per 32 columns of a block row, or (blocks taller than 256 rows)
+    // per 256 columns, a thread each.
+    const bool cached = g.rows <= 256;
+    l.grid[0] = clamp(
+        ceilDiv(cols, cached ? fp8k::kColLanes : fp8k::kColsPerCta), INT32_MAX);
     l.grid[1] = clamp(batch * g.scaleRows(rows), 65535);
   } else if (role == "amax" ||
              (s.kind == AuxKind::Quantize && role == "quantize")) {

@@ -101,12 +101,23 @@ __device__ __forceinline__ void elementwise_body(const EwParams &p) {
 // Quantize, row blocks (1 x C, 1 x whole): one warp per block, one pass
 //===----------------------------------------------------------------------===//
 
+/// Values a lane keeps in registers: the row path's block columns or the
+/// column path's block rows, a thread's share (blocks up to 256 wide or
+/// tall); 0: the block is longer, and the program is evaluated twice (it is
+/// deterministic: both evaluations give the same bits).
+template <int kBlock, int kThreads> struct CachedValues {
+  static constexpr int kPer = kBlock > 0 && kBlock <= 256
+                                  ? (kBlock + kThreads - 1) / kThreads
+                                  : 0;
+};
+
 /// One warp per (row, column block): the block's amax (warp max of the
-/// |x| bits), its scale, then its codes. The program is evaluated twice per
-/// element (it is deterministic: both evaluations give the same bits), so
-/// the values never leave registers or L1.
+/// |x| bits), its scale, then its codes. Lane l takes columns l, l + 32, ...
+/// of the block (each step a contiguous warp access); blocks of up to 256
+/// columns are evaluated once, their values kept in registers.
 template <class Prog, class Q>
 __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
+  constexpr int kPer = CachedValues<int(Q::kBlockCols), 32>::kPer;
   const i64 bc = Q::kBlockCols ? i64(Q::kBlockCols) : p.cols;
   const i64 nbc = p.scaleCols;
   const i64 units = p.batch * p.rows * nbc;
@@ -120,9 +131,20 @@ __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
     const i64 c1 = c0 + bc < p.cols ? c0 + bc : p.cols;
     const i64 base = row * p.cols;
     u32 m = 0;
-    for (i64 c = c0 + lane; c < c1; c += 32) {
-      const u32 b = abs_bits(Prog::eval(p, base + c));
-      m = b > m ? b : m;
+    float v[kPer > 0 ? kPer : 1];
+    if (kPer > 0) {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        const i64 c = c0 + lane + 32 * j;
+        v[j] = c < c1 ? Prog::eval(p, base + c) : 0.0f;
+        const u32 b = abs_bits(v[j]);
+        m = b > m ? b : m;
+      }
+    } else {
+      for (i64 c = c0 + lane; c < c1; c += 32) {
+        const u32 b = abs_bits(Prog::eval(p, base + c));
+        m = b > m ? b : m;
+      }
     }
     m = warp_max(m);
     u8 code;
@@ -131,8 +153,18 @@ __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
       store_scale<Q>(p.scale, u, s, code);
       store_scale_mirror<Q>(p, row, cb, s, code);
     }
-    for (i64 c = c0 + lane; c < c1; c += 32)
-      codes[base + c] = quantize_value(Prog::eval(p, base + c), s, Q::kFormat);
+    if (kPer > 0) {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        const i64 c = c0 + lane + 32 * j;
+        if (c < c1)
+          codes[base + c] = quantize_value(v[j], s, Q::kFormat);
+      }
+    } else {
+      for (i64 c = c0 + lane; c < c1; c += 32)
+        codes[base + c] =
+            quantize_value(Prog::eval(p, base + c), s, Q::kFormat);
+    }
   }
 }
 
@@ -140,15 +172,65 @@ __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
 // Quantize, column blocks (R x 1): one thread per block, one pass
 //===----------------------------------------------------------------------===//
 
-/// One thread per (block row, column): the column's amax over the block's
-/// R rows, its scale, then its codes (the 128x1 activations of the weight
-/// gradients: one scale per 128 tokens of a channel). A CTA covers
-/// kColsPerCta consecutive columns of one block row (blockIdx.y walks the
-/// block rows of every batch), so each row's loads and stores are
-/// contiguous across the CTA. The program is evaluated twice per element,
-/// as on the row path; the second reads come back from the caches.
+/// One block (R rows of one column) per CTA column: the column's amax over
+/// the block, its scale, then its codes (the 128x1 activations of the weight
+/// gradients: one scale per 128 tokens of a channel). A CTA covers 32
+/// consecutive columns (a lane each: every row's loads and stores are
+/// contiguous across the warp) of one block row (blockIdx.y walks the block
+/// rows of every batch); its 8 warps split the block's rows (warp w takes
+/// rows w, w + 8, ...), keep their values in registers (blocks of up to 256
+/// rows) and join their maxima in shared memory.
 template <class Prog, class Q>
-__device__ __forceinline__ void quantize_cols_body(const EwParams &p) {
+__device__ __forceinline__ void quantize_cols_cached_body(const EwParams &p) {
+  constexpr int kPer = CachedValues<int(Q::kBlockRows), kColWarps>::kPer;
+  __shared__ u32 partial[kColWarps][kColLanes];
+  const int lane = int(threadIdx.x % kColLanes);
+  const int w = int(threadIdx.x / kColLanes);
+  const i64 c = i64(blockIdx.x) * kColLanes + lane;
+  const bool active = c < p.cols;
+  const i64 units = p.batch * p.scaleRows;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+    const i64 b = u / p.scaleRows, rb = u - b * p.scaleRows;
+    const i64 r0 = rb * Q::kBlockRows;
+    const i64 r1 = r0 + Q::kBlockRows < p.rows ? r0 + Q::kBlockRows : p.rows;
+    const i64 base = b * p.rows * p.cols + c;
+    float v[kPer > 0 ? kPer : 1];
+    u32 m = 0;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const i64 r = r0 + w + kColWarps * j;
+      v[j] = active && r < r1 ? Prog::eval(p, base + r * p.cols) : 0.0f;
+      const u32 bits = abs_bits(v[j]);
+      m = bits > m ? bits : m;
+    }
+    partial[w][lane] = m;
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kColWarps; ++k)
+      m = partial[k][lane] > m ? partial[k][lane] : m;
+    __syncthreads(); // `partial` is reused by the next block row
+    u8 code;
+    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+    if (active && w == 0) {
+      store_scale<Q>(p.scale, u * p.scaleCols + c, s, code);
+      store_scale_mirror<Q>(p, u, c, s, code);
+    }
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const i64 r = r0 + w + kColWarps * j;
+      if (active && r < r1)
+        codes[base + r * p.cols] = quantize_value(v[j], s, Q::kFormat);
+    }
+  }
+}
+
+/// The column path for blocks taller than 256 rows: one thread per (block
+/// row, column), the program evaluated twice per element (the second reads
+/// come back from the caches). A CTA covers kColsPerCta consecutive columns
+/// of one block row.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_cols_long_body(const EwParams &p) {
   const i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= p.cols) // also p.cols == 0
     return;
@@ -174,6 +256,15 @@ __device__ __forceinline__ void quantize_cols_body(const EwParams &p) {
     for (i64 i = first; i < end; i += p.cols)
       codes[i] = quantize_value(Prog::eval(p, i), s, Q::kFormat);
   }
+}
+
+/// The column path: R x 1 blocks, one kernel.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_cols_body(const EwParams &p) {
+  if (CachedValues<int(Q::kBlockRows), kColWarps>::kPer > 0)
+    quantize_cols_cached_body<Prog, Q>(p);
+  else
+    quantize_cols_long_body<Prog, Q>(p);
 }
 
 //===----------------------------------------------------------------------===//

@@ -24,6 +24,9 @@ enum : int { kMaxEwInputs = 4 };
 /// The block path of quantize: a CTA covers kColsPerCta columns (one thread
 /// each) of kRowChunk rows (its blockIdx.y chunk).
 enum : int { kRowChunk = 64, kColsPerCta = 256 };
+/// The column path of quantize (R x 1 blocks up to 256 rows): a CTA of
+/// kColWarps warps covers kColLanes columns of one block row.
+enum : int { kColLanes = 32, kColWarps = 8 };
 
 /// The most experts of an MoE routing step (its kernel keeps a counter per
 /// expert in shared memory); core/RecipeRules.h's kMaxMoeExperts.
