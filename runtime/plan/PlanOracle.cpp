@@ -419,41 +419,23 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
   case StepKind::Gemm: {
     const KernelSpec &k = s.gemm;
     const Geometry ga = geometry(in[0]->shape), gb = geometry(in[2]->shape);
-    if (k.kind == GemmKind::GroupedK) {
-      // A [M, K] and B [N, K] hold every group's K; D [G, M, N].
-      nm::GroupedRows rows;
-      rows.kind = k.kind;
-      rows.groups = intsOf(*in[4]);
-      const std::vector<nm::QuantizedTensor> a{slice(
-          *in[0], *in[1], k.a.format, k.a.granularity, 0, ga.rows, ga.cols)};
-      const std::vector<nm::QuantizedTensor> b{slice(
-          *in[2], *in[3], k.b.format, k.b.granularity, 0, gb.rows, gb.cols)};
-      nm::ReferenceGemmOptions opts;
-      opts.promotionInterval = k.promotionInterval;
-      opts.accumulator = accumulator;
-      auto d = nm::groupedReferenceGemm(rows, a, b, 0.0f, opts);
-      if (!d)
-        return context(d.status());
-      for (int64_t i = 0; i < int64_t(d->size()); ++i)
-        out[0]->set(i, (*d)[size_t(i)]);
-      return Status::ok();
-    }
     if (k.kind != GemmKind::Dense) {
       // Contiguous: A [R, K] holds every group's rows. Masked: A [G, maxM,
-      // K], one slab a group. B [G, N, K], one matrix a group.
+      // K], one slab a group. B [G, N, K], one matrix a group. Along K: A
+      // [M, K] and B [N, K] hold every group's K; D [G, M, N].
       const bool masked = k.kind == GemmKind::GroupedMasked;
-      const int64_t groups = in[2]->shape[0], n = in[2]->shape[1];
-      const int64_t m = ga.rows, kk = ga.cols;
+      const bool alongK = k.kind == GemmKind::GroupedK;
+      const int64_t groups = alongK ? 1 : in[2]->shape[0];
       nm::GroupedRows rows;
       rows.kind = k.kind;
       rows.groups = intsOf(*in[4]);
       std::vector<nm::QuantizedTensor> a, b;
       for (int64_t g = 0; g < (masked ? groups : 1); ++g)
-        a.push_back(
-            slice(*in[0], *in[1], k.a.format, k.a.granularity, g, m, kk));
+        a.push_back(slice(*in[0], *in[1], k.a.format, k.a.granularity, g,
+                          ga.rows, ga.cols));
       for (int64_t g = 0; g < groups; ++g)
-        b.push_back(
-            slice(*in[2], *in[3], k.b.format, k.b.granularity, g, n, kk));
+        b.push_back(slice(*in[2], *in[3], k.b.format, k.b.granularity, g,
+                          gb.rows, gb.cols));
       nm::ReferenceGemmOptions opts;
       opts.promotionInterval = k.promotionInterval;
       opts.accumulator = accumulator;

@@ -59,44 +59,6 @@ const PlanStep *mirrorableGemm(const Plan &plan, size_t gemm, bool isA,
   return &g;
 }
 
-/// The quantize step that alone writes the f32 scales `scales` (a temp or
-/// output buffer) of one [operand.rows, operand.cols] matrix, per
-/// granularity `gr`, before step `gemm` runs.
-std::optional<size_t> soleQuantizeWriter(const Plan &plan,
-                                         const ResolvedPlan &shapes,
-                                         size_t gemm, const std::string &scales,
-                                         const Granularity &gr,
-                                         const Geometry &operand) {
-  const PlanBuffer *b = plan.buffer(scales);
-  if (!b || (b->role != BufferRole::Temp && b->role != BufferRole::Output) ||
-      b->dtype != DType::F32)
-    return std::nullopt;
-  std::optional<size_t> writer;
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const PlanStep &s = plan.steps[i];
-    bool writes = s.state == scales;
-    for (const std::string &o : s.outputs)
-      writes |= o == scales;
-    if (!writes)
-      continue;
-    if (writer)
-      return std::nullopt;
-    writer = i;
-  }
-  if (!writer)
-    return std::nullopt;
-  const PlanStep &q = plan.steps[*writer];
-  if (q.kind != StepKind::Quantize || q.outputs.size() != 2 ||
-      q.outputs[1] != scales || q.inputs.empty() ||
-      q.aux.kind != AuxKind::Quantize || !(q.aux.quant.granularity == gr) ||
-      !runsBefore(plan, *writer, gemm))
-    return std::nullopt;
-  const std::optional<Geometry> x = geometryOf(shapes, q.inputs[0]);
-  if (!x || x->batch != 1 || x->rows != operand.rows || x->cols != operand.cols)
-    return std::nullopt;
-  return writer;
-}
-
 /// The step that alone writes buffer `name`, if one does.
 std::optional<size_t> soleWriter(const Plan &plan, const std::string &name) {
   std::optional<size_t> writer;
@@ -111,6 +73,33 @@ std::optional<size_t> soleWriter(const Plan &plan, const std::string &name) {
       return std::nullopt;
     writer = i;
   }
+  return writer;
+}
+
+/// The quantize step that alone writes the f32 scales `scales` (a temp or
+/// output buffer) of one [operand.rows, operand.cols] matrix, per
+/// granularity `gr`, before step `gemm` runs.
+std::optional<size_t> soleQuantizeWriter(const Plan &plan,
+                                         const ResolvedPlan &shapes,
+                                         size_t gemm, const std::string &scales,
+                                         const Granularity &gr,
+                                         const Geometry &operand) {
+  const PlanBuffer *b = plan.buffer(scales);
+  if (!b || (b->role != BufferRole::Temp && b->role != BufferRole::Output) ||
+      b->dtype != DType::F32)
+    return std::nullopt;
+  const std::optional<size_t> writer = soleWriter(plan, scales);
+  if (!writer)
+    return std::nullopt;
+  const PlanStep &q = plan.steps[*writer];
+  if (q.kind != StepKind::Quantize || q.outputs.size() != 2 ||
+      q.outputs[1] != scales || q.inputs.empty() ||
+      q.aux.kind != AuxKind::Quantize || !(q.aux.quant.granularity == gr) ||
+      !runsBefore(plan, *writer, gemm))
+    return std::nullopt;
+  const std::optional<Geometry> x = geometryOf(shapes, q.inputs[0]);
+  if (!x || x->batch != 1 || x->rows != operand.rows || x->cols != operand.cols)
+    return std::nullopt;
   return writer;
 }
 
