@@ -172,6 +172,19 @@ __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
 // Quantize, column blocks (R x 1): one thread per block, one pass
 //===----------------------------------------------------------------------===//
 
+/// Block row `u` of an R x 1 quantize (the stacked [batch * scaleRows]
+/// grid): the flat index of its first row's column 0 and its rows (the last
+/// block row of a batch may be short).
+template <class Q> struct ColumnBlock {
+  i64 base, rows;
+  __device__ __forceinline__ ColumnBlock(const EwParams &p, i64 u) {
+    const i64 b = u / p.scaleRows;
+    const i64 r0 = (u - b * p.scaleRows) * Q::kBlockRows;
+    rows = p.rows - r0 < Q::kBlockRows ? p.rows - r0 : i64(Q::kBlockRows);
+    base = (b * p.rows + r0) * p.cols;
+  }
+};
+
 /// One block (R rows of one column) per CTA column: the column's amax over
 /// the block, its scale, then its codes (the 128x1 activations of the weight
 /// gradients: one scale per 128 tokens of a channel). A CTA covers 32
@@ -191,16 +204,14 @@ __device__ __forceinline__ void quantize_cols_cached_body(const EwParams &p) {
   const i64 units = p.batch * p.scaleRows;
   u8 *codes = static_cast<u8 *>(p.out);
   for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
-    const i64 b = u / p.scaleRows, rb = u - b * p.scaleRows;
-    const i64 r0 = rb * Q::kBlockRows;
-    const i64 r1 = r0 + Q::kBlockRows < p.rows ? r0 + Q::kBlockRows : p.rows;
-    const i64 base = b * p.rows * p.cols + c;
+    const ColumnBlock<Q> blk(p, u);
+    const i64 base = blk.base + c;
     float v[kPer > 0 ? kPer : 1];
     u32 m = 0;
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
-      const i64 r = r0 + w + kColWarps * j;
-      v[j] = active && r < r1 ? Prog::eval(p, base + r * p.cols) : 0.0f;
+      const i64 r = w + kColWarps * j;
+      v[j] = active && r < blk.rows ? Prog::eval(p, base + r * p.cols) : 0.0f;
       const u32 bits = abs_bits(v[j]);
       m = bits > m ? bits : m;
     }
@@ -218,8 +229,8 @@ __device__ __forceinline__ void quantize_cols_cached_body(const EwParams &p) {
     }
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
-      const i64 r = r0 + w + kColWarps * j;
-      if (active && r < r1)
+      const i64 r = w + kColWarps * j;
+      if (active && r < blk.rows)
         codes[base + r * p.cols] = quantize_value(v[j], s, Q::kFormat);
     }
   }
@@ -237,11 +248,8 @@ __device__ __forceinline__ void quantize_cols_long_body(const EwParams &p) {
   const i64 units = p.batch * p.scaleRows;
   u8 *codes = static_cast<u8 *>(p.out);
   for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
-    const i64 b = u / p.scaleRows, rb = u - b * p.scaleRows;
-    const i64 r0 = rb * Q::kBlockRows;
-    const i64 r1 = r0 + Q::kBlockRows < p.rows ? r0 + Q::kBlockRows : p.rows;
-    const i64 first = (b * p.rows + r0) * p.cols + c;
-    const i64 end = (b * p.rows + r1) * p.cols + c;
+    const ColumnBlock<Q> blk(p, u);
+    const i64 first = blk.base + c, end = first + blk.rows * p.cols;
     u32 m = 0;
 #pragma unroll 8
     for (i64 i = first; i < end; i += p.cols) {

@@ -104,6 +104,8 @@ std::vector<ElementwiseSpec> specs() {
   out.push_back(quantize(bf16, Granularity::block(128, 1), DType::E4M3FN));
   out.push_back(quantize(
       swiglu(), Granularity::block(16, 1, ScaleFormat::F32Pow2), DType::E5M2));
+  // Blocks taller than 256 rows: a thread per column, evaluated twice.
+  out.push_back(quantize(bf16, Granularity::block(300, 1), DType::E4M3FN));
   // The block path: warp-uniform, CTA-uniform and per-thread blocks.
   out.push_back(quantize(bf16, Granularity::block(128, 128), DType::E4M3FN));
   out.push_back(quantize(bf16, Granularity::block(128, 128, ScaleFormat::UE8M0),
