@@ -225,10 +225,12 @@ std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
 }
 
 namespace {
+/// Prog (elementwise.cuh): eval, the value of one element; eval_n, up to N
+/// consecutive elements, from 16-byte loads of each input or one by one
+/// (the same instructions per element), and eval_vec, N of them from
+/// 16-byte loads; aligned, whether every input it reads is aligned to a
+/// number of bytes.
 void emitProgram(std::ostringstream &os, const EwProgram &p) {
-  os << "struct Prog {\n"
-     << "  static __device__ __forceinline__ float eval(const EwParams &p, "
-        "i64 i) {\n";
   std::vector<bool> used(p.inputs.size(), false);
   auto mark = [&](const EwArg &a) {
     if (a.kind == EwArg::Kind::Input)
@@ -238,10 +240,6 @@ void emitProgram(std::ostringstream &os, const EwProgram &p) {
     for (const EwArg &a : in.args)
       mark(a);
   mark(p.result);
-  for (size_t i = 0; i < p.inputs.size(); ++i)
-    if (used[i])
-      os << "    const float in" << i << " = load_elem<"
-         << typeConst(p.inputs[i]) << ">(p.in[" << i << "], i);\n";
   auto arg = [](const EwArg &a) -> std::string {
     switch (a.kind) {
     case EwArg::Kind::Input:
@@ -253,25 +251,72 @@ void emitProgram(std::ostringstream &os, const EwProgram &p) {
     }
     return "0.0f";
   };
-  for (size_t i = 0; i < p.instrs.size(); ++i) {
-    const EwInstr &in = p.instrs[i];
-    std::string call;
-    if (in.op == EwOp::Convert) {
-      call = arg(in.args[0]);
-    } else {
-      call = std::string(toString(in.op)) + "(";
-      for (size_t j = 0; j < in.args.size(); ++j)
-        call += (j ? ", " : "") + arg(in.args[j]);
-      call += ")";
+  // The instructions over in0, in1, ... (floats), as `indent`ed lines.
+  auto body = [&](const std::string &indent) {
+    for (size_t i = 0; i < p.instrs.size(); ++i) {
+      const EwInstr &in = p.instrs[i];
+      std::string call;
+      if (in.op == EwOp::Convert) {
+        call = arg(in.args[0]);
+      } else {
+        call = std::string(toString(in.op)) + "(";
+        for (size_t j = 0; j < in.args.size(); ++j)
+          call += (j ? ", " : "") + arg(in.args[j]);
+        call += ")";
+      }
+      os << indent << "const float v" << i << " = ";
+      if (in.type == DType::F32)
+        os << call;
+      else
+        os << "round_to(" << call << ", " << typeConst(in.type) << ")";
+      os << ";\n";
     }
-    os << "    const float v" << i << " = ";
-    if (in.type == DType::F32)
-      os << call;
-    else
-      os << "round_to(" << call << ", " << typeConst(in.type) << ")";
-    os << ";\n";
-  }
-  os << "    return " << arg(p.result) << ";\n  }\n};\n\n";
+  };
+
+  os << "struct Prog {\n"
+     << "  static __device__ __forceinline__ float eval(const EwParams &p, "
+        "i64 i) {\n";
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    if (used[i])
+      os << "    const float in" << i << " = load_elem<"
+         << typeConst(p.inputs[i]) << ">(p.in[" << i << "], i);\n";
+  body("    ");
+  os << "    return " << arg(p.result) << ";\n  }\n\n";
+
+  // eval_n: elements i .. i + n - 1 (n <= N) into out[0 .. n), zeros past
+  // them; `vec` (n == N, the inputs aligned): 16-byte loads, else element by
+  // element. One copy of the instructions serves both.
+  os << "  template <int N>\n"
+     << "  static __device__ __forceinline__ void eval_n(const EwParams &p, "
+        "i64 i, int n, bool vec, float out[N]) {\n";
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    if (used[i])
+      os << "    float a" << i << "[N];\n"
+         << "    if (vec)\n"
+         << "      load_vec<" << typeConst(p.inputs[i]) << ", N>(p.in[" << i
+         << "], i, a" << i << ");\n"
+         << "    else\n"
+         << "      load_some<" << typeConst(p.inputs[i]) << ", N>(p.in[" << i
+         << "], i, n, a" << i << ");\n";
+  os << "#pragma unroll\n"
+     << "    for (int k = 0; k < N; ++k) {\n";
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    if (used[i])
+      os << "      const float in" << i << " = a" << i << "[k];\n";
+  body("      ");
+  os << "      out[k] = k < n ? " << arg(p.result) << " : 0.0f;\n    }\n  }\n\n"
+     << "  template <int N>\n"
+     << "  static __device__ __forceinline__ void eval_vec(const EwParams &p, "
+        "i64 i, float out[N]) {\n"
+     << "    eval_n<N>(p, i, N, true, out);\n  }\n\n";
+
+  os << "  static __device__ __forceinline__ bool aligned(const EwParams &p, "
+        "u64 bytes) {\n"
+     << "    return true";
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    if (used[i])
+      os << " && is_aligned(p.in[" << i << "], bytes)";
+  os << ";\n  }\n};\n\n";
 }
 } // namespace
 
@@ -386,8 +431,8 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   const Granularity &g = s.quant.granularity;
   AuxLaunch l;
   l.block[0] = 256;
-  if (s.kind == AuxKind::Elementwise) {
-    l.grid[0] = clamp(ceilDiv(batch * rows * cols, 256), waves);
+  if (s.kind == AuxKind::Elementwise) { // eight elements a thread
+    l.grid[0] = clamp(ceilDiv(ceilDiv(batch * rows * cols, 8), 256), waves);
   } else if (s.kind == AuxKind::Unpermute) { // four elements a thread
     l.grid[0] = clamp(ceilDiv(batch * rows * ((cols + 3) / 4), 256), waves);
   } else if (s.kind == AuxKind::Permute && role == "route") {
@@ -397,8 +442,14 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     l.grid[0] = clamp(ceilDiv(units, 8), waves * 8);
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesRowPath(s)) {
+    // A warp per block, or per 32 / lanes blocks on the vector path.
+    // NOTE: one wave of CTAs with the warps striding over the blocks ran the
+    // 4096x4096 1x128 quantize in 0.065 ms against 0.054 with a warp per
+    // step (H100, docs/results/h100-2026-11-25-vector-paths/).
+    const int lanes = fp8k::row_vec_lanes(g.cols);
+    const int64_t perWarp = lanes > 0 && cols % 8 == 0 ? 32 / lanes : 1;
     const int64_t units = batch * rows * g.scaleCols(cols);
-    l.grid[0] = clamp(ceilDiv(units, 8), waves * 8);
+    l.grid[0] = clamp(ceilDiv(ceilDiv(units, perWarp), 8), waves * 8);
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesColumnPath(s)) {
     // A CTA per 32 columns of a block row, or (blocks taller than 256 rows)
@@ -407,6 +458,10 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     l.grid[0] = clamp(
         ceilDiv(cols, cached ? fp8k::kColLanes : fp8k::kColsPerCta), INT32_MAX);
     l.grid[1] = clamp(batch * g.scaleRows(rows), 65535);
+  } else if (s.kind == AuxKind::Quantize && role != "scales" &&
+             g.rows == Granularity::kWhole && g.cols == Granularity::kWhole) {
+    // Per-tensor amax and codes: flat, eight elements a thread.
+    l.grid[0] = clamp(ceilDiv(ceilDiv(rows * cols, 8), 256), waves);
   } else if (role == "amax" ||
              (s.kind == AuxKind::Quantize && role == "quantize")) {
     l.grid[0] = clamp(ceilDiv(cols, fp8k::kColsPerCta), INT32_MAX);
@@ -415,11 +470,9 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     l.block[0] = 128;
     const int64_t n = batch * g.scaleRows(rows) * g.scaleCols(cols);
     l.grid[0] = clamp(ceilDiv(n, 128), waves);
-  } else if (role == "codes") {
-    l.block[0] = 32;
-    l.block[1] = 8;
-    l.grid[0] = clamp(ceilDiv(cols, 32), INT32_MAX);
-    l.grid[1] = clamp(ceilDiv(rows, 32), 65535);
+  } else if (role == "codes") { // a CTA per square tile
+    l.grid[0] = clamp(ceilDiv(cols, fp8k::kTransposeTile), INT32_MAX);
+    l.grid[1] = clamp(ceilDiv(rows, fp8k::kTransposeTile), 65535);
     l.grid[2] = clamp(batch, 65535);
   } else { // transpose scales
     const int64_t n = batch * g.scaleRows(rows) * g.scaleCols(cols);

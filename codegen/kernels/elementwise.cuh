@@ -47,6 +47,114 @@ __device__ __forceinline__ void store_elem(void *p, i64 i, float v) {
     static_cast<float *>(p)[i] = v;
 }
 
+/// The N * sizeof(T) bytes at element i of a tensor of element type T as
+/// 32-bit words, in the widest loads that fit (16, 8 or 4 bytes; i a
+/// multiple of N, the tensor aligned to the load).
+template <int T, int N>
+__device__ __forceinline__ void load_words(const void *p, i64 i,
+                                           u32 w[N * (T == kF32 ? 4 : 2) / 4]) {
+  constexpr int kBytes = N * (T == kF32 ? 4 : 2);
+  static_assert(kBytes % 4 == 0 && kBytes <= 32, "2 to 8 elements");
+  const u8 *at = static_cast<const u8 *>(p) + i * (T == kF32 ? 4 : 2);
+  if (kBytes >= 16) {
+#pragma unroll
+    for (int h = 0; h < kBytes / 16; ++h) {
+      const uint4 q = reinterpret_cast<const uint4 *>(at)[h];
+      w[(4 * h) % (kBytes / 4)] = q.x;
+      w[(4 * h + 1) % (kBytes / 4)] = q.y;
+      w[(4 * h + 2) % (kBytes / 4)] = q.z;
+      w[(4 * h + 3) % (kBytes / 4)] = q.w;
+    }
+  } else if (kBytes == 8) {
+    const uint2 q = *reinterpret_cast<const uint2 *>(at);
+    w[0] = q.x;
+    w[1 % (kBytes / 4)] = q.y;
+  } else {
+    w[0] = *reinterpret_cast<const u32 *>(at);
+  }
+}
+
+/// Elements i .. i + N - 1 (N 2, 4 or 8, i a multiple of N, the tensor
+/// aligned to N elements or 16 bytes) of a tensor of element type T,
+/// widened to float, in one or two loads (load_words).
+template <int T, int N>
+__device__ __forceinline__ void load_vec(const void *p, i64 i, float v[N]) {
+  u32 w[N * (T == kF32 ? 4 : 2) / 4];
+  load_words<T, N>(p, i, w);
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (T == kF32) {
+      v[k] = u2f(w[k % (sizeof(w) / 4)]);
+    } else {
+      const u32 word = w[(k / 2) % (sizeof(w) / 4)];
+      const u16 h = u16(k % 2 ? word >> 16 : word & 0xFFFFu);
+      v[k] = T == kBF16 ? bf16_to_float(h) : f16_to_float(h);
+    }
+  }
+}
+
+/// Elements i .. i + n - 1 (n <= N) one by one, any alignment; zeros past
+/// them.
+template <int T, int N>
+__device__ __forceinline__ void load_some(const void *p, i64 i, int n,
+                                          float v[N]) {
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    v[k] = k < n ? load_elem<T>(p, i + k) : 0.0f;
+}
+
+/// Stores v[0 .. N) (rounded to T by the program) as elements i .. i + N - 1
+/// of a tensor of element type T, in 16-byte stores (alignment as load_vec).
+template <int T, int N>
+__device__ __forceinline__ void store_vec(void *p, i64 i, const float v[N]) {
+  if (T == kF32) {
+#pragma unroll
+    for (int h = 0; h < N / 4; ++h)
+      *reinterpret_cast<float4 *>(static_cast<float *>(p) + i + 4 * h) =
+          float4{v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]};
+    return;
+  }
+  u32 w[N / 2];
+#pragma unroll
+  for (int k = 0; k < N / 2; ++k) {
+    const u32 lo =
+        T == kBF16 ? float_to_bf16(v[2 * k]) : float_to_f16(v[2 * k]);
+    const u32 hi =
+        T == kBF16 ? float_to_bf16(v[2 * k + 1]) : float_to_f16(v[2 * k + 1]);
+    w[k] = lo | (hi << 16);
+  }
+  if (N == 8)
+    *reinterpret_cast<uint4 *>(static_cast<u16 *>(p) + i) =
+        uint4{w[0], w[1], w[N > 4 ? 2 : 0], w[N > 4 ? 3 : 1]};
+  else
+    *reinterpret_cast<uint2 *>(static_cast<u16 *>(p) + i) = uint2{w[0], w[1]};
+}
+
+/// Codes i .. i + N - 1 (N 2, 4 or 8, i a multiple of N) in one store.
+template <int N>
+__device__ __forceinline__ void store_codes(u8 *codes, i64 i, const u8 q[N]) {
+  static_assert(N == 2 || N == 4 || N == 8, "2, 4 or 8 codes");
+  u32 lo = 0, hi = 0;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (k < 4)
+      lo |= u32(q[k]) << (8 * k);
+    else
+      hi |= u32(q[k]) << (8 * (k - 4));
+  }
+  if (N == 8)
+    *reinterpret_cast<uint2 *>(codes + i) = uint2{lo, hi};
+  else if (N == 4)
+    *reinterpret_cast<u32 *>(codes + i) = lo;
+  else
+    *reinterpret_cast<u16 *>(codes + i) = u16(lo);
+}
+
+/// True when `p` is aligned to `bytes` (a power of two).
+__device__ __forceinline__ bool is_aligned(const void *p, u64 bytes) {
+  return (u64(p) & (bytes - 1)) == 0;
+}
+
 __device__ __forceinline__ u32 warp_max(u32 v) {
   for (int o = 16; o > 0; o >>= 1) {
     const u32 other = __shfl_xor_sync(0xFFFFFFFFu, v, o);
@@ -89,11 +197,24 @@ __device__ __forceinline__ float load_scale(const void *s, i64 i) {
 // Elementwise: out[i] = Prog(i)
 //===----------------------------------------------------------------------===//
 
+/// Eight elements a thread, in 16-byte loads and stores, when the inputs and
+/// the output are 16-byte aligned (Prog::aligned); the last n % 8 elements,
+/// or every element of unaligned tensors, one a thread.
 template <class Prog, int OutT>
 __device__ __forceinline__ void elementwise_body(const EwParams &p) {
   const i64 n = p.batch * p.rows * p.cols;
   const i64 stride = i64(gridDim.x) * blockDim.x;
-  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+  const i64 first = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  i64 done = 0;
+  if (Prog::aligned(p, 16) && is_aligned(p.out, 16)) {
+    done = n / 8 * 8;
+    for (i64 q = first; q < n / 8; q += stride) {
+      float v[8];
+      Prog::template eval_vec<8>(p, q * 8, v);
+      store_vec<OutT, 8>(p.out, q * 8, v);
+    }
+  }
+  for (i64 i = done + first; i < n; i += stride)
     store_elem<OutT>(p.out, i, Prog::eval(p, i));
 }
 
@@ -101,8 +222,8 @@ __device__ __forceinline__ void elementwise_body(const EwParams &p) {
 // Quantize, row blocks (1 x C, 1 x whole): one warp per block, one pass
 //===----------------------------------------------------------------------===//
 
-/// Values a lane keeps in registers: the row path's block columns or the
-/// column path's block rows, a thread's share (blocks up to 256 wide or
+/// Values a lane keeps in registers: the scalar row path's block columns or
+/// the column path's block rows, a thread's share (blocks up to 256 wide or
 /// tall); 0: the block is longer, and the program is evaluated twice (it is
 /// deterministic: both evaluations give the same bits).
 template <int kBlock, int kThreads> struct CachedValues {
@@ -111,12 +232,74 @@ template <int kBlock, int kThreads> struct CachedValues {
                                   : 0;
 };
 
+/// Lanes of a warp that share one row block in the vector row path
+/// (row_vec_lanes); 0: no vector path for this width.
+template <class Q> struct RowVec {
+  static constexpr int kLanes = row_vec_lanes(Q::kBlockCols);
+};
+
+/// The row path with 16-byte accesses: kLanes lanes per (row, column
+/// block), eight consecutive columns a lane (one 16-byte load per bf16
+/// input), so a warp covers 32 / kLanes blocks at once; the block's amax is
+/// a shuffle max over its lanes, its codes go out eight in one store. Needs
+/// cols % 8 == 0 and aligned tensors (quantize_rows_body checks). A row's
+/// last block may be short: its lanes past the row's end hold nothing.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_rows_vec_body(const EwParams &p) {
+  // (32 when the width has no vector path: this body is then never run)
+  constexpr int kL = RowVec<Q>::kLanes > 0 ? RowVec<Q>::kLanes : 32;
+  constexpr int kG = 32 / kL; // blocks per warp step
+  const i64 nbc = p.scaleCols;
+  const i64 units = p.batch * p.rows * nbc;
+  const int lane = int(threadIdx.x & 31);
+  const int part = lane % kL;
+  const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 first = warp * kG; first < units; first += warps * kG) {
+    const i64 u = first + lane / kL;
+    const bool valid = u < units;
+    const i64 row = valid ? u / nbc : 0, cb = valid ? u - row * nbc : 0;
+    const i64 c = cb * Q::kBlockCols + part * 8;
+    const bool in = valid && c < p.cols;
+    const i64 i = row * p.cols + c;
+    float v[8];
+    u32 m = 0;
+    if (in) {
+      Prog::template eval_vec<8>(p, i, v);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const u32 b = abs_bits(v[k]);
+        m = b > m ? b : m;
+      }
+    }
+#pragma unroll
+    for (int o = kL / 2; o > 0; o >>= 1) {
+      const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m, o);
+      m = other > m ? other : m;
+    }
+    u8 code;
+    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+    if (valid && part == 0) {
+      store_scale<Q>(p.scale, u, s, code);
+      store_scale_mirror<Q>(p, row, cb, s, code);
+    }
+    if (in) {
+      u8 q[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        q[k] = quantize_value(v[k], s, Q::kFormat);
+      store_codes<8>(codes, i, q);
+    }
+  }
+}
+
 /// One warp per (row, column block): the block's amax (warp max of the
 /// |x| bits), its scale, then its codes. Lane l takes columns l, l + 32, ...
 /// of the block (each step a contiguous warp access); blocks of up to 256
 /// columns are evaluated once, their values kept in registers.
 template <class Prog, class Q>
-__device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
+__device__ __forceinline__ void quantize_rows_scalar_body(const EwParams &p) {
   constexpr int kPer = CachedValues<int(Q::kBlockCols), 32>::kPer;
   const i64 bc = Q::kBlockCols ? i64(Q::kBlockCols) : p.cols;
   const i64 nbc = p.scaleCols;
@@ -166,6 +349,17 @@ __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
             quantize_value(Prog::eval(p, base + c), s, Q::kFormat);
     }
   }
+}
+
+/// The row path: 16-byte accesses where the block width, the row length and
+/// the tensors' alignment allow, else a lane per column.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
+  if (RowVec<Q>::kLanes > 0 && p.cols % 8 == 0 && Prog::aligned(p, 16) &&
+      is_aligned(p.out, 8))
+    quantize_rows_vec_body<Prog, Q>(p);
+  else
+    quantize_rows_scalar_body<Prog, Q>(p);
 }
 
 //===----------------------------------------------------------------------===//
@@ -237,9 +431,9 @@ __device__ __forceinline__ void quantize_cols_cached_body(const EwParams &p) {
 }
 
 /// The column path for blocks taller than 256 rows: one thread per (block
-/// row, column), the program evaluated twice per element (the second reads
-/// come back from the caches). A CTA covers kColsPerCta consecutive columns
-/// of one block row.
+/// row, column), the program evaluated twice per element (the second
+/// reads come back from the caches). A CTA covers kColsPerCta consecutive
+/// columns of one block row.
 template <class Prog, class Q>
 __device__ __forceinline__ void quantize_cols_long_body(const EwParams &p) {
   const i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -279,6 +473,116 @@ __device__ __forceinline__ void quantize_cols_body(const EwParams &p) {
 // Quantize, any granularity: amax per block, scales, codes
 //===----------------------------------------------------------------------===//
 
+/// Per-tensor blocks (whole x whole: a scale per matrix of the batch) are
+/// walked flat, eight elements a thread in 16-byte loads when the matrix
+/// has a multiple of 8 elements and the tensors are aligned, else one.
+template <class Prog>
+__device__ __forceinline__ bool tensor_vec(const EwParams &p) {
+  return p.rows * p.cols % 8 == 0 && Prog::aligned(p, 16) &&
+         is_aligned(p.out, 8);
+}
+
+/// The scale delayed scaling predicts from the history before the step's
+/// amax is known (delayed_scale_step's, when the step's amax is finite), or
+/// false when the history is empty.
+template <class Q>
+__device__ __forceinline__ bool delayed_prediction(const EwParams &p,
+                                                   float *scale) {
+  const AmaxHistoryState *st = static_cast<const AmaxHistoryState *>(p.history);
+  if (st->count == 0)
+    return false;
+  const float *values = reinterpret_cast<const float *>(st + 1);
+  u8 code;
+  *scale =
+      scale_from_amax(delayed_history_amax(st, values, Q::kHistory, Q::kAlgo),
+                      Q::kFormat, Q::kScaleFmt, Q::kMargin, &code);
+  return true;
+}
+
+/// The codes of flat elements [0, n) of matrix b with scale s (per-tensor
+/// blocks).
+template <class Prog, class Q>
+__device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
+                                             float s) {
+  const i64 plane = p.rows * p.cols;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  const i64 first = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  u8 *codes = static_cast<u8 *>(p.out);
+  if (tensor_vec<Prog>(p)) {
+    for (i64 q = first; q < plane / 8; q += stride) {
+      const i64 i = b * plane + q * 8;
+      float v[8];
+      Prog::template eval_vec<8>(p, i, v);
+      u8 c[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        c[k] = quantize_value(v[k], s, Q::kFormat);
+      store_codes<8>(codes, i, c);
+    }
+    return;
+  }
+  for (i64 e = first; e < plane; e += stride)
+    codes[b * plane + e] =
+        quantize_value(Prog::eval(p, b * plane + e), s, Q::kFormat);
+}
+
+/// Pass 1 of per-tensor blocks: each matrix's amax, a CTA's joined in shared
+/// memory and given to one atomicMax. Delayed scaling writes the codes in
+/// the same pass, with the scale its history predicts
+/// (delayed_prediction); pass 2 finds whether that was the step's scale and
+/// pass 3 rewrites the codes only when it was not (an empty history, a
+/// non-finite amax): one read of the input per step once the history has
+/// a value.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
+  __shared__ u32 warpMax[32];
+  const i64 plane = p.rows * p.cols;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  const i64 first = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool vec = tensor_vec<Prog>(p);
+  float predicted = 1.0f;
+  const bool speculate = Q::kDelayed && delayed_prediction<Q>(p, &predicted);
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 b = 0; b < p.batch; ++b) {
+    u32 m = 0;
+    if (vec) {
+      for (i64 q = first; q < plane / 8; q += stride) {
+        const i64 i = b * plane + q * 8;
+        float v[8];
+        Prog::template eval_vec<8>(p, i, v);
+        u8 c[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const u32 bits = abs_bits(v[k]);
+          m = bits > m ? bits : m;
+          c[k] = quantize_value(v[k], predicted, Q::kFormat);
+        }
+        if (speculate)
+          store_codes<8>(codes, i, c);
+      }
+    } else {
+      for (i64 e = first; e < plane; e += stride) {
+        const float v = Prog::eval(p, b * plane + e);
+        const u32 bits = abs_bits(v);
+        m = bits > m ? bits : m;
+        if (speculate)
+          codes[b * plane + e] = quantize_value(v, predicted, Q::kFormat);
+      }
+    }
+    m = warp_max(m);
+    if ((threadIdx.x & 31) == 0)
+      warpMax[threadIdx.x >> 5] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < int(blockDim.x >> 5); ++w)
+        m = warpMax[w] > m ? warpMax[w] : m;
+      if (m)
+        atomicMax(&p.amax[b], m);
+    }
+    __syncthreads();
+  }
+}
+
 /// Pass 1: the amax of every block, as atomicMax of the |x| bits. Threads
 /// of a warp share a block when column blocks are whole or multiples of 32
 /// (a warp reduces first); the whole CTA shares it when they are whole or
@@ -291,6 +595,10 @@ __device__ __forceinline__ void quantize_amax_body(const EwParams &p) {
   constexpr bool kCtaUniform =
       Q::kBlockCols == 0 || Q::kBlockCols % kColsPerCta == 0;
   __shared__ u32 ctaMax;
+  if (Q::kBlockRows == 0 && Q::kBlockCols == 0) {
+    quantize_amax_tensor_body<Prog, Q>(p);
+    return;
+  }
   if (p.cols == 0)
     return;
   const i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -361,9 +669,17 @@ __device__ __forceinline__ void quantize_scales_body(const EwParams &p) {
   }
 }
 
-/// Pass 3: the codes, with the scale of each element's block.
+/// Pass 3: the codes, with the scale of each element's block (delayed
+/// scaling: only when pass 1's were not made with the step's scale).
 template <class Prog, class Q>
 __device__ __forceinline__ void quantize_apply_body(const EwParams &p) {
+  if (Q::kDelayed && !static_cast<const AmaxHistoryState *>(p.history)->refit)
+    return;
+  if (Q::kBlockRows == 0 && Q::kBlockCols == 0) {
+    for (i64 b = 0; b < p.batch; ++b)
+      tensor_codes<Prog, Q>(p, b, load_scale<Q>(p.scale, b));
+    return;
+  }
   const i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= p.cols) // also p.cols == 0
     return;
@@ -388,29 +704,63 @@ __device__ __forceinline__ void quantize_apply_body(const EwParams &p) {
 // Transpose of FP8 codes and their scales (the on-demand transpose)
 //===----------------------------------------------------------------------===//
 
-/// [batch, rows, cols] codes -> [batch, cols, rows], through a 32 x 32 tile
-/// in shared memory; blocks of 32 x 8 threads, grid (cols/32, rows/32,
-/// batch).
+/// [batch, rows, cols] codes -> [batch, cols, rows], through a kTransposeTile
+/// square tile in shared memory; a CTA of 256 threads per tile, grid
+/// (cols / tile, rows / tile, batch). When rows and cols are multiples of 4
+/// and the tensors 4-byte aligned, every thread moves four bytes at a time:
+/// a row's four columns in, an output row's four columns (four input rows)
+/// out; else one byte.
 __device__ __forceinline__ void transpose_codes_body(const EwParams &p) {
-  __shared__ u8 tile[32][33];
+  constexpr int kT = kTransposeTile;
+  constexpr int kPitch = kT + 4; // words stay aligned; 2-way bank conflicts
+  __shared__ u8 tile[kT][kPitch];
   const u8 *in = static_cast<const u8 *>(p.in[0]);
   u8 *out = static_cast<u8 *>(p.out);
   const i64 plane = p.rows * p.cols;
+  const int t = int(threadIdx.x);
+  const bool vec = p.rows % 4 == 0 && p.cols % 4 == 0 && is_aligned(in, 4) &&
+                   is_aligned(out, 4);
   for (i64 b = blockIdx.z; b < p.batch; b += gridDim.z) {
-    for (i64 ty = blockIdx.y; ty * 32 < p.rows; ty += gridDim.y) {
-      for (i64 tx = blockIdx.x; tx * 32 < p.cols; tx += gridDim.x) {
-        const i64 c = tx * 32 + threadIdx.x;
-        for (int j = threadIdx.y; j < 32; j += 8) {
-          const i64 r = ty * 32 + j;
-          if (r < p.rows && c < p.cols)
-            tile[j][threadIdx.x] = in[b * plane + r * p.cols + c];
-        }
-        __syncthreads();
-        const i64 r = ty * 32 + threadIdx.x; // output column
-        for (int j = threadIdx.y; j < 32; j += 8) {
-          const i64 oc = tx * 32 + j; // output row
-          if (r < p.rows && oc < p.cols)
-            out[b * plane + oc * p.rows + r] = tile[threadIdx.x][j];
+    for (i64 ty = blockIdx.y; ty * kT < p.rows; ty += gridDim.y) {
+      for (i64 tx = blockIdx.x; tx * kT < p.cols; tx += gridDim.x) {
+        const i64 r0 = ty * kT, c0 = tx * kT;
+        const u8 *src = in + b * plane;
+        u8 *dst = out + b * plane;
+        if (vec) {
+          // In: 16 threads a row (4 bytes each), 16 rows a pass.
+          const int cc = (t % 16) * 4;
+#pragma unroll
+          for (int j = t / 16; j < kT; j += 16) {
+            const i64 r = r0 + j, c = c0 + cc;
+            if (r < p.rows && c < p.cols)
+              *reinterpret_cast<u32 *>(&tile[j][cc]) =
+                  *reinterpret_cast<const u32 *>(src + r * p.cols + c);
+          }
+          __syncthreads();
+          // Out: output row o (input column), its four columns from input
+          // rows rr .. rr + 3.
+          const int rr = (t % 16) * 4;
+#pragma unroll
+          for (int o = t / 16; o < kT; o += 16) {
+            const i64 oc = c0 + o, r = r0 + rr;
+            if (oc < p.cols && r < p.rows)
+              *reinterpret_cast<u32 *>(dst + oc * p.rows + r) =
+                  u32(tile[rr][o]) | u32(tile[rr + 1][o]) << 8 |
+                  u32(tile[rr + 2][o]) << 16 | u32(tile[rr + 3][o]) << 24;
+          }
+        } else {
+          const int cc = t % kT;
+          for (int j = t / kT; j < kT; j += 256 / kT) {
+            const i64 r = r0 + j, c = c0 + cc;
+            if (r < p.rows && c < p.cols)
+              tile[j][cc] = src[r * p.cols + c];
+          }
+          __syncthreads();
+          for (int o = t / kT; o < kT; o += 256 / kT) {
+            const i64 oc = c0 + o, r = r0 + cc;
+            if (oc < p.cols && r < p.rows)
+              dst[oc * p.rows + r] = tile[cc][o];
+          }
         }
         __syncthreads();
       }
@@ -544,28 +894,6 @@ __device__ __forceinline__ void moe_route_body(const EwParams &p) {
   }
 }
 
-/// Four consecutive elements i .. i + 3 of a tensor of element type T
-/// (i a multiple of 4), widened to float, in one 8-byte (bf16, f16) or
-/// 16-byte (f32) load.
-template <int T>
-__device__ __forceinline__ void load4(const void *p, i64 i, float v[4]) {
-  if (T == kF32) {
-    const float4 q =
-        *reinterpret_cast<const float4 *>(static_cast<const float *>(p) + i);
-    v[0] = q.x;
-    v[1] = q.y;
-    v[2] = q.z;
-    v[3] = q.w;
-    return;
-  }
-  const uint2 q =
-      *reinterpret_cast<const uint2 *>(static_cast<const u16 *>(p) + i);
-  const u16 h[4] = {u16(q.x & 0xFFFFu), u16(q.x >> 16), u16(q.y & 0xFFFFu),
-                    u16(q.y >> 16)};
-  for (int k = 0; k < 4; ++k)
-    v[k] = T == kBF16 ? bf16_to_float(h[k]) : f16_to_float(h[k]);
-}
-
 /// The permuted rows quantized (row blocks, as quantize_rows_body), token by
 /// token: a warp reads one block of token t's row once, quantizes it, and
 /// writes its codes and scale to each of the token's rows (positions[t, j];
@@ -592,7 +920,7 @@ __device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
     u32 m = 0;
     float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (vec) {
-      load4<InT>(p.in[0], t * p.cols + c0 + lane * 4, v);
+      load_vec<InT, 4>(p.in[0], t * p.cols + c0 + lane * 4, v);
       for (int k = 0; k < 4; ++k) {
         const u32 b = abs_bits(v[k]);
         m = b > m ? b : m;
@@ -650,7 +978,7 @@ __device__ __forceinline__ void moe_unpermute_body(const EwParams &p) {
           continue;
         const float w = weights[t * topK + j];
         float v[4];
-        load4<InT>(p.in[0], r * p.cols + h, v);
+        load_vec<InT, 4>(p.in[0], r * p.cols + h, v);
         for (int k = 0; k < 4; ++k)
           acc[k] = add(acc[k], mul(w, v[k]));
       }

@@ -28,6 +28,27 @@ enum : int { kRowChunk = 64, kColsPerCta = 256 };
 /// kColWarps warps covers kColLanes columns of one block row.
 enum : int { kColLanes = 32, kColWarps = 8 };
 
+// The rule below decides a kernel's path on both sides: the device code
+// (elementwise.cuh) takes it, the host (codegen/Elementwise.cpp) sizes its
+// grid for it.
+#if defined(__CUDACC__)
+#define FP8K_RULE __host__ __device__ constexpr
+#else
+#define FP8K_RULE constexpr
+#endif
+
+/// Lanes per block of the vector row path (eight columns a lane) for blocks
+/// of `blockCols` columns: blocks of 8 to 256 columns dividing 256; 0 for
+/// other widths and whole rows (0), which take a lane per column.
+FP8K_RULE int row_vec_lanes(i64 blockCols) {
+  return blockCols >= 8 && blockCols <= 256 && 256 % blockCols == 0
+             ? int(blockCols / 8)
+             : 0;
+}
+
+/// The square tile of the transpose of FP8 codes.
+enum : int { kTransposeTile = 64 };
+
 /// The most experts of an MoE routing step (its kernel keeps a counter per
 /// expert in shared memory); core/RecipeRules.h's kMaxMoeExperts.
 enum : int { kMaxMoeExperts = 1024 };

@@ -404,12 +404,29 @@ struct AmaxHistoryState {
   u32 steps; ///< quantize calls made with this history
   u32 count; ///< amaxes recorded (at most length)
   u32 head;  ///< where the next amax is written
-  u32 pad;
+  /// Set by the step (delayed_scale_step): 1 when its scale is not the one
+  /// predicted from the history before it (an empty history, a non-finite
+  /// amax), so codes written with the prediction must be rewritten.
+  u32 refit;
 };
 
 /// Bytes of the state of a history of `length` values.
 FP8K_FN i64 amax_history_bytes(i64 length) {
   return i64(sizeof(AmaxHistoryState)) + 4 * length;
+}
+
+/// The amax delayed scaling takes from a non-empty history: the largest
+/// recorded (algo 0) or the most recent (algo 1).
+FP8K_FN float delayed_history_amax(const AmaxHistoryState *st,
+                                   const float *values, int length, int algo) {
+  if (algo == 1)
+    return values[(st->head + u32(length) - 1) % u32(length)];
+  float best = 0.0f;
+  for (u32 i = 0; i < st->count; ++i) {
+    const float v = values[(st->head + u32(length) - 1 - i) % u32(length)];
+    best = v > best ? v : best;
+  }
+  return best;
 }
 
 /// The step of delayed scaling (fp8::numerics::AmaxHistory, one call of
@@ -424,19 +441,12 @@ FP8K_FN float delayed_scale_step(AmaxHistoryState *st, float *values,
   const bool bad = amax_nonfinite(amaxBits);
   float a = bad ? infinity() : u2f(amaxBits);
   int m = 0;
-  if (!bad && st->count > 0) {
-    if (algo == 1) {
-      a = values[(st->head + u32(length) - 1) % u32(length)];
-    } else {
-      float best = 0.0f;
-      for (u32 i = 0; i < st->count; ++i) {
-        const float v = values[(st->head + u32(length) - 1 - i) % u32(length)];
-        best = v > best ? v : best;
-      }
-      a = best;
-    }
+  const bool predicted = !bad && st->count > 0;
+  if (predicted) {
+    a = delayed_history_amax(st, values, length, algo);
     m = margin;
   }
+  st->refit = predicted ? 0u : 1u;
   const float scale = scale_from_amax(a, fmt, scaleFmt, m, code);
   if (st->steps % u32(interval) == 0 && !bad) {
     values[st->head] = u2f(amaxBits);

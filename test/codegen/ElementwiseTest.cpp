@@ -168,11 +168,15 @@ TEST(Elementwise, LaunchesCoverTheShape) {
       quantizeSpec(Granularity::block(1, 128), ScalingMode::Current);
   AuxLaunch l = elementwiseLaunch(rows, 0, 1, 4096, 11008, 132);
   EXPECT_EQ(l.block[0], 256u);
-  // 4096 x 86 blocks, 8 warps per CTA, at most 256 CTAs per SM (the warps
-  // stride over the rest).
-  EXPECT_EQ(l.grid[0], std::min(4096u * 86 / 8, 132u * 256));
+  // The vector path: 4096 x 86 blocks, two a warp, 8 warps per CTA, at
+  // most 256 CTAs per SM (the warps stride over the rest).
+  EXPECT_EQ(l.grid[0], std::min(4096u * 86 / 2 / 8, 132u * 256));
   l = elementwiseLaunch(rows, 0, 1, 128, 7168, 132);
-  EXPECT_EQ(l.grid[0], 128u * 56 / 8);
+  EXPECT_EQ(l.grid[0], 128u * 56 / 2 / 8);
+  // Rows of a length not a multiple of 8: a warp per block, at most 256
+  // CTAs per SM.
+  l = elementwiseLaunch(rows, 0, 1, 4096, 11004, 132);
+  EXPECT_EQ(l.grid[0], std::min(4096u * 86 / 8, 132u * 256));
   ElementwiseSpec blocks =
       quantizeSpec(Granularity::block(128, 128), ScalingMode::Current);
   l = elementwiseLaunch(blocks, 0, 1, 4096, 11008, 132);

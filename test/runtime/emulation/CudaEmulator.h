@@ -29,6 +29,7 @@
 
 #define __CUDACC__ 1
 #define __device__
+#define __host__
 #define __global__
 #define __forceinline__ inline
 #define __shared__ static
@@ -63,6 +64,9 @@ struct float4 {
 };
 struct uint2 {
   unsigned x, y;
+};
+struct uint4 {
+  unsigned x, y, z, w;
 };
 
 inline int atomicAdd(int *p, int v) {

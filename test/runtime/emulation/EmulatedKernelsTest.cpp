@@ -177,9 +177,12 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
         const std::string name = "in" + std::to_string(i);
         HostTensor t = randomTensor(spec.program.inputs[i], shape,
                                     1000 * index + 10 * round + i);
-        // Growing magnitudes across the rounds of delayed scaling.
+        // Growing magnitudes across the rounds of delayed scaling, and a
+        // NaN in round 2 (a non-finite amax: the step takes no prediction).
         for (int64_t j = 0; j < t.elements(); ++j)
           t.set(j, t.get(j) * float(1 + round));
+        if (delayed && round == 2 && i == 0)
+          t.set(t.elements() / 2, NAN);
         emu[name] = t;
         inputs.push_back(name);
       }
