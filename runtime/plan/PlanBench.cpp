@@ -69,8 +69,18 @@ Expected<BenchReport> benchPlanSteps(GpuPlan &gpu, const Plan &plan,
             b.bytes += bytesOf(buf->dtype, elementCount(shapes.shapes.at(n)));
       b.gbPerS = b.ms > 0 ? double(b.bytes) / (b.ms * 1e-3) / 1e9 : 0;
     }
+    r.stepSumMs += b.ms;
     r.steps.push_back(b);
   }
+  // The same run as one CUDA graph; a failed capture is reported, not
+  // fatal (the step times stand).
+  Status captured = gpu.captureRun();
+  auto graph =
+      captured.isOk() ? gpu.timeGraph(3, iters) : Expected<double>(captured);
+  if (graph)
+    r.graphMs = *graph;
+  else
+    r.graphNote = graph.status().message();
   return r;
 }
 

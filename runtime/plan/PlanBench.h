@@ -2,7 +2,8 @@
 //
 // Times the run steps of a plan on the GPU: CUDA events around every step,
 // back to back as the plan runs, median of the iterations after 3 warm-up
-// ones; GEMM steps with their shape, TFLOP/s and scale path. fp8-run
+// ones; GEMM steps with their shape, TFLOP/s and scale path; then the run
+// phase again as one CUDA graph launch. fp8-run
 // --bench adds cuBLASLt's times of the same GEMMs (tools/fp8-run/Peers.h).
 //
 //===----------------------------------------------------------------------===//
@@ -46,7 +47,12 @@ struct BenchStep {
 struct BenchReport {
   int iters = 0;
   std::vector<BenchStep> steps;
-  double totalMs = 0; ///< median of whole iterations
+  double totalMs = 0;   ///< median of whole iterations
+  double stepSumMs = 0; ///< the sum of the steps' medians
+  /// The run phase as one CUDA graph launch (GpuPlan::captureRun): its
+  /// median time, or -1 and why it was not measured.
+  double graphMs = -1;
+  std::string graphNote;
   double gemmMs = 0, peerGemmMs = 0, bf16GemmMs = 0;
   bool havePeers = false;
 };

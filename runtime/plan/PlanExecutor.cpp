@@ -101,6 +101,8 @@ GpuPlan::GpuPlan(const Plan &plan, const ResolvedPlan &shapes)
     : plan_(plan), shapes_(shapes) {}
 
 GpuPlan::~GpuPlan() {
+  if (graph_ && device_)
+    device_->driver->cuGraphExecDestroy(graph_);
   if (stream_ && device_)
     device_->driver->cuStreamDestroy(stream_);
 }

@@ -70,6 +70,16 @@ public:
   /// the run steps, and the whole iteration's as the last column.
   Expected<std::vector<std::vector<double>>> timeRun(int warmup, int iters);
 
+  /// The run phase as one CUDA graph (runtime/plan/PlanGraph.cpp): captured
+  /// once from the plan's launches, after a first run has loaded every
+  /// kernel and chosen every tile; a GpuPlan holds one set of dims, so one
+  /// graph serves every later run. Then each run is one launch.
+  Status captureRun();
+  /// Launches the captured graph on the plan's stream (captureRun first).
+  Status launchGraph();
+  /// The median time (ms) of `iters` graph launches after `warmup`.
+  Expected<double> timeGraph(int warmup, int iters);
+
   CUstream stream() const { return stream_; }
   const CudaDevice &device() const { return *device_; }
   /// The device address of buffer `name` (0 when unknown).
@@ -107,7 +117,8 @@ private:
   std::vector<std::string> gemmKernels_;
   std::vector<char> gemmScaleATma_, gemmScaleBTma_;
   size_t deviceBytes_ = 0;
-  bool checkExtents_ = true; ///< fp8::gemm checks buffer extents
+  bool checkExtents_ = true;    ///< fp8::gemm checks buffer extents
+  CUgraphExec graph_ = nullptr; ///< the run phase, once captured
 };
 
 } // namespace fp8

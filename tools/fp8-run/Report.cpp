@@ -201,7 +201,16 @@ json reportBench(const BenchReport &b, Arch arch) {
   std::printf("  %-14s %-11s %10.4f   (GEMMs %.4f ms; the same GEMMs "
               "through cuBLASLt %.4f ms, BF16 %.4f ms)\n",
               "total", "", b.totalMs, b.gemmMs, b.peerGemmMs, b.bf16GemmMs);
+  if (b.graphMs >= 0)
+    std::printf("  %-14s %-11s %10.4f   (one launch of the captured run "
+                "phase; the steps' times sum to %.4f ms)\n",
+                "as a graph", "", b.graphMs, b.stepSumMs);
+  else
+    std::printf("  as a graph: not measured (%s)\n", b.graphNote.c_str());
   return {{"iters", b.iters},
+          {"step_sum_ms", b.stepSumMs},
+          {"graph_ms", b.graphMs >= 0 ? json(b.graphMs) : json(nullptr)},
+          {"graph_note", b.graphNote},
           {"steps", jb},
           {"total_ms", b.totalMs},
           {"gemm_ms", b.gemmMs},

@@ -8,7 +8,9 @@
 // of the plan with the GEMM's promotion interval set to 0 (a wrong kernel
 // constant: the tensor cores' truncating accumulator then sums all of K)
 // must fail at the GEMM step, its quantize steps passing.
-// PlanVerifyTest.cpp is the same test on the CPU, the GPU modelled.
+// PlanVerifyTest.cpp is the same test on the CPU, the GPU modelled. The
+// same plan's run phase captured as one CUDA graph (runtime/plan/
+// PlanGraph.cpp) writes the step-by-step run's bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,4 +119,38 @@ TEST(PlanVerifyGpu, AWrongPromotionIntervalFailsAtTheGemm) {
   EXPECT_FALSE(c.steps[2].passed) << c.steps[2].relError;
   EXPECT_EQ(c.verdict.stepsOffOracle, std::vector<std::string>{"gemm"});
   EXPECT_FALSE(c.verdict.passed());
+}
+
+/// The run phase captured as one CUDA graph writes what the step-by-step
+/// run writes, bit for bit, into buffers cleared before each of two
+/// launches.
+TEST(PlanVerifyGpu, TheRunAsOneGraphEqualsTheStepByStepRun) {
+  const Plan plan = perTensorPlan("graph_gpu", kN, kK);
+  auto shapes = resolvePlan(plan, {{"M", kM}});
+  ASSERT_TRUE(shapes.isOk()) << shapes.message();
+  HostBuffers inputs = allocateHostBuffers(plan, *shapes);
+  ASSERT_TRUE(fillPositiveInputs(plan, inputs).isOk());
+  auto gpu = GpuPlan::create(plan, *shapes);
+  ASSERT_TRUE(gpu.isOk()) << gpu.message();
+  ASSERT_TRUE((*gpu)->upload(inputs).isOk());
+  ASSERT_TRUE((*gpu)->run(Phase::Prepare, true).isOk());
+  ASSERT_TRUE((*gpu)->run(Phase::Run, true).isOk());
+  HostBuffers stepByStep;
+  for (const PlanBuffer &b : plan.buffers)
+    ASSERT_TRUE((*gpu)->download(b.name, stepByStep[b.name]).isOk());
+  Status captured = (*gpu)->captureRun();
+  ASSERT_TRUE(captured.isOk()) << captured.message();
+  for (int launch = 0; launch < 2; ++launch) {
+    // upload zeroes every buffer the run writes: the graph must write them.
+    ASSERT_TRUE((*gpu)->upload(inputs).isOk());
+    ASSERT_TRUE((*gpu)->run(Phase::Prepare, true).isOk());
+    ASSERT_TRUE((*gpu)->launchGraph().isOk());
+    ASSERT_TRUE((*gpu)->sync(60, "the graph").isOk());
+    for (const PlanBuffer &b : plan.buffers) {
+      HostTensor t;
+      ASSERT_TRUE((*gpu)->download(b.name, t).isOk());
+      EXPECT_EQ(t.data, stepByStep.at(b.name).data)
+          << "buffer " << b.name << " after graph launch " << launch;
+    }
+  }
 }
