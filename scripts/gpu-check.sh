@@ -3,15 +3,16 @@
 # Ninja and g++ only (no MLIR, no network): builds with FP8_ENABLE_MLIR=OFF,
 # runs the CPU unit tests of that build, every GPU test (against the CPU
 # oracle), compute-sanitizer memcheck on small shapes, and the benchmarks
-# against cuBLASLt (dense, and grouped against a per-group loop); writes JSON
+# against cuBLASLt (dense, and grouped against a per-group loop), the
+# memory-bound steps against the DRAM bandwidth; writes JSON
 # results, the chart and summary.md into the folder given as the argument
 # (default gpu-results/).
 #
 #   scripts/gpu-check.sh [OUTDIR]
 #
 # GPU_CHECK_STEPS selects steps (default: all of build,cpu,gpu,memcheck,
-# bench,grouped,extra); a later run with other steps reuses the build and
-# appends to summary.md. Exit status: non-zero when any test fails or a
+# bench,grouped,memory,extra); a later run with other steps reuses the build
+# and appends to summary.md. Exit status: non-zero when any test fails or a
 # benchmark cannot run.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -21,7 +22,7 @@ out="$(cd "$out" && pwd)"
 build="${BUILD_DIR:-$root/build-gpu}"
 summary="$out/summary.md"
 export FP8_CACHE_DIR="${FP8_CACHE_DIR:-$build/jit-cache}"
-steps="${GPU_CHECK_STEPS:-build,cpu,gpu,memcheck,bench,grouped,extra}"
+steps="${GPU_CHECK_STEPS:-build,cpu,gpu,memcheck,bench,grouped,memory,extra}"
 status=0
 want() { case ",$steps," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
@@ -135,6 +136,23 @@ elif "$build/bin/fp8-bench" --grouped --shapes "$root/bench/shapes.json" \
 else
   log "- fp8-bench --grouped: FAILED"
   tail -20 "$out/grouped-bench.log" | tee -a "$summary"
+  status=1
+fi
+
+# 5c. The memory-bound steps (every quantize form, the transpose, an add) on
+# one 128 MiB tensor, each checked against the oracle: GB/s, % of DRAM.
+if ! want memory; then :
+elif "$build/bin/fp8-bench" --memory-bound --iters 20 \
+     --json "$out/memory-bound.json" >"$out/memory-bound.log" 2>&1; then
+  log ""
+  log "## fp8-bench --memory-bound (L2 flushed; median of 20)"
+  log ""
+  log '```'
+  grep -vE '^device:' "$out/memory-bound.log" | tee -a "$summary" >/dev/null
+  log '```'
+else
+  log "- fp8-bench --memory-bound: FAILED"
+  tail -20 "$out/memory-bound.log" | tee -a "$summary"
   status=1
 fi
 

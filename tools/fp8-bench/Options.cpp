@@ -24,6 +24,7 @@ namespace {
       "                 [--tile JSON]\n"
       "                 [--recipe deepseek|per-tensor] [--promotion P]\n"
       "                 [--trace] [--grouped]\n"
+      "                 [--memory-bound [--memory-shape RxC]]\n"
       "Benchmarks the generated sm_90a kernels against cuBLASLt on the\n"
       "shapes of FILE (default bench/shapes.json).\n"
       "  --recipe R     deepseek (default): A 1x128, B 128x128, the\n"
@@ -44,6 +45,13 @@ namespace {
       "                 (group rows drawn +-30%% around M_per_group, fixed\n"
       "                 seed) against a loop of cuBLASLt block-scaled\n"
       "                 GEMMs, one per group; TFLOP/s of the valid rows\n"
+      "  --memory-bound every quantize form, the FP8 transpose and an\n"
+      "                 elementwise add on one bf16 tensor (--memory-shape,\n"
+      "                 default 8192x8192: 128 MiB), each checked against\n"
+      "                 the CPU oracle, then timed (L2 flushed): GB/s and %%\n"
+      "                 of DRAM bandwidth; exit 1 when one differs\n"
+      "  --memory-shape RxC  its tensor: rows and columns multiples of 128\n"
+      "                 in [128, 65536]\n"
       "  --trace        compile our kernels with FP8_KERNEL_TRACE=1 and print\n"
       "                 each one's pipeline timeline (clock medians per\n"
       "                 k-block); the stamps cost time, so its TF/s are not\n"
@@ -120,7 +128,27 @@ Options parseArgs(int argc, char **argv) {
       o.trace = true;
     else if (a == "--grouped")
       o.grouped = true;
-    else if (a == "--sweep")
+    else if (a == "--memory-bound")
+      o.memoryBound = true;
+    else if (a == "--memory-shape") {
+      const std::string v = next();
+      const size_t x = v.find('x');
+      const std::optional<int64_t> r =
+          x == std::string::npos ? std::nullopt
+                                 : parseInteger(v.substr(0, x), 128, 65536);
+      const std::optional<int64_t> c =
+          x == std::string::npos ? std::nullopt
+                                 : parseInteger(v.substr(x + 1), 128, 65536);
+      if (!r || !c || *r % 128 || *c % 128) {
+        std::fprintf(stderr,
+                     "fp8-bench: --memory-shape: expected RxC, rows and "
+                     "columns multiples of 128 in [128, 65536], found '%s'\n",
+                     v.c_str());
+        std::exit(2);
+      }
+      o.memoryRows = *r;
+      o.memoryCols = *c;
+    } else if (a == "--sweep")
       o.sweep = true;
     else if (a == "--sweep-full")
       o.sweep = o.sweepGrid.full = true;

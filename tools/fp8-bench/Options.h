@@ -30,6 +30,10 @@ struct Options {
   int promotion = 128;            ///< --promotion P (0: tensor cores only)
   bool trace = false;             ///< --trace: print each kernel's timeline
   bool grouped = false; ///< --grouped: the grouped (MoE) section instead
+  /// --memory-bound: the memory-bound steps instead, on one [rows, cols]
+  /// tensor (--memory-shape RxC).
+  bool memoryBound = false;
+  int64_t memoryRows = 8192, memoryCols = 8192;
 };
 
 /// Reads argv; prints the usage and exits 0 on --help, prints a message and

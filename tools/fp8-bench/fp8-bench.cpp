@@ -15,6 +15,7 @@
 #include "tools/fp8-bench/Grouped.h"
 #include "tools/fp8-bench/JitFigures.h"
 #include "tools/fp8-bench/Measure.h"
+#include "tools/fp8-bench/MemoryBound.h"
 #include "tools/fp8-bench/Options.h"
 #include "tools/fp8-bench/Report.h"
 #include "tools/fp8-bench/ShapeFile.h"
@@ -40,6 +41,15 @@ int main(int argc, char **argv) {
   if (Status env = env::checkEnvironment(); !env) {
     std::fprintf(stderr, "fp8-bench: %s\n", env.message().c_str());
     return 2;
+  }
+  if (opt.memoryBound) {
+    Context ctx(opt);
+    json out = runMemoryBound(ctx);
+    out["device"] = ctx.dev->name;
+    out["sms"] = ctx.dev->smCount;
+    if (!opt.jsonOut.empty())
+      std::ofstream(opt.jsonOut) << out.dump(2) << "\n";
+    return out["failures"].get<int>() == 0 ? 0 : 1;
   }
   const ShapeFile file = readShapeFile(opt);
   if (opt.grouped) {

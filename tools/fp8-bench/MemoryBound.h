@@ -1,0 +1,30 @@
+//===- MemoryBound.h - fp8-bench's memory-bound section ---------*- C++ -*-===//
+#ifndef FP8_TOOLS_FP8_BENCH_MEMORYBOUND_H
+#define FP8_TOOLS_FP8_BENCH_MEMORYBOUND_H
+
+#include "tools/fp8-bench/Measure.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace fp8::bench {
+
+/// One memory-bound step measured: its time, bytes (its buffers) and rate,
+/// and whether its outputs equal the CPU oracle's bit for bit.
+struct MemoryBoundRow {
+  std::string name, kernel;
+  double ms = 0, gbPerS = 0;
+  int64_t bytes = 0;
+  bool identical = false;
+};
+
+/// fp8-bench --memory-bound: every quantize form, the FP8 transpose and an
+/// elementwise add on one [rows, cols] tensor, each checked against the
+/// oracle, then timed; prints the table, returns it as JSON ("failures":
+/// steps that failed or differ from the oracle).
+nlohmann::json runMemoryBound(const Context &ctx);
+
+} // namespace fp8::bench
+
+#endif // FP8_TOOLS_FP8_BENCH_MEMORYBOUND_H
