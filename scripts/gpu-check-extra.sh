@@ -11,7 +11,10 @@
 #     MoE block, see examples/README.md);
 #   --bench at M=4096 (the weight gradients at M=32768 rows: the forward's
 #     4096 tokens, each routed to 8 experts): every step (CUDA events,
-#     median of 20) and the same GEMMs through cuBLASLt.
+#     median of 20) and the same GEMMs through cuBLASLt, then the run phase
+#     as one CUDA graph launch;
+#   --bench at M=16 for mlp, attention-proj and moe (decode: launch-bound),
+#     the steps launched back to back against one graph launch;
 # and the generated models' plans (test/models/Inputs) under --verify at
 # M=512 with the bounds derived from each plan.
 #
@@ -34,7 +37,7 @@ status=0
 log() { echo "$*" | tee -a "$summary"; }
 
 log ""
-log "## Pipeline examples (fp8-run on examples/plans, verify at M=512, bench at M=4096; the weight gradients at M=32768)"
+log "## Pipeline examples (fp8-run on examples/plans, verify at M=512, bench at M=4096, the weight gradients at M=32768; decode at M=16)"
 log ""
 if [ ! -x "$run" ]; then
   log "- fp8-run: not built ($run missing)"
@@ -77,6 +80,20 @@ for entry in "${examples[@]}"; do
     status=1
     log "- $ex bench: FAILED (exit $rc, $(( $(date +%s) - t0 )) s; pipeline-$ex-bench.log):"
     grep -E 'fp8-run:' "$out/pipeline-$ex-bench.log" | head -5 | tee -a "$summary"
+  fi
+done
+
+# Decode (M = 16): launch-bound, so the run phase as one CUDA graph against
+# the steps launched back to back.
+decode=("mlp" "attention-proj" "moe")
+for ex in "${decode[@]}"; do
+  timeout 300 "$run" "$root/examples/plans/$ex.sm_90a.plan.json" --dim M=16 \
+      --random --bench --iters 50 --no-outputs \
+      --json "$out/pipeline-$ex-decode.json" >"$out/pipeline-$ex-decode.log" 2>&1
+  rc=$?
+  if [ $rc != 0 ]; then
+    status=1
+    log "- $ex decode bench: FAILED (exit $rc; pipeline-$ex-decode.log)"
   fi
 done
 
@@ -153,6 +170,30 @@ with open(os.path.join(out, "pipeline.json"), "w") as f:
 EOF
 then
   log "- the pipeline tables could not be written (python3 needed); see $out/pipeline-*.log"
+  status=1
+fi
+if ! python3 - "$out" "${decode[@]}" >>"$summary" <<'EOF'
+import json, os, sys
+out, examples = sys.argv[1], sys.argv[2:]
+def fmt(x, spec=".4f"):
+    return "n/a" if x is None or x < 0 else format(x, spec)
+print()
+print("Decode, M=16 (median of 50): the run phase launched step by step and as one CUDA graph")
+print()
+print("| example | steps back to back ms | sum of the steps ms | as one CUDA graph ms |")
+print("|---|---|---|---|")
+for ex in examples:
+    try:
+        with open(os.path.join(out, f"pipeline-{ex}-decode.json")) as f:
+            b = json.load(f).get("bench", {})
+    except (OSError, ValueError):
+        b = {}
+    g = b.get("graph_ms")
+    graph = fmt(g) if g is not None else "n/a (" + (b.get("graph_note") or "did not run") + ")"
+    print(f"| {ex} | {fmt(b.get('total_ms'))} | {fmt(b.get('step_sum_ms'))} | {graph} |")
+EOF
+then
+  log "- the decode table could not be written (python3 needed); see $out/pipeline-*-decode.log"
   status=1
 fi
 exit $status
