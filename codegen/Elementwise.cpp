@@ -202,8 +202,15 @@ bool quantizeUsesColumnPath(const ElementwiseSpec &s) {
          s.quant.mode == ScalingMode::Current;
 }
 
+bool quantizeUsesTilePath(const ElementwiseSpec &s) {
+  const Granularity &g = s.quant.granularity;
+  return s.kind == AuxKind::Quantize && s.quant.mode == ScalingMode::Current &&
+         fp8k::tile_path(g.rows, g.cols);
+}
+
 bool quantizeIsOnePass(const ElementwiseSpec &s) {
-  return quantizeUsesRowPath(s) || quantizeUsesColumnPath(s);
+  return quantizeUsesRowPath(s) || quantizeUsesColumnPath(s) ||
+         quantizeUsesTilePath(s);
 }
 
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
@@ -372,6 +379,8 @@ emitElementwise(const ElementwiseSpec &s) {
   case AuxKind::Quantize:
     if (quantizeUsesRowPath(s)) {
       entry(0, "256", "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
+    } else if (quantizeUsesTilePath(s)) {
+      entry(0, "256", "fp8k::quantize_tile_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesColumnPath(s)) {
       entry(0, "256", "fp8k::quantize_cols_body<fp8k::Prog, fp8k::Q>(p);");
     } else {
@@ -450,6 +459,10 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     const int64_t perWarp = lanes > 0 && cols % 8 == 0 ? 32 / lanes : 1;
     const int64_t units = batch * rows * g.scaleCols(cols);
     l.grid[0] = clamp(ceilDiv(ceilDiv(units, perWarp), 8), waves * 8);
+  } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
+             quantizeUsesTilePath(s)) { // a CTA per block
+    l.grid[0] = clamp(g.scaleCols(cols), INT32_MAX);
+    l.grid[1] = clamp(batch * g.scaleRows(rows), 65535);
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesColumnPath(s)) {
     // A CTA per 32 columns of a block row, or (blocks taller than 256 rows)

@@ -139,12 +139,16 @@ bool quantizeUsesRowPath(const ElementwiseSpec &spec);
 /// True when a quantize spec takes the one-kernel column path (R x 1 blocks,
 /// R > 1 and not whole: 128x1; current scaling).
 bool quantizeUsesColumnPath(const ElementwiseSpec &spec);
-/// Either: one kernel, no amax scratch.
+/// True when a quantize spec takes the one-kernel tile path: R x C blocks,
+/// R > 1, C from 8 to 256 dividing 256 (128x128; current scaling;
+/// codegen/kernels/elementwise_params.h, tile_path).
+bool quantizeUsesTilePath(const ElementwiseSpec &spec);
+/// Any of them: one kernel, no amax scratch.
 bool quantizeIsOnePass(const ElementwiseSpec &spec);
 
 /// The roles of the entry points emitElementwise returns, in launch order:
-/// "elementwise"; "quantize" (row or column path); "amax", "scales", "quantize"
-/// (block path); "codes", "scales" (transpose); "route", "quantize"
+/// "elementwise"; "quantize" (row, column or tile path); "amax", "scales",
+/// "quantize" (block path); "codes", "scales" (transpose); "route", "quantize"
 /// (permute); "unpermute".
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &spec);
 

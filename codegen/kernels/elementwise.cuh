@@ -351,12 +351,70 @@ __device__ __forceinline__ void quantize_rows_scalar_body(const EwParams &p) {
   }
 }
 
+/// Whole rows (per-row scales): a warp per row, eight columns a lane per
+/// step (16-byte loads when the row length and the tensors' alignment
+/// allow, else element by element), the row evaluated twice: once for its
+/// amax, once for its codes (the second read comes from the caches).
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_rows_whole_body(const EwParams &p) {
+  const i64 units = p.batch * p.rows;
+  const int lane = int(threadIdx.x & 31);
+  const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+  const bool vec =
+      p.cols % 8 == 0 && Prog::aligned(p, 16) && is_aligned(p.out, 8);
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 row = warp; row < units; row += warps) {
+    const i64 base = row * p.cols;
+    u32 m = 0;
+#pragma unroll 2
+    for (i64 c = lane * 8; c < p.cols; c += 256) {
+      const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
+      float v[8];
+      Prog::template eval_n<8>(p, base + c, n, vec, v);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const u32 b = abs_bits(v[k]);
+        m = b > m ? b : m;
+      }
+    }
+    m = warp_max(m);
+    u8 code;
+    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+    if (lane == 0) {
+      store_scale<Q>(p.scale, row, s, code);
+      store_scale_mirror<Q>(p, row, 0, s, code);
+    }
+#pragma unroll 2
+    for (i64 c = lane * 8; c < p.cols; c += 256) {
+      const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
+      float v[8];
+      Prog::template eval_n<8>(p, base + c, n, vec, v);
+      u8 q[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        q[k] = quantize_value(v[k], s, Q::kFormat);
+      if (vec) {
+        store_codes<8>(codes, base + c, q);
+      } else {
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          if (k < n)
+            codes[base + c + k] = q[k];
+      }
+    }
+  }
+}
+
 /// The row path: 16-byte accesses where the block width, the row length and
-/// the tensors' alignment allow, else a lane per column.
+/// the tensors' alignment allow, else a lane per column; whole rows take
+/// quantize_rows_whole_body.
 template <class Prog, class Q>
 __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
-  if (RowVec<Q>::kLanes > 0 && p.cols % 8 == 0 && Prog::aligned(p, 16) &&
-      is_aligned(p.out, 8))
+  if (Q::kBlockCols == 0)
+    quantize_rows_whole_body<Prog, Q>(p);
+  else if (RowVec<Q>::kLanes > 0 && p.cols % 8 == 0 && Prog::aligned(p, 16) &&
+           is_aligned(p.out, 8))
     quantize_rows_vec_body<Prog, Q>(p);
   else
     quantize_rows_scalar_body<Prog, Q>(p);
@@ -366,9 +424,9 @@ __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
 // Quantize, column blocks (R x 1): one thread per block, one pass
 //===----------------------------------------------------------------------===//
 
-/// Block row `u` of an R x 1 quantize (the stacked [batch * scaleRows]
-/// grid): the flat index of its first row's column 0 and its rows (the last
-/// block row of a batch may be short).
+/// Block row `u` of R x C blocks (the column and tile paths; the stacked
+/// [batch * scaleRows] grid): the flat index of its first row's column 0
+/// and its rows (the last block row of a batch may be short).
 template <class Q> struct ColumnBlock {
   i64 base, rows;
   __device__ __forceinline__ ColumnBlock(const EwParams &p, i64 u) {
@@ -467,6 +525,80 @@ __device__ __forceinline__ void quantize_cols_body(const EwParams &p) {
     quantize_cols_cached_body<Prog, Q>(p);
   else
     quantize_cols_long_body<Prog, Q>(p);
+}
+
+//===----------------------------------------------------------------------===//
+// Quantize, R x C blocks (tile_path: 128x128): a CTA per block, two reads
+//===----------------------------------------------------------------------===//
+
+/// A CTA of 256 threads per block (blockIdx.x its column block, blockIdx.y
+/// walking the block rows of every batch): kLanes threads a block row,
+/// eight columns each (16-byte loads when the row length and the tensors'
+/// alignment allow, else element by element), 256 / kLanes rows a step.
+/// The block is read twice: for its amax (warp maxima joined in shared
+/// memory), then for its codes, the second read from the L2 (a 128x128
+/// bf16 block is 32 KiB). One kernel, no atomics, no amax scratch.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_tile_body(const EwParams &p) {
+  // (8 when the width has no vector path: this body is then never run)
+  constexpr int kL = RowVec<Q>::kLanes > 0 ? RowVec<Q>::kLanes : 8;
+  constexpr int kRowsPerStep = 256 / kL;
+  __shared__ u32 warpMax[8];
+  const int t = int(threadIdx.x);
+  const int part = t % kL, first = t / kL;
+  const i64 cb = blockIdx.x;
+  const i64 c = cb * (Q::kBlockCols > 0 ? Q::kBlockCols : 8) + part * 8;
+  const int n = p.cols - c <= 0 ? 0 : (p.cols - c < 8 ? int(p.cols - c) : 8);
+  const bool vec =
+      p.cols % 8 == 0 && Prog::aligned(p, 16) && is_aligned(p.out, 8) && n == 8;
+  const i64 units = p.batch * p.scaleRows;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+    const ColumnBlock<Q> blk(p, u);
+    u32 m = 0;
+#pragma unroll 4
+    for (i64 r = first; r < blk.rows; r += kRowsPerStep) {
+      float v[8];
+      Prog::template eval_n<8>(p, blk.base + r * p.cols + c, n, vec, v);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const u32 b = abs_bits(v[k]);
+        m = b > m ? b : m;
+      }
+    }
+    m = warp_max(m);
+    if ((t & 31) == 0)
+      warpMax[t >> 5] = m;
+    __syncthreads();
+#pragma unroll
+    for (int w = 0; w < 8; ++w)
+      m = warpMax[w] > m ? warpMax[w] : m;
+    __syncthreads(); // `warpMax` is reused by the next block row
+    u8 code;
+    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+    if (t == 0) {
+      store_scale<Q>(p.scale, u * p.scaleCols + cb, s, code);
+      store_scale_mirror<Q>(p, u, cb, s, code);
+    }
+#pragma unroll 4
+    for (i64 r = first; r < blk.rows; r += kRowsPerStep) {
+      const i64 i = blk.base + r * p.cols + c;
+      float v[8];
+      Prog::template eval_n<8>(p, i, n, vec, v);
+      u8 q[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        q[k] = quantize_value(v[k], s, Q::kFormat);
+      if (vec) {
+        store_codes<8>(codes, i, q);
+      } else {
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          if (k < n)
+            codes[i + k] = q[k];
+      }
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -28,7 +28,7 @@ enum : int { kRowChunk = 64, kColsPerCta = 256 };
 /// kColWarps warps covers kColLanes columns of one block row.
 enum : int { kColLanes = 32, kColWarps = 8 };
 
-// The rule below decides a kernel's path on both sides: the device code
+// The rules below decide a kernel's path on both sides: the device code
 // (elementwise.cuh) takes it, the host (codegen/Elementwise.cpp) sizes its
 // grid for it.
 #if defined(__CUDACC__)
@@ -44,6 +44,14 @@ FP8K_RULE int row_vec_lanes(i64 blockCols) {
   return blockCols >= 8 && blockCols <= 256 && 256 % blockCols == 0
              ? int(blockCols / 8)
              : 0;
+}
+
+/// True when R x C blocks take the tile path (a CTA per block, each element
+/// read twice, the second time from the L2): more than one row, and a
+/// width with a vector row path (row_vec_lanes: 8 to 256 columns dividing
+/// 256; 128x128 included).
+FP8K_RULE bool tile_path(i64 blockRows, i64 blockCols) {
+  return blockRows > 1 && row_vec_lanes(blockCols) > 0;
 }
 
 /// The square tile of the transpose of FP8 codes.

@@ -138,8 +138,16 @@ TEST(Elementwise, EntryPointsFollowTheGranularity) {
   EXPECT_EQ(
       elementwiseEntries(quantizeSpec(Granularity::mx(), ScalingMode::Current)),
       std::vector<std::string>{"quantize"});
+  // 128x128: the tile path, a CTA per block; 37x5 (no vector width) and
+  // 128x2: the three-kernel block path.
   EXPECT_EQ(elementwiseEntries(quantizeSpec(Granularity::block(128, 128),
                                             ScalingMode::Current)),
+            std::vector<std::string>{"quantize"});
+  EXPECT_EQ(elementwiseEntries(
+                quantizeSpec(Granularity::block(37, 5), ScalingMode::Current)),
+            (std::vector<std::string>{"amax", "scales", "quantize"}));
+  EXPECT_EQ(elementwiseEntries(
+                quantizeSpec(Granularity::block(128, 2), ScalingMode::Current)),
             (std::vector<std::string>{"amax", "scales", "quantize"}));
   EXPECT_EQ(elementwiseEntries(
                 quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed)),
@@ -148,7 +156,7 @@ TEST(Elementwise, EntryPointsFollowTheGranularity) {
 
 TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
   ElementwiseSpec s =
-      quantizeSpec(Granularity::block(128, 128), ScalingMode::Current);
+      quantizeSpec(Granularity::block(128, 2), ScalingMode::Current);
   auto k = emitElementwise(s);
   ASSERT_TRUE(k.isOk()) << k.message();
   ASSERT_EQ(k->size(), 3u);
@@ -161,6 +169,13 @@ TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
   EXPECT_NE(src.find("round_to(v5, kBF16)"), std::string::npos) << src;
   EXPECT_NE(src.find("kBlockRows = 128"), std::string::npos);
   EXPECT_NE(src.find("quantize_scales_body<fp8k::Q>"), std::string::npos);
+  // The tile path's one entry point.
+  auto tile = emitElementwise(
+      quantizeSpec(Granularity::block(128, 128), ScalingMode::Current));
+  ASSERT_TRUE(tile.isOk()) << tile.message();
+  ASSERT_EQ(tile->size(), 1u);
+  EXPECT_NE((*tile)[0].source.find("quantize_tile_body<fp8k::Prog, fp8k::Q>"),
+            std::string::npos);
 }
 
 TEST(Elementwise, LaunchesCoverTheShape) {
@@ -177,14 +192,22 @@ TEST(Elementwise, LaunchesCoverTheShape) {
   // CTAs per SM.
   l = elementwiseLaunch(rows, 0, 1, 4096, 11004, 132);
   EXPECT_EQ(l.grid[0], std::min(4096u * 86 / 8, 132u * 256));
+  // The tile path: a CTA per 128x128 block (86 x 32 of them).
+  l = elementwiseLaunch(
+      quantizeSpec(Granularity::block(128, 128), ScalingMode::Current), 0, 1,
+      4096, 11008, 132);
+  EXPECT_EQ(l.block[0], 256u);
+  EXPECT_EQ(l.grid[0], 86u);
+  EXPECT_EQ(l.grid[1], 32u);
+  // The block path (128x2: no vector width).
   ElementwiseSpec blocks =
-      quantizeSpec(Granularity::block(128, 128), ScalingMode::Current);
+      quantizeSpec(Granularity::block(128, 2), ScalingMode::Current);
   l = elementwiseLaunch(blocks, 0, 1, 4096, 11008, 132);
   EXPECT_EQ(l.grid[0], (11008u + 255) / 256);
   EXPECT_EQ(l.grid[1], 4096u / 64);
   l = elementwiseLaunch(blocks, 1, 1, 4096, 11008, 132);
   EXPECT_EQ(l.block[0], 128u);
-  EXPECT_EQ(l.grid[0], (32u * 86 + 127) / 128);
+  EXPECT_EQ(l.grid[0], (32u * 5504 + 127) / 128);
   // Empty shapes still launch one CTA (the kernels handle them).
   l = elementwiseLaunch(blocks, 0, 1, 0, 0, 132);
   EXPECT_EQ(l.grid[0], 1u);

@@ -110,9 +110,9 @@ std::vector<Case> cases() {
   quant("rows_swiglu", swiglu(), Granularity::block(1, 128), DType::E4M3FN);
   quant("rows_gelu_pow2", gelu(),
         Granularity::block(1, 128, ScaleFormat::F32Pow2), DType::E4M3FN);
-  quant("blocks_128x128", EwProgram::identity(DType::BF16),
+  quant("tiles_128x128", EwProgram::identity(DType::BF16),
         Granularity::block(128, 128), DType::E4M3FN);
-  quant("blocks_ue8m0", EwProgram::identity(DType::BF16),
+  quant("tiles_ue8m0", EwProgram::identity(DType::BF16),
         Granularity::block(128, 128, ScaleFormat::UE8M0), DType::E4M3FN);
   quant("blocks_per_tensor", EwProgram::identity(DType::F16),
         Granularity::perTensor(), DType::E5M2);
@@ -228,12 +228,12 @@ std::set<int64_t> paramOffsetsRead(const std::string &ptx) {
 }
 
 // The quantize kernels that feed a GEMM's 1x128 A scales (the row path) or
-// its 128x128 B scales (the block path's scales pass) write them to the
+// its 128x128 B scales (the tile path) write them to the
 // plan buffer and, when EwParams::scaleMirror is set, to the mirror: the
 // PTX reads the mirror's fields and has a second f32 store.
 TEST(ElementwiseCompile, TheQuantizeKernelsStoreTheirScalesToTheMirror) {
   for (const char *name :
-       {"rows_1x128", "rows_swiglu", "rows_gelu_pow2", "blocks_128x128"}) {
+       {"rows_1x128", "rows_swiglu", "rows_gelu_pow2", "tiles_128x128"}) {
     Case c{"", {}};
     for (const Case &k : cases())
       if (std::string(k.name) == name)
@@ -243,9 +243,9 @@ TEST(ElementwiseCompile, TheQuantizeKernelsStoreTheirScalesToTheMirror) {
     auto kernels = emitElementwise(c.spec);
     ASSERT_TRUE(kernels.isOk()) << kernels.message();
     const bool rows = std::string(name).rfind("rows_", 0) == 0;
-    ASSERT_EQ(kernels->size(), rows ? 1u : 3u) << name;
+    ASSERT_EQ(kernels->size(), 1u) << name;
     EXPECT_NE((*kernels)[0].source.find(rows ? "quantize_rows_body"
-                                             : "quantize_scales_body"),
+                                             : "quantize_tile_body"),
               std::string::npos);
     // One translation unit holds every entry point.
     auto compiled = compileWithNvrtc((*kernels)[0]);

@@ -106,20 +106,24 @@ std::vector<ElementwiseSpec> specs() {
       swiglu(), Granularity::block(16, 1, ScaleFormat::F32Pow2), DType::E5M2));
   // Blocks taller than 256 rows: a thread per column, evaluated twice.
   out.push_back(quantize(bf16, Granularity::block(300, 1), DType::E4M3FN));
-  // The block path: warp-uniform (128x128, the weights; 8x32), CTA-uniform
-  // and per-thread blocks (32x2); the per-tensor walk.
+  // The tile path (a CTA per block, read twice): 128x128 (the weights),
+  // 8x32, 64x256, 200x64.
   out.push_back(quantize(EwProgram::identity(DType::F32),
                          Granularity::block(8, 32), DType::E5M2));
-  out.push_back(quantize(swiglu(), Granularity::block(32, 2), DType::E4M3FN));
   out.push_back(quantize(bf16, Granularity::block(128, 128), DType::E4M3FN));
   out.push_back(quantize(bf16, Granularity::block(128, 128, ScaleFormat::UE8M0),
                          DType::E4M3FN));
+  out.push_back(quantize(bf16, Granularity::block(64, 256), DType::E4M3FN));
+  out.push_back(quantize(bf16, Granularity::block(200, 64), DType::E4M3FN));
+  // The block path: warp-uniform (16x384), CTA-uniform (4x512) and
+  // per-thread blocks (32x2, 37x5, per column); the per-tensor walk.
+  out.push_back(quantize(swiglu(), Granularity::block(32, 2), DType::E4M3FN));
+  out.push_back(quantize(bf16, Granularity::block(16, 384), DType::E4M3FN));
+  out.push_back(quantize(bf16, Granularity::block(4, 512), DType::E5M2));
   out.push_back(quantize(EwProgram::identity(DType::F16),
                          Granularity::perTensor(), DType::E5M2));
   out.push_back(quantize(everyOp(), Granularity::perColumn(), DType::E4M3FN));
   out.push_back(quantize(bf16, Granularity::block(37, 5), DType::E5M2));
-  out.push_back(quantize(bf16, Granularity::block(64, 256), DType::E4M3FN));
-  out.push_back(quantize(bf16, Granularity::block(200, 64), DType::E4M3FN));
   // Delayed scaling: the codes written with the history's scale, rewritten
   // on the first step and on a non-finite one.
   out.push_back(quantize(swiglu(), Granularity::perTensor(), DType::E4M3FN,
