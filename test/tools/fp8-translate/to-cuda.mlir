@@ -15,11 +15,11 @@
 // CHECK: extern "C" __global__ void __launch_bounds__(256)
 // CHECK-NEXT: fp8_quant_e4m3_1x128_{{[0-9a-f]+}}(const fp8k::EwParams p) {
 // CHECK-NEXT: fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);
-// The weight's 128x128 quantize: three passes.
+// The weight's 128x128 quantize: the one-kernel tile path, a CTA per block.
 // CHECK: // ===== kernel 1: fp8_quant_e4m3_128x128_{{[0-9a-f]+}} (quantize, fp8.quantize) =====
-// CHECK: fp8k::quantize_amax_body<fp8k::Prog, fp8k::Q>(p);
-// CHECK: fp8k::quantize_scales_body<fp8k::Q>(p);
-// CHECK: fp8k::quantize_apply_body<fp8k::Prog, fp8k::Q>(p);
+// CHECK: extern "C" __global__ void __launch_bounds__(256)
+// CHECK-NEXT: fp8_quant_e4m3_128x128_{{[0-9a-f]+}}(const fp8k::EwParams p) {
+// CHECK-NEXT: fp8k::quantize_tile_body<fp8k::Prog, fp8k::Q>(p);
 // The on-demand transpose of the weight read [K, N].
 // CHECK: // ===== kernel 2: fp8_transpose_e4m3_128x128_{{[0-9a-f]+}} (transpose, fp8.transpose) =====
 // CHECK: fp8k::transpose_codes_body(p);
