@@ -112,13 +112,15 @@ std::string_view toString(AuxKind k) {
     return "permute";
   case AuxKind::Unpermute:
     return "unpermute";
+  case AuxKind::Reduce:
+    return "reduce";
   }
   return "?";
 }
 
 std::optional<AuxKind> parseAuxKind(std::string_view s) {
   for (AuxKind k : {AuxKind::Elementwise, AuxKind::Quantize, AuxKind::Transpose,
-                    AuxKind::Permute, AuxKind::Unpermute})
+                    AuxKind::Permute, AuxKind::Unpermute, AuxKind::Reduce})
     if (toString(k) == s)
       return k;
   return std::nullopt;
@@ -150,6 +152,8 @@ std::string ElementwiseSpec::kernelName() const {
            granTag(quant.granularity) + "_" + h;
   case AuxKind::Unpermute:
     return "fp8_moe_unpermute_" + std::string(toString(out)) + "_" + h;
+  case AuxKind::Reduce:
+    return "fp8_reduce_rows_" + h;
   }
   return "fp8_aux_" + h;
 }
@@ -162,6 +166,12 @@ Status checkElementwiseSpec(const ElementwiseSpec &s) {
     if (!(s.program == EwProgram::identity(s.program.inputs[0])))
       return errorf("expected the program of a ", toString(s.kind),
                     " kernel to be the identity over its rows");
+  }
+  if (s.kind == AuxKind::Reduce) {
+    if (s.out != DType::F32)
+      return errorf("expected the row sums of a reduce to be f32, found ",
+                    toString(s.out));
+    return Status::ok();
   }
   if (s.kind == AuxKind::Unpermute) {
     if (!isWide(s.out))
@@ -227,6 +237,8 @@ std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
     return {"route", "quantize"};
   case AuxKind::Unpermute:
     return {"unpermute"};
+  case AuxKind::Reduce:
+    return {"reduce"};
   }
   return {};
 }
@@ -280,31 +292,80 @@ void emitProgram(std::ostringstream &os, const EwProgram &p) {
     }
   };
 
+  // Where input i's element of grid element `e` lies (EwBroadcast).
+  auto index = [&](size_t i, const std::string &e) {
+    switch (p.broadcastOf(i)) {
+    case EwBroadcast::Row:
+      return "row_of(" + e + ", p.cols)";
+    case EwBroadcast::Col:
+      return "(" + e + ") - row_of(" + e + ", p.cols) * p.cols";
+    case EwBroadcast::None:
+      break;
+    }
+    return e;
+  };
   os << "struct Prog {\n"
      << "  static __device__ __forceinline__ float eval(const EwParams &p, "
         "i64 i) {\n";
   for (size_t i = 0; i < p.inputs.size(); ++i)
     if (used[i])
       os << "    const float in" << i << " = load_elem<"
-         << typeConst(p.inputs[i]) << ">(p.in[" << i << "], i);\n";
+         << typeConst(p.inputs[i]) << ">(p.in[" << i << "], " << index(i, "i")
+         << ");\n";
   body("    ");
   os << "    return " << arg(p.result) << ";\n  }\n\n";
 
   // eval_n: elements i .. i + n - 1 (n <= N) into out[0 .. n), zeros past
-  // them; `vec` (n == N, the inputs aligned): 16-byte loads, else element by
-  // element. One copy of the instructions serves both.
+  // them; `vec` (n == N, the inputs aligned, and with a broadcast input the
+  // N elements in one row): 16-byte loads, else element by element. One
+  // copy of the instructions serves both. A row-broadcast input is one load
+  // on the vector path.
   os << "  template <int N>\n"
      << "  static __device__ __forceinline__ void eval_n(const EwParams &p, "
         "i64 i, int n, bool vec, float out[N]) {\n";
-  for (size_t i = 0; i < p.inputs.size(); ++i)
-    if (used[i])
-      os << "    float a" << i << "[N];\n"
-         << "    if (vec)\n"
-         << "      load_vec<" << typeConst(p.inputs[i]) << ", N>(p.in[" << i
-         << "], i, a" << i << ");\n"
+  if (p.broadcasts()) // the row and column of element i, for the vectors
+    os << "    const i64 row = vec ? row_of(i, p.cols) : 0;\n"
+       << "    const i64 col = i - row * p.cols;\n";
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    if (!used[i])
+      continue;
+    const std::string t = typeConst(p.inputs[i]);
+    const std::string in = "p.in[" + std::to_string(i) + "]";
+    const std::string a = "a" + std::to_string(i);
+    os << "    float " << a << "[N];\n";
+    switch (p.broadcastOf(i)) {
+    case EwBroadcast::None:
+      os << "    if (vec)\n"
+         << "      load_vec<" << t << ", N>(" << in << ", i, " << a << ");\n"
          << "    else\n"
-         << "      load_some<" << typeConst(p.inputs[i]) << ", N>(p.in[" << i
-         << "], i, n, a" << i << ");\n";
+         << "      load_some<" << t << ", N>(" << in << ", i, n, " << a
+         << ");\n";
+      break;
+    case EwBroadcast::Col:
+      os << "    if (vec) {\n"
+         << "      load_vec<" << t << ", N>(" << in << ", col, " << a << ");\n"
+         << "    } else {\n"
+         << "#pragma unroll\n"
+         << "      for (int k = 0; k < N; ++k)\n"
+         << "        " << a << "[k] = k < n ? load_elem<" << t << ">(" << in
+         << ", " << index(i, "i + k") << ") : 0.0f;\n"
+         << "    }\n";
+      break;
+    case EwBroadcast::Row:
+      os << "    if (vec) {\n"
+         << "      const float r = load_elem<" << t << ">(" << in << ", row);\n"
+         << "#pragma unroll\n"
+         << "      for (int k = 0; k < N; ++k)\n"
+         << "        " << a << "[k] = r;\n"
+         << "    } else {\n"
+         << "#pragma unroll\n"
+         << "      for (int k = 0; k < N; ++k)\n"
+         << "        " << a << "[k] = k < n ? load_elem<" << t << ">(" << in
+         << ", " << index(i, "i + k") << ") : 0.0f;\n"
+         << "    }\n";
+      break;
+    }
+  }
   os << "#pragma unroll\n"
      << "    for (int k = 0; k < N; ++k) {\n";
   for (size_t i = 0; i < p.inputs.size(); ++i)
@@ -320,8 +381,10 @@ void emitProgram(std::ostringstream &os, const EwProgram &p) {
   os << "  static __device__ __forceinline__ bool aligned(const EwParams &p, "
         "u64 bytes) {\n"
      << "    return true";
+  if (p.broadcasts()) // vectors of up to 8 elements stay in one row
+    os << " && p.cols % 8 == 0";
   for (size_t i = 0; i < p.inputs.size(); ++i)
-    if (used[i])
+    if (used[i] && p.broadcastOf(i) != EwBroadcast::Row)
       os << " && is_aligned(p.in[" << i << "], bytes)";
   os << ";\n  }\n};\n\n";
 }
@@ -344,7 +407,8 @@ emitElementwise(const ElementwiseSpec &s) {
      << "namespace fp8k {\n\n";
   if (s.kind != AuxKind::Transpose)
     emitProgram(os, s.program);
-  if (s.kind != AuxKind::Elementwise && s.kind != AuxKind::Unpermute) {
+  if (s.kind != AuxKind::Elementwise && s.kind != AuxKind::Unpermute &&
+      s.kind != AuxKind::Reduce) {
     const Granularity &g = s.quant.granularity;
     const bool delayed = s.quant.mode == ScalingMode::Delayed;
     os << "struct Q {\n"
@@ -402,6 +466,9 @@ emitElementwise(const ElementwiseSpec &s) {
               typeConst(s.program.inputs[0]) + ", fp8k::" + typeConst(s.out) +
               ">(p);");
     break;
+  case AuxKind::Reduce:
+    entry(0, "256", "fp8k::reduce_rows_body<fp8k::Prog>(p);");
+    break;
   case AuxKind::Transpose:
     entry(0, "256", "fp8k::transpose_codes_body(p);");
     entry(1, "256",
@@ -442,6 +509,9 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   l.block[0] = 256;
   if (s.kind == AuxKind::Elementwise) { // eight elements a thread
     l.grid[0] = clamp(ceilDiv(ceilDiv(batch * rows * cols, 8), 256), waves);
+  } else if (s.kind == AuxKind::Reduce) { // a CTA per row
+    l.block[0] = fp8k::kReduceThreads;
+    l.grid[0] = clamp(batch * rows, INT32_MAX);
   } else if (s.kind == AuxKind::Unpermute) { // four elements a thread
     l.grid[0] = clamp(ceilDiv(batch * rows * ((cols + 3) / 4), 256), waves);
   } else if (s.kind == AuxKind::Permute && role == "route") {

@@ -13,6 +13,8 @@
 //   - Elementwise: out = program(inputs) in bf16, f16 or f32.
 //   - Transpose: FP8 codes [R, C] -> [C, R] with their scales (the Hopper
 //     on-demand transpose of K-major-only FP8 operands).
+//   - Reduce: the f32 sum of a program over each row (a norm's statistics),
+//     in one stated order (reduceRow).
 //
 // A program is a straight-line list of float operations over the inputs,
 // each rounded to its element type; the device code and the CPU oracle
@@ -28,6 +30,7 @@
 #include "core/Status.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,12 +81,31 @@ struct EwInstr {
   bool operator==(const EwInstr &o) const;
 };
 
-/// A straight-line program over the elements of its inputs (all of one
-/// shape). The result is `result` (an instruction or an input).
+/// How a program input is indexed against the grid of elements the program
+/// is evaluated over, [batch, rows, cols] (flat index i; cols the last
+/// dimension): a bias, a norm's per-row statistic, its per-column gain.
+enum class EwBroadcast : uint8_t {
+  None, ///< the grid's shape: element i
+  Row,  ///< a value per row, shape [batch, rows]: element i / cols
+  Col,  ///< a value per column, shape [cols]: element i % cols
+};
+
+/// A straight-line program over the elements of its inputs. The result is
+/// `result` (an instruction or an input). Input 0 has the grid's shape; the
+/// others have it too, or broadcast along it.
 struct EwProgram {
   std::vector<DType> inputs; ///< bf16, f16 or f32
   std::vector<EwInstr> instrs;
   EwArg result = EwArg::input(0);
+  /// Per input; empty (the usual case): none broadcasts.
+  std::vector<EwBroadcast> broadcast;
+
+  /// How input `i` is indexed.
+  EwBroadcast broadcastOf(size_t i) const {
+    return i < broadcast.size() ? broadcast[i] : EwBroadcast::None;
+  }
+  /// True when an input broadcasts.
+  bool broadcasts() const;
 
   /// The identity over one input of type `t`.
   static EwProgram identity(DType t);
@@ -103,6 +125,10 @@ enum class AuxKind : uint8_t {
   Permute,
   /// MoE: each token's expert rows, weighted and summed back.
   Unpermute,
+  /// The sum of the program over each row, in f32 ([batch, rows, cols] ->
+  /// [batch, rows]; reduceRow's order): an RMSNorm's sum of squares, a
+  /// LayerNorm's sums.
+  Reduce,
 };
 
 /// Everything that determines one quantize, transpose or elementwise kernel.
@@ -113,7 +139,7 @@ struct ElementwiseSpec {
   /// Elementwise, Quantize: the value of each element. Permute,
   /// Unpermute: the identity over the rows' element type.
   EwProgram program = EwProgram::identity(DType::BF16);
-  /// Elementwise, Unpermute: the output element type.
+  /// Elementwise, Unpermute: the output element type (Reduce: f32).
   DType out = DType::BF16;
   /// Quantize, Permute: format, granularity (over each [rows, cols]
   /// matrix; Permute: row blocks, current scaling), scaling.
@@ -127,7 +153,8 @@ struct ElementwiseSpec {
 };
 
 /// Checks a program: 1..4 inputs of bf16/f16/f32, operands that exist and
-/// come earlier, arities, result types f32/bf16/f16.
+/// come earlier, arities, result types f32/bf16/f16, a broadcast per input
+/// (or none) with input 0 unbroadcast.
 Status checkProgram(const EwProgram &p);
 /// Checks a spec (its program, an FP8 format and valid recipe for quantize
 /// and transpose, a bf16/f16/f32 output for elementwise).
@@ -149,7 +176,7 @@ bool quantizeIsOnePass(const ElementwiseSpec &spec);
 /// The roles of the entry points emitElementwise returns, in launch order:
 /// "elementwise"; "quantize" (row, column or tile path); "amax", "scales",
 /// "quantize" (block path); "codes", "scales" (transpose); "route", "quantize"
-/// (permute); "unpermute".
+/// (permute); "unpermute"; "reduce".
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &spec);
 
 /// One GeneratedKernel per entry point (elementwiseEntries order), all with
@@ -176,6 +203,28 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &spec, size_t entry,
 /// widened to float. Bit-identical to the device's Prog::eval.
 float evalProgram(const EwProgram &p, const float *in);
 
+/// The flat index into input `i` of the grid's element `e` (a row of `cols`
+/// columns): e, e / cols or e % cols by its broadcast.
+inline int64_t programIndex(const EwProgram &p, size_t i, int64_t e,
+                            int64_t cols) {
+  switch (p.broadcastOf(i)) {
+  case EwBroadcast::Row:
+    return e / cols;
+  case EwBroadcast::Col:
+    return e % cols;
+  case EwBroadcast::None:
+    break;
+  }
+  return e;
+}
+
+/// The sum of one row's `n` values in the order of the reduce kernel
+/// (elementwise.cuh, reduce_body): value j goes to thread (j / kReduceChunk)
+/// % kReduceThreads, which adds its values in increasing j to +0; the
+/// threads' sums are added pairwise within each warp (lanes l and l ^ 16,
+/// then ^ 8, ^ 4, ^ 2, ^ 1), and the warps' sums in warp order.
+float reduceRow(const float *v, int64_t n);
+
 /// JSON forms (the plan's and the fp8.kernel attribute's).
 std::string toJSON(const EwProgram &p, int indent = -1);
 Expected<EwProgram> ewProgramFromJSON(const std::string &text);
@@ -185,8 +234,12 @@ Expected<ElementwiseSpec> elementwiseSpecFromJSON(const std::string &text);
 /// "add", "exp", "convert", ...
 std::string_view toString(EwOp op);
 std::optional<EwOp> parseEwOp(std::string_view s);
-/// "elementwise", "quantize", "transpose".
+/// "elementwise", "quantize", "transpose", "permute", "unpermute",
+/// "reduce".
 std::string_view toString(AuxKind k);
+/// "none", "row", "col".
+std::string_view toString(EwBroadcast b);
+std::optional<EwBroadcast> parseEwBroadcast(std::string_view s);
 std::optional<AuxKind> parseAuxKind(std::string_view s);
 /// Operands an op takes.
 int ewArity(EwOp op);

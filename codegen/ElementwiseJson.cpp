@@ -79,8 +79,14 @@ json programToJSON(const EwProgram &p) {
                        {"args", args},
                        {"type", std::string(toString(i.type))}});
   }
-  return json{
-      {"inputs", inputs}, {"ops", ops}, {"result", argToJSON(p.result)}};
+  json j{{"inputs", inputs}, {"ops", ops}, {"result", argToJSON(p.result)}};
+  if (p.broadcasts()) {
+    json b = json::array();
+    for (size_t i = 0; i < p.inputs.size(); ++i)
+      b.push_back(std::string(toString(p.broadcastOf(i))));
+    j["broadcast"] = b;
+  }
+  return j;
 }
 
 Expected<EwProgram> programFromJSON(const json &j) {
@@ -128,6 +134,21 @@ Expected<EwProgram> programFromJSON(const json &j) {
         in.args.push_back(*arg);
       }
       p.instrs.push_back(std::move(in));
+    }
+  }
+  if (j.contains("broadcast")) {
+    if (!j["broadcast"].is_array())
+      return errorf("expected 'broadcast' to be an array in the program, "
+                    "found ",
+                    j["broadcast"].dump());
+    for (const json &b : j["broadcast"]) {
+      auto k =
+          b.is_string() ? parseEwBroadcast(b.get<std::string>()) : std::nullopt;
+      if (!k)
+        return errorf("expected a broadcast (none, row or col) in the "
+                      "program, found ",
+                      b.dump());
+      p.broadcast.push_back(*k);
     }
   }
   if (!j.contains("result"))
@@ -196,8 +217,8 @@ std::string toJSON(const ElementwiseSpec &s, int indent) {
          {"arch", std::string(toString(s.arch))}};
   if (s.kind != AuxKind::Transpose)
     j["program"] = programToJSON(s.program);
-  const bool hasOut =
-      s.kind == AuxKind::Elementwise || s.kind == AuxKind::Unpermute;
+  const bool hasOut = s.kind == AuxKind::Elementwise ||
+                      s.kind == AuxKind::Unpermute || s.kind == AuxKind::Reduce;
   if (hasOut)
     j["out"] = std::string(toString(s.out));
   else {
@@ -225,8 +246,8 @@ Expected<ElementwiseSpec> elementwiseSpecFromJSON(const std::string &text) {
   };
   auto kind = str("kind");
   if (!kind || !parseAuxKind(*kind))
-    return errorf("expected 'kind' (elementwise, quantize, transpose, permute "
-                  "or unpermute) in the kernel spec, found ",
+    return errorf("expected 'kind' (elementwise, quantize, transpose, "
+                  "permute, unpermute or reduce) in the kernel spec, found ",
                   j.contains("kind") ? j["kind"].dump() : "none");
   s.kind = *parseAuxKind(*kind);
   auto arch = str("arch");
@@ -241,7 +262,8 @@ Expected<ElementwiseSpec> elementwiseSpecFromJSON(const std::string &text) {
       return p.status();
     s.program = *p;
   }
-  if (s.kind == AuxKind::Elementwise || s.kind == AuxKind::Unpermute) {
+  if (s.kind == AuxKind::Elementwise || s.kind == AuxKind::Unpermute ||
+      s.kind == AuxKind::Reduce) {
     auto out = str("out");
     if (!out || !parseDType(*out))
       return errorf("expected an 'out' element type in the ", *kind,

@@ -72,7 +72,38 @@ bool EwInstr::operator==(const EwInstr &o) const {
 }
 
 bool EwProgram::operator==(const EwProgram &o) const {
-  return inputs == o.inputs && instrs == o.instrs && result == o.result;
+  if (!(inputs == o.inputs && instrs == o.instrs && result == o.result))
+    return false;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (broadcastOf(i) != o.broadcastOf(i))
+      return false;
+  return true;
+}
+
+bool EwProgram::broadcasts() const {
+  for (EwBroadcast b : broadcast)
+    if (b != EwBroadcast::None)
+      return true;
+  return false;
+}
+
+std::string_view toString(EwBroadcast b) {
+  switch (b) {
+  case EwBroadcast::None:
+    return "none";
+  case EwBroadcast::Row:
+    return "row";
+  case EwBroadcast::Col:
+    return "col";
+  }
+  return "?";
+}
+
+std::optional<EwBroadcast> parseEwBroadcast(std::string_view s) {
+  for (EwBroadcast b : {EwBroadcast::None, EwBroadcast::Row, EwBroadcast::Col})
+    if (s == toString(b))
+      return b;
+  return std::nullopt;
 }
 
 EwProgram EwProgram::identity(DType t) {
@@ -117,6 +148,13 @@ Status checkProgram(const EwProgram &p) {
                     " to be bf16, f16 or f32, "
                     "found ",
                     toString(p.inputs[i]));
+  if (!p.broadcast.empty() && p.broadcast.size() != p.inputs.size())
+    return errorf("expected a broadcast per program input (", p.inputs.size(),
+                  "), found ", p.broadcast.size());
+  if (p.broadcastOf(0) != EwBroadcast::None)
+    return errorf("expected program input 0 to have the shape the program "
+                  "runs over, found it broadcast per ",
+                  toString(p.broadcastOf(0)));
   for (size_t i = 0; i < p.instrs.size(); ++i) {
     const EwInstr &in = p.instrs[i];
     const std::string where = "instruction %" + std::to_string(i);
@@ -207,6 +245,30 @@ float evalProgram(const EwProgram &p, const float *in) {
     v[i] = fp8k::round_to(apply(ins.op, args), int(ins.type));
   }
   return get(p.result);
+}
+
+float reduceRow(const float *v, int64_t n) {
+  constexpr int kThreads = fp8k::kReduceThreads, kChunk = fp8k::kReduceChunk;
+  float t[kThreads];
+  for (int i = 0; i < kThreads; ++i)
+    t[i] = 0.0f;
+  for (int64_t j = 0; j < n; ++j) {
+    float &acc = t[(j / kChunk) % kThreads];
+    acc = fp8k::add(acc, v[j]);
+  }
+  float total = 0.0f;
+  for (int w = 0; w < kThreads / 32; ++w) {
+    float *lane = t + 32 * w;
+    for (int k = 16; k >= 1; k /= 2) {
+      float next[32];
+      for (int l = 0; l < 32; ++l)
+        next[l] = fp8k::add(lane[l], lane[l ^ k]);
+      for (int l = 0; l < 32; ++l)
+        lane[l] = next[l];
+    }
+    total = w == 0 ? lane[0] : fp8k::add(total, lane[0]);
+  }
+  return total;
 }
 
 } // namespace fp8

@@ -150,6 +150,15 @@ __device__ __forceinline__ void store_codes(u8 *codes, i64 i, const u8 q[N]) {
     *reinterpret_cast<u16 *>(codes + i) = u16(lo);
 }
 
+/// The row of flat element i of rows of `cols` elements: i / cols, in 32-bit
+/// arithmetic when both fit (a 64-bit division is a long instruction
+/// sequence). Broadcast program inputs index by it.
+__device__ __forceinline__ i64 row_of(i64 i, i64 cols) {
+  if (((u64(i) | u64(cols)) >> 32) == 0)
+    return i64(u32(i) / u32(cols));
+  return i / cols;
+}
+
 /// True when `p` is aligned to `bytes` (a power of two).
 __device__ __forceinline__ bool is_aligned(const void *p, u64 bytes) {
   return (u64(p) & (bytes - 1)) == 0;
@@ -216,6 +225,55 @@ __device__ __forceinline__ void elementwise_body(const EwParams &p) {
   }
   for (i64 i = done + first; i < n; i += stride)
     store_elem<OutT>(p.out, i, Prog::eval(p, i));
+}
+
+//===----------------------------------------------------------------------===//
+// Reduce: out[r] = the sum of Prog over row r, in f32
+//===----------------------------------------------------------------------===//
+
+/// A CTA of kReduceThreads threads per row (striding over the rows): thread
+/// t adds the values of the row's chunks t, t + kReduceThreads, ... (of
+/// kReduceChunk consecutive columns, 16-byte loads when the row length and
+/// the inputs allow) to +0 in column order; each warp adds its lanes'
+/// sums pairwise (xor 16, 8, 4, 2, 1: every lane ends with the same bits,
+/// float addition being commutative), thread 0 the warps' in warp order.
+/// That order is codegen/Elementwise.h's reduceRow, the oracle's.
+template <class Prog>
+__device__ __forceinline__ void reduce_rows_body(const EwParams &p) {
+  static_assert(kReduceChunk == 8, "eval_n<8> below");
+  __shared__ float warp_sum[kReduceThreads / 32];
+  const i64 units = p.batch * p.rows;
+  const int t = int(threadIdx.x);
+  const bool vec = p.cols % 8 == 0 && Prog::aligned(p, 16);
+  float *out = static_cast<float *>(p.out);
+  for (i64 row = blockIdx.x; row < units; row += gridDim.x) {
+    const i64 base = row * p.cols;
+    float acc = 0.0f;
+    for (i64 c = i64(t) * kReduceChunk; c < p.cols;
+         c += i64(kReduceThreads) * kReduceChunk) {
+      const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
+      float v[8];
+      Prog::template eval_n<8>(p, base + c, n, vec, v);
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        if (k < n)
+          acc = add(acc, v[k]);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+      acc = add(acc, u2f(__shfl_xor_sync(0xFFFFFFFFu, f2u(acc), o)));
+    if ((t & 31) == 0)
+      warp_sum[t >> 5] = acc;
+    __syncthreads();
+    if (t == 0) {
+      float total = warp_sum[0];
+#pragma unroll
+      for (int w = 1; w < kReduceThreads / 32; ++w)
+        total = add(total, warp_sum[w]);
+      out[row] = total;
+    }
+    __syncthreads();
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -54,6 +54,11 @@ FP8K_RULE bool tile_path(i64 blockRows, i64 blockCols) {
   return blockRows > 1 && row_vec_lanes(blockCols) > 0;
 }
 
+/// The reduce kernel: a CTA of kReduceThreads threads per row, thread t
+/// taking the row's chunks of kReduceChunk consecutive columns t, t +
+/// kReduceThreads, ... (codegen/Elementwise.h, reduceRow: the order).
+enum : int { kReduceThreads = 256, kReduceChunk = 8 };
+
 /// The square tile of the transpose of FP8 codes.
 enum : int { kTransposeTile = 64 };
 

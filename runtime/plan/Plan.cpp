@@ -47,6 +47,8 @@ std::string_view toString(StepKind k) {
     return "permute";
   case StepKind::Unpermute:
     return "unpermute";
+  case StepKind::Reduce:
+    return "reduce";
   }
   return "?";
 }
@@ -63,6 +65,8 @@ std::string_view toString(RefOp::Kind k) {
     return "grouped_matmul";
   case RefOp::Kind::Unpermute:
     return "unpermute";
+  case RefOp::Kind::Reduce:
+    return "reduce";
   }
   return "?";
 }
@@ -77,6 +81,8 @@ AuxKind auxKindOf(StepKind k) {
     return AuxKind::Permute;
   case StepKind::Unpermute:
     return AuxKind::Unpermute;
+  case StepKind::Reduce:
+    return AuxKind::Reduce;
   default:
     return AuxKind::Elementwise;
   }

@@ -90,7 +90,8 @@ enum class StepKind : uint8_t {
   Elementwise,
   Gemm,
   Permute,
-  Unpermute
+  Unpermute,
+  Reduce
 };
 /// Prepare steps run once (weights: quantize, transpose); run steps every
 /// iteration.
@@ -101,6 +102,8 @@ enum class Phase : uint8_t { Prepare, Run };
 ///                state: the amax history (delayed scaling)
 ///   transpose    inputs: codes, scales             outputs: codes, scales
 ///   elementwise  inputs: the program's inputs      outputs: values
+///   reduce       inputs: the program's inputs      outputs: f32 row sums
+///                ([batch, rows] of the [batch, rows, cols] grid)
 ///   gemm         inputs: a, a_scale, b, b_scale[, c]  outputs: d
 ///                grouped (contiguous): a, a_scale, b, b_scale, offsets
 ///                grouped (masked): a [G, maxM, K], a_scale, b, b_scale,
@@ -146,17 +149,21 @@ struct PlanStep {
 ///                   order, as stored), offsets [E + 1] (an input), out
 ///                   [E, M, N] = a_e^T b_e over each expert's rows
 ///   unpermute       inputs: y, ids, weights   out: the weighted sum
+///   reduce          inputs: the program's     out: its f32 row sums
+///                   (reduceRow)
 struct RefOp {
   enum class Kind : uint8_t {
     Matmul,
     Elementwise,
     Permute,
     GroupedMatmul,
-    Unpermute
+    Unpermute,
+    Reduce
   };
   Kind kind = Kind::Matmul;
   /// matmul: a, b[, c] (a [M, K] / [K, M], b [N, K] / [K, N] per layout;
-  /// [batch, ...] when batched); elementwise: the program's inputs.
+  /// [batch, ...] when batched); elementwise, reduce: the program's
+  /// inputs.
   std::vector<std::string> inputs;
   std::string out;
   DType dtype = DType::BF16; ///< the out value's element type
@@ -280,7 +287,8 @@ struct ResolvedPlan {
 };
 Expected<ResolvedPlan> resolvePlan(const Plan &plan, const DimValues &dims);
 
-/// [batch, rows, cols] of a rank-2 ([rows, cols]) or rank-3 buffer shape.
+/// [batch, rows, cols] of a rank-2 ([rows, cols]) or rank-3 buffer shape; a
+/// rank-1 shape is one row.
 struct Geometry {
   int64_t batch = 1, rows = 0, cols = 0;
 };
@@ -293,6 +301,9 @@ inline Geometry geometry(const Shape &s) {
   } else if (s.size() == 2) {
     g.rows = s[0];
     g.cols = s[1];
+  } else if (s.size() == 1) {
+    g.rows = 1;
+    g.cols = s[0];
   }
   return g;
 }

@@ -101,6 +101,7 @@ std::vector<OutputErrorBound> deriveErrorBounds(const Plan &plan) {
         values[s.outputs[k]] = merge(values, {s.inputs[k]});
       break;
     case StepKind::Elementwise:
+    case StepKind::Reduce:    // the row sums of exact operands
     case StepKind::Unpermute: // a weighted sum of rows: exact operands
       for (const std::string &o : s.outputs)
         values[o] = merge(values, s.inputs);

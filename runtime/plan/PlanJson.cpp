@@ -94,7 +94,8 @@ std::string toJSON(const Plan &plan) {
       o["a_layout"] = std::string(toString(r.aLayout));
       o["b_layout"] = std::string(toString(r.bLayout));
       o["batched"] = r.batched;
-    } else if (r.kind == RefOp::Kind::Elementwise) {
+    } else if (r.kind == RefOp::Kind::Elementwise ||
+               r.kind == RefOp::Kind::Reduce) {
       o["program"] = programJSON(r.program);
     } else {
       if (r.kind == RefOp::Kind::GroupedMatmul) {
@@ -129,10 +130,11 @@ constexpr BufferRole kRoles[] = {BufferRole::Input,    BufferRole::Weight,
                                  BufferRole::Temp,     BufferRole::Output};
 constexpr StepKind kKinds[] = {StepKind::Quantize,    StepKind::Transpose,
                                StepKind::Elementwise, StepKind::Gemm,
-                               StepKind::Permute,     StepKind::Unpermute};
+                               StepKind::Permute,     StepKind::Unpermute,
+                               StepKind::Reduce};
 constexpr RefOp::Kind kRefKinds[] = {
-    RefOp::Kind::Matmul, RefOp::Kind::Elementwise, RefOp::Kind::Permute,
-    RefOp::Kind::GroupedMatmul, RefOp::Kind::Unpermute};
+    RefOp::Kind::Matmul,        RefOp::Kind::Elementwise, RefOp::Kind::Permute,
+    RefOp::Kind::GroupedMatmul, RefOp::Kind::Unpermute,   RefOp::Kind::Reduce};
 constexpr Phase kPhases[] = {Phase::Prepare, Phase::Run};
 
 /// "one of input, weight, ..." for an enum's message.
@@ -351,7 +353,8 @@ Status readReferenceOp(const json &r, const std::string &at, RefOp &op) {
     FP8_RETURN_IF_ERROR(f.enumeration("b_layout", op.bLayout, layout,
                                       "one of k_major, mn_major"));
     FP8_RETURN_IF_ERROR(f.boolean("batched", op.batched, Presence::Optional));
-  } else if (op.kind != RefOp::Kind::Elementwise) {
+  } else if (op.kind != RefOp::Kind::Elementwise &&
+             op.kind != RefOp::Kind::Reduce) {
     if (op.kind == RefOp::Kind::GroupedMatmul) {
       auto layout = [](const std::string &s) { return parseLayout(s); };
       auto form = [](const std::string &s) -> std::optional<GemmKind> {

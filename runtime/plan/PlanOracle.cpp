@@ -308,18 +308,35 @@ void stateFromHistory(const nm::AmaxHistory &h, HostTensor &state) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The program's value of every element, as the kernels compute it.
+/// The program's value of every element of the grid (input 0's shape), as
+/// the kernels compute it.
 std::vector<float> evaluate(const EwProgram &p,
                             const std::vector<const HostTensor *> &in) {
   const int64_t n = in.empty() ? 0 : in[0]->elements();
+  const int64_t cols = n == 0 || in[0]->shape.empty() ? 1 : in[0]->shape.back();
   std::vector<float> out(static_cast<size_t>(n));
   nm::parallelFor(n, 1 << 14, [&](int64_t i0, int64_t i1) {
     float args[fp8k::kMaxEwInputs];
     for (int64_t i = i0; i < i1; ++i) {
       for (size_t j = 0; j < in.size(); ++j)
-        args[j] = in[j]->get(i);
+        args[j] = in[j]->get(programIndex(p, j, i, cols));
       out[size_t(i)] = evalProgram(p, args);
     }
+  });
+  return out;
+}
+
+/// The program's sum over each row of the grid, in the reduce kernel's
+/// order (reduceRow).
+std::vector<float> reduceRows(const EwProgram &p,
+                              const std::vector<const HostTensor *> &in) {
+  const std::vector<float> x = evaluate(p, in);
+  const int64_t cols = in[0]->shape.back();
+  const int64_t rows = cols == 0 ? 0 : int64_t(x.size()) / cols;
+  std::vector<float> out(static_cast<size_t>(rows));
+  nm::parallelFor(rows, 64, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      out[size_t(r)] = reduceRow(x.data() + r * cols, cols);
   });
   return out;
 }
@@ -406,8 +423,11 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
     }
     return Status::ok();
   }
-  case StepKind::Elementwise: {
-    const std::vector<float> x = evaluate(s.aux.program, in);
+  case StepKind::Elementwise:
+  case StepKind::Reduce: {
+    const std::vector<float> x = s.kind == StepKind::Reduce
+                                     ? reduceRows(s.aux.program, in)
+                                     : evaluate(s.aux.program, in);
     for (int64_t i = 0; i < int64_t(x.size()); ++i)
       out[0]->set(i, x[size_t(i)]);
     return Status::ok();
@@ -498,11 +518,13 @@ Expected<HostBuffers> runReference(const Plan &plan, const ResolvedPlan &shapes,
   };
   for (const RefOp &op : plan.reference) {
     HostTensor out = HostTensor::zeros(op.dtype, shapes.shapes.at(op.out));
-    if (op.kind == RefOp::Kind::Elementwise) {
+    if (op.kind == RefOp::Kind::Elementwise || op.kind == RefOp::Kind::Reduce) {
       std::vector<const HostTensor *> in;
       for (const std::string &n : op.inputs)
         in.push_back(&value(n));
-      const std::vector<float> x = evaluate(op.program, in);
+      const std::vector<float> x = op.kind == RefOp::Kind::Reduce
+                                       ? reduceRows(op.program, in)
+                                       : evaluate(op.program, in);
       for (int64_t i = 0; i < int64_t(x.size()); ++i)
         out.set(i, x[size_t(i)]);
     } else if (op.kind != RefOp::Kind::Matmul) {

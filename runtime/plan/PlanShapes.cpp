@@ -130,6 +130,23 @@ Status sameShape(const std::string &step, const std::string &what,
 /// values are among them (validatePlan checked that they exist).
 using Shapes = std::map<std::string, Shape>;
 
+/// The grid `x` without its last dimension: a row broadcast's shape, and a
+/// reduce's row sums.
+Shape rowsOf(const Shape &x) { return Shape(x.begin(), x.end() - 1); }
+
+/// The shape program input `i` must have over the grid `x`.
+Shape programInputShape(const EwProgram &p, size_t i, const Shape &x) {
+  switch (p.broadcastOf(i)) {
+  case EwBroadcast::Row:
+    return rowsOf(x);
+  case EwBroadcast::Col:
+    return Shape{x.back()};
+  case EwBroadcast::None:
+    break;
+  }
+  return x;
+}
+
 /// The concrete shape of every buffer and reference value, each checked
 /// against kMaxBufferBytes.
 Status resolveValues(const Plan &plan, const DimValues &dims, ResolvedPlan &r) {
@@ -158,18 +175,27 @@ Status resolveValues(const Plan &plan, const DimValues &dims, ResolvedPlan &r) {
   return Status::ok();
 }
 
-/// The shapes of a quantize or elementwise step: the inputs alike, the
-/// output (codes) like them, and the scales of the granularity.
+/// The shapes of a quantize, elementwise or reduce step: the inputs alike
+/// (or broadcast along input 0), the output (codes) like them (a reduce's
+/// row sums: without the last dimension), and the scales of the
+/// granularity.
 Status checkProgramStep(const PlanStep &s, Shapes &shape) {
   const Shape &x = shape[s.inputs[0]];
-  if (x.size() < 2 || x.size() > 3)
-    return errorf("step '", s.name,
-                  "': expected a rank-2 or rank-3 "
+  // An elementwise step may run over a vector (a norm's per-row values).
+  const size_t minRank = s.kind == StepKind::Elementwise ? 1 : 2;
+  if (x.size() < minRank || x.size() > 3)
+    return errorf("step '", s.name, "': expected a rank-",
+                  minRank == 1 ? "1, 2" : "2",
+                  " or rank-3 "
                   "input, found ",
                   formatShape(x));
   for (size_t i = 1; i < s.inputs.size(); ++i)
-    FP8_RETURN_IF_ERROR(
-        sameShape(s.name, "program input", s.inputs[i], x, shape[s.inputs[i]]));
+    FP8_RETURN_IF_ERROR(sameShape(s.name, "program input", s.inputs[i],
+                                  programInputShape(s.aux.program, i, x),
+                                  shape[s.inputs[i]]));
+  if (s.kind == StepKind::Reduce)
+    return sameShape(s.name, "row sums", s.outputs[0], rowsOf(x),
+                     shape[s.outputs[0]]);
   FP8_RETURN_IF_ERROR(
       sameShape(s.name, s.kind == StepKind::Quantize ? "codes" : "output",
                 s.outputs[0], x, shape[s.outputs[0]]));
@@ -418,16 +444,29 @@ Status checkMoeReferenceOp(const RefOp &op, Shapes &shape) {
 }
 
 /// The shapes of a reference op: an elementwise op's inputs have its
-/// shape; a matmul's operands agree on K and give its shape.
+/// shape (or broadcast along it), a reduce's first input its shape with
+/// the rows' length; a matmul's operands agree on K and give its shape.
 Status checkReferenceOp(const RefOp &op, Shapes &shape) {
-  if (op.kind != RefOp::Kind::Matmul && op.kind != RefOp::Kind::Elementwise)
+  if (op.kind != RefOp::Kind::Matmul && op.kind != RefOp::Kind::Elementwise &&
+      op.kind != RefOp::Kind::Reduce)
     return checkMoeReferenceOp(op, shape);
-  if (op.kind == RefOp::Kind::Elementwise) {
-    for (const std::string &in : op.inputs)
-      if (shape[in] != shape[op.out])
-        return errorf("reference op '", op.out, "': expected input '", in,
-                      "' to have shape ", formatShape(shape[op.out]),
-                      ", found ", formatShape(shape[in]));
+  if (op.kind != RefOp::Kind::Matmul) {
+    const Shape &x = shape[op.inputs[0]];
+    if (x.size() < (op.kind == RefOp::Kind::Reduce ? 2u : 1u))
+      return errorf("reference op '", op.out, "': expected input '",
+                    op.inputs[0], "' to have rows, found shape ",
+                    formatShape(x));
+    const Shape want = op.kind == RefOp::Kind::Reduce ? rowsOf(x) : x;
+    if (shape[op.out] != want)
+      return errorf("reference op '", op.out, "': expected shape ",
+                    formatShape(want), ", found ", formatShape(shape[op.out]));
+    for (size_t i = 1; i < op.inputs.size(); ++i) {
+      const Shape in = programInputShape(op.program, i, x);
+      if (shape[op.inputs[i]] != in)
+        return errorf("reference op '", op.out, "': expected input '",
+                      op.inputs[i], "' to have shape ", formatShape(in),
+                      ", found ", formatShape(shape[op.inputs[i]]));
+    }
     return Status::ok();
   }
   const Shape &a = shape[op.inputs[0]], &b = shape[op.inputs[1]];
@@ -458,6 +497,7 @@ Expected<ResolvedPlan> resolvePlan(const Plan &plan, const DimValues &dims) {
     switch (s.kind) {
     case StepKind::Quantize:
     case StepKind::Elementwise:
+    case StepKind::Reduce:
       FP8_RETURN_IF_ERROR(checkProgramStep(s, r.shapes));
       break;
     case StepKind::Transpose:

@@ -235,7 +235,9 @@ Status checkElementwiseStep(const PlanStep &s,
   for (size_t i = 0; i < in.size(); ++i)
     FP8_RETURN_IF_ERROR(
         expectType(s, *in[i], s.aux.program.inputs[i], "program input"));
-  FP8_RETURN_IF_ERROR(expectType(s, *out[0], s.aux.out, "output"));
+  FP8_RETURN_IF_ERROR(
+      expectType(s, *out[0], s.aux.out,
+                 s.kind == StepKind::Reduce ? "row sums" : "output"));
   return Status::ok();
 }
 
@@ -379,6 +381,7 @@ Status checkSteps(const Plan &plan, Dataflow &flow) {
       FP8_RETURN_IF_ERROR(checkTransposeStep(s, in, out));
       break;
     case StepKind::Elementwise:
+    case StepKind::Reduce: // one output, the program's inputs
       FP8_RETURN_IF_ERROR(checkElementwiseStep(s, in, out));
       break;
     case StepKind::Gemm:
@@ -457,7 +460,8 @@ Status checkReference(const Plan &plan, const std::set<std::string> &dims) {
         return errorf(
             "expected 2 or 3 inputs (a, b[, c]) for reference matmul '", r.out,
             "', found ", r.inputs.size());
-    } else if (r.kind != RefOp::Kind::Elementwise) {
+    } else if (r.kind != RefOp::Kind::Elementwise &&
+               r.kind != RefOp::Kind::Reduce) {
       const auto [lo, hi] = moeInputs(r.kind);
       if (r.inputs.size() < lo || r.inputs.size() > hi)
         return errorf("expected ", lo, " inputs for reference ",

@@ -102,13 +102,113 @@ TEST(Elementwise, BadProgramsAndSpecsSayWhy) {
       << checkElementwiseSpec(s).message();
   EXPECT_FALSE(elementwiseSpecFromJSON("{\"kind\": \"gemm\"}").isOk());
   EXPECT_EQ(elementwiseSpecFromJSON("{\"kind\": \"gemm\"}").message(),
-            "expected 'kind' (elementwise, quantize, transpose, permute or "
-            "unpermute) in the kernel spec, found \"gemm\"");
+            "expected 'kind' (elementwise, quantize, transpose, permute, "
+            "unpermute or reduce) in the kernel spec, found \"gemm\"");
   EXPECT_EQ(ewProgramFromJSON("{\"inputs\": [\"bf16\"], \"ops\": [{\"op\": "
                               "\"log\", \"args\": [\"in0\"]}], \"result\": "
                               "\"%0\"}")
                 .message(),
             "unknown program operation 'log'");
+}
+
+/// A norm's programs: broadcast inputs and row sums keep their form through
+/// JSON (and with it the kernel name); what they may not be is refused.
+TEST(Elementwise, BroadcastsAndRowSums) {
+  EwProgram p;
+  p.inputs = {DType::BF16, DType::F32, DType::BF16};
+  p.broadcast = {EwBroadcast::None, EwBroadcast::Row, EwBroadcast::Col};
+  p.instrs = {{EwOp::Rsqrt, {A::input(1)}, DType::F32},
+              {EwOp::Mul, {A::input(0), A::result(0)}, DType::BF16},
+              {EwOp::Mul, {A::result(1), A::input(2)}, DType::BF16}};
+  p.result = A::result(2);
+  ASSERT_TRUE(checkProgram(p).isOk()) << checkProgram(p).message();
+  const std::string json = toJSON(p);
+  EXPECT_NE(json.find("\"broadcast\":[\"none\",\"row\",\"col\"]"),
+            std::string::npos)
+      << json;
+  auto back = ewProgramFromJSON(json);
+  ASSERT_TRUE(back.isOk()) << back.message();
+  EXPECT_EQ(*back, p);
+  EwProgram unbroadcast = p;
+  unbroadcast.broadcast.clear();
+  EXPECT_FALSE(unbroadcast == p);
+  // Without a broadcast, the JSON (and every existing kernel's name) is
+  // as before.
+  EXPECT_EQ(toJSON(unbroadcast).find("broadcast"), std::string::npos);
+
+  ElementwiseSpec r;
+  r.kind = AuxKind::Reduce;
+  r.program = p;
+  r.out = DType::F32;
+  auto rs = elementwiseSpecFromJSON(toJSON(r));
+  ASSERT_TRUE(rs.isOk()) << rs.message();
+  EXPECT_EQ(*rs, r);
+  EXPECT_EQ(r.kernelName().rfind("fp8_reduce_rows_", 0), 0u);
+  EXPECT_EQ(elementwiseEntries(r), std::vector<std::string>{"reduce"});
+  const AuxLaunch l = elementwiseLaunch(r, 0, 3, 5, 4096, 132);
+  EXPECT_EQ(l.grid[0], 15u); // a CTA per row
+  EXPECT_EQ(l.block[0], 256u);
+
+  r.out = DType::BF16;
+  EXPECT_EQ(checkElementwiseSpec(r).message(),
+            "expected the row sums of a reduce to be f32, found bf16");
+  EwProgram bad = p;
+  bad.broadcast = {EwBroadcast::Row, EwBroadcast::None, EwBroadcast::Col};
+  EXPECT_EQ(checkProgram(bad).message(),
+            "expected program input 0 to have the shape the program runs "
+            "over, found it broadcast per row");
+  bad.broadcast = {EwBroadcast::None, EwBroadcast::Row};
+  EXPECT_EQ(checkProgram(bad).message(),
+            "expected a broadcast per program input (3), found 2");
+  EXPECT_EQ(ewProgramFromJSON(R"({"inputs": ["bf16"], "broadcast": ["diag"],
+                                  "result": "in0"})")
+                .message(),
+            "expected a broadcast (none, row or col) in the program, found "
+            "\"diag\"");
+  EXPECT_EQ(programIndex(p, 1, 4100, 4096), 1);
+  EXPECT_EQ(programIndex(p, 2, 4100, 4096), 4);
+  EXPECT_EQ(programIndex(p, 0, 4100, 4096), 4100);
+}
+
+/// reduceRow sums in the kernel's order: thread (j / 8) % 256 takes value
+/// j, the threads' sums are paired within each warp, the warps' added in
+/// order. Values chosen so that other orders give other bits.
+TEST(Elementwise, RowSumsFollowTheKernelsOrder) {
+  // One value per thread (chunk): a sequential sum of 1 + 255 x 2^-24
+  // rounds every small term away; the tree keeps them.
+  std::vector<float> v(256 * 8, 0.0f);
+  v[0] = 1.0f;
+  for (int t = 1; t < 256; ++t)
+    v[size_t(t) * 8] = 0x1p-24f;
+  float sequential = 0.0f;
+  for (float x : v)
+    sequential += x;
+  EXPECT_EQ(sequential, 1.0f);
+  // Warp 0's lanes are paired in a tree (computed here as the kernel
+  // does), the other warps' 32 x 2^-24 = 2^-19 each added to its sum in
+  // warp order: the small values meet each other before they meet 1.0.
+  float warp0 = 0.0f;
+  {
+    float lane[32];
+    for (int l = 0; l < 32; ++l)
+      lane[l] = v[size_t(l) * 8];
+    for (int k = 16; k >= 1; k /= 2) {
+      float next[32];
+      for (int l = 0; l < 32; ++l)
+        next[l] = lane[l] + lane[l ^ k];
+      std::copy(next, next + 32, lane);
+    }
+    warp0 = lane[0];
+  }
+  float want = warp0;
+  for (int w = 1; w < 8; ++w)
+    want += 0x1p-19f;
+  EXPECT_EQ(reduceRow(v.data(), int64_t(v.size())), want);
+  EXPECT_GT(want, 1.0f);
+  // A short row: one thread's chunk, summed in column order.
+  const float few[3] = {1.0f, 0x1p-24f, 0x1p-24f};
+  EXPECT_EQ(reduceRow(few, 3), 1.0f);
+  EXPECT_EQ(reduceRow(few, 0), 0.0f);
 }
 
 TEST(Elementwise, ScalingIntegersAreNeverTruncated) {

@@ -132,6 +132,34 @@ std::vector<Case> cases() {
     s.out = out_;
     out.push_back({name, s});
   }
+  {
+    // RMSNorm: the sum of squares, then the normalization with the sums
+    // broadcast along the rows and the gain along the columns, fused into
+    // a 1x128 quantize (examples/llama-layer.mlir).
+    ElementwiseSpec r;
+    r.kind = AuxKind::Reduce;
+    r.program.inputs = {DType::BF16};
+    r.program.instrs = {
+        {EwOp::Convert, {EwArg::input(0)}, DType::F32},
+        {EwOp::Mul, {EwArg::result(0), EwArg::result(0)}, DType::F32}};
+    r.program.result = EwArg::result(1);
+    r.out = DType::F32;
+    out.push_back({"reduce_sum_of_squares", r});
+    EwProgram n;
+    n.inputs = {DType::BF16, DType::F32, DType::BF16};
+    n.broadcast = {EwBroadcast::None, EwBroadcast::Row, EwBroadcast::Col};
+    n.instrs = {
+        {EwOp::Convert, {EwArg::input(0)}, DType::F32},
+        {EwOp::Mul,
+         {EwArg::input(1), EwArg::constant(1.0f / 4096)},
+         DType::F32},
+        {EwOp::Add, {EwArg::result(1), EwArg::constant(1e-5f)}, DType::F32},
+        {EwOp::Rsqrt, {EwArg::result(2)}, DType::F32},
+        {EwOp::Mul, {EwArg::result(0), EwArg::result(3)}, DType::BF16},
+        {EwOp::Mul, {EwArg::input(2), EwArg::result(4)}, DType::BF16}};
+    n.result = EwArg::result(5);
+    quant("rows_rmsnorm", n, Granularity::block(1, 128), DType::E4M3FN);
+  }
   for (auto [name, g] :
        {std::pair<const char *, Granularity>{"transpose_f32",
                                              Granularity::block(128, 128)},

@@ -74,6 +74,43 @@ EwProgram everyOp() {
   return p;
 }
 
+/// RMSNorm's normalization (examples/llama-layer.mlir): x * rsqrt(sum / n
+/// + eps) rounded to bf16, times the gain; the row sums broadcast along the
+/// row, the gain along the columns.
+EwProgram rmsnorm() {
+  EwProgram p;
+  p.inputs = {DType::BF16, DType::F32, DType::BF16};
+  p.broadcast = {EwBroadcast::None, EwBroadcast::Row, EwBroadcast::Col};
+  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
+              {EwOp::Mul, {A::input(1), A::constant(1.0f / 64)}, DType::F32},
+              {EwOp::Add, {A::result(1), A::constant(1e-5f)}, DType::F32},
+              {EwOp::Rsqrt, {A::result(2)}, DType::F32},
+              {EwOp::Mul, {A::result(0), A::result(3)}, DType::F32},
+              {EwOp::Convert, {A::result(4)}, DType::BF16},
+              {EwOp::Mul, {A::input(2), A::result(5)}, DType::BF16}};
+  p.result = A::result(6);
+  return p;
+}
+
+/// The value a reduce sums: x^2 (RMSNorm), or (x - mean)^2 with the mean a
+/// row broadcast (LayerNorm's second pass).
+EwProgram sumOfSquares(bool centered) {
+  EwProgram p;
+  if (!centered) {
+    p.inputs = {DType::BF16};
+    p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
+                {EwOp::Mul, {A::result(0), A::result(0)}, DType::F32}};
+    p.result = A::result(1);
+    return p;
+  }
+  p.inputs = {DType::F32, DType::F32};
+  p.broadcast = {EwBroadcast::None, EwBroadcast::Row};
+  p.instrs = {{EwOp::Sub, {A::input(0), A::input(1)}, DType::F32},
+              {EwOp::Mul, {A::result(0), A::result(0)}, DType::F32}};
+  p.result = A::result(1);
+  return p;
+}
+
 ElementwiseSpec quantize(EwProgram p, Granularity g, DType fmt,
                          ScalingMode mode = ScalingMode::Current) {
   ElementwiseSpec s;
@@ -142,6 +179,25 @@ std::vector<ElementwiseSpec> specs() {
     ElementwiseSpec s;
     s.kind = AuxKind::Transpose;
     s.quant.granularity = g;
+    out.push_back(s);
+  }
+  // Row sums (a norm's statistics) and programs reading broadcast inputs:
+  // the row path, the per-tensor walk (vectors crossing rows when the row
+  // length is not a multiple of 8) and an elementwise step.
+  for (bool centered : {false, true}) {
+    ElementwiseSpec s;
+    s.kind = AuxKind::Reduce;
+    s.program = sumOfSquares(centered);
+    s.out = DType::F32;
+    out.push_back(s);
+  }
+  out.push_back(quantize(rmsnorm(), Granularity::block(1, 128), DType::E4M3FN));
+  out.push_back(quantize(rmsnorm(), Granularity::perTensor(), DType::E4M3FN));
+  {
+    ElementwiseSpec s;
+    s.kind = AuxKind::Elementwise;
+    s.program = rmsnorm();
+    s.out = DType::BF16;
     out.push_back(s);
   }
   // MoE: the permute (routing, gather, row-block quantize) and the

@@ -76,6 +76,9 @@ Shape shapeOf(const Shape3 &s) {
   return s.batch == 1 ? Shape{s.rows, s.cols} : Shape{s.batch, s.rows, s.cols};
 }
 
+/// A shape without its last dimension (a row broadcast's, a reduce's sums).
+Shape rowsOf(const Shape &s) { return Shape(s.begin(), s.end() - 1); }
+
 /// Runs the step's kernels as the executor launches them
 /// (runtime/plan/PlanKernels.h: the same entry points, grids and parameter), on
 /// a 1-SM "GPU" so that the grid-stride loops wrap.
@@ -115,7 +118,12 @@ void expectSameBits(const HostTensor &got, const HostTensor &want,
 class EmulatedKernels
     : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
 
-const Shape3 kShapes[] = {{1, 70, 300}, {3, 20, 200}, {1, 5, 31}, {2, 1, 64}};
+// The last two, long rows (several chunks a thread of the reduce kernel,
+// every warp: 16-byte and scalar loads), run the kernels whose programs
+// read broadcast inputs and the reduces only.
+const Shape3 kShapes[] = {{1, 70, 300}, {3, 20, 200}, {1, 5, 31},
+                          {2, 1, 64},   {1, 2, 4104}, {2, 2, 2100}};
+constexpr int kShortShapes = 4;
 
 TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
   auto [index, shapeIndex] = GetParam();
@@ -175,8 +183,17 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
     } else {
       for (size_t i = 0; i < spec.program.inputs.size(); ++i) {
         const std::string name = "in" + std::to_string(i);
-        HostTensor t = randomTensor(spec.program.inputs[i], shape,
+        // Broadcast inputs: a value per row ([batch, rows]; positive, as a
+        // norm's sums are) or per column ([cols]).
+        const EwBroadcast bc = spec.program.broadcastOf(i);
+        const Shape inShape = bc == EwBroadcast::Row   ? rowsOf(shape)
+                              : bc == EwBroadcast::Col ? Shape{s.cols}
+                                                       : shape;
+        HostTensor t = randomTensor(spec.program.inputs[i], inShape,
                                     1000 * index + 10 * round + i);
+        if (bc == EwBroadcast::Row)
+          for (int64_t j = 0; j < t.elements(); ++j)
+            t.set(j, std::fabs(t.get(j)) * float(s.cols));
         // Growing magnitudes across the rounds of delayed scaling, and a
         // NaN in round 2 (a non-finite amax: the step takes no prediction).
         for (int64_t j = 0; j < t.elements(); ++j)
@@ -190,6 +207,10 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
         step.kind = StepKind::Elementwise;
         step.outputs = {"out"};
         emu["out"] = HostTensor::zeros(spec.out, shape);
+      } else if (spec.kind == AuxKind::Reduce) {
+        step.kind = StepKind::Reduce;
+        step.outputs = {"sums"};
+        emu["sums"] = HostTensor::zeros(DType::F32, rowsOf(shape));
       } else {
         step.kind = StepKind::Quantize;
         step.outputs = {"codes", "scales"};
@@ -246,8 +267,33 @@ INSTANTIATE_TEST_SUITE_P(
     AllKernels, EmulatedKernels,
     ::testing::Combine(
         ::testing::ValuesIn(kernelsOf({AuxKind::Elementwise, AuxKind::Quantize,
-                                       AuxKind::Transpose})),
-        ::testing::Range(0, int(sizeof(kShapes) / sizeof(kShapes[0])))),
+                                       AuxKind::Transpose, AuxKind::Reduce})),
+        ::testing::Range(0, kShortShapes)),
+    [](const auto &info) {
+      auto spec =
+          elementwiseSpecFromJSON(kKernels[std::get<0>(info.param)].spec);
+      const Shape3 s = kShapes[std::get<1>(info.param)];
+      return spec->kernelName() + "_" + std::to_string(s.batch) + "x" +
+             std::to_string(s.rows) + "x" + std::to_string(s.cols);
+    });
+
+/// The kernels of row sums and of programs with broadcast inputs.
+std::vector<size_t> normKernels() {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < sizeof(kKernels) / sizeof(kKernels[0]); ++i) {
+    auto spec = elementwiseSpecFromJSON(kKernels[i].spec);
+    if (spec.isOk() &&
+        (spec->kind == AuxKind::Reduce || spec->program.broadcasts()))
+      out.push_back(i);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LongRows, EmulatedKernels,
+    ::testing::Combine(::testing::ValuesIn(normKernels()),
+                       ::testing::Range(kShortShapes, int(sizeof(kShapes) /
+                                                          sizeof(kShapes[0])))),
     [](const auto &info) {
       auto spec =
           elementwiseSpecFromJSON(kKernels[std::get<0>(info.param)].spec);
