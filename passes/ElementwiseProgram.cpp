@@ -10,11 +10,13 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
 #include <optional>
 
 using namespace mlir;
 using namespace mlir::fp8;
 using ::fp8::EwArg;
+using ::fp8::EwBroadcast;
 using ::fp8::EwInstr;
 using ::fp8::EwOp;
 
@@ -77,11 +79,19 @@ class ProgramBuilder {
 public:
   ElementwiseMatch match;
 
-  /// The program input for tensor `v` (reused when read twice).
-  FailureOr<EwArg> input(Value v, std::string &why) {
+  /// The program input for tensor `v`, indexed by `bc` (reused when read
+  /// twice the same way).
+  FailureOr<EwArg> input(Value v, std::string &why,
+                         EwBroadcast bc = EwBroadcast::None) {
     auto it = inputIndex_.find(v);
-    if (it != inputIndex_.end())
+    if (it != inputIndex_.end()) {
+      if (match.program.broadcastOf(size_t(it->second)) != bc) {
+        why = "expected each input tensor to be read through one indexing "
+              "map";
+        return failure();
+      }
       return EwArg::input(it->second);
+    }
     std::optional<::fp8::DType> t = wideType(v.getType());
     if (!t) {
       why = "expected bf16, f16 or f32 inputs, found " + typeString(v);
@@ -94,8 +104,52 @@ public:
     const int index = int(match.inputs.size());
     match.inputs.push_back(v);
     match.program.inputs.push_back(*t);
+    match.program.broadcast.push_back(bc);
     inputIndex_[v] = index;
     return EwArg::input(index);
+  }
+
+  /// Puts the inputs that have the op's shape first (the program's input 0
+  /// gives the grid it runs over), renumbering the operands; drops the
+  /// broadcast list when nothing broadcasts.
+  LogicalResult finishInputs(std::string &why) {
+    ::fp8::EwProgram &p = match.program;
+    std::vector<size_t> order; // new position -> old index
+    for (EwBroadcast want :
+         {EwBroadcast::None, EwBroadcast::Row, EwBroadcast::Col})
+      for (size_t i = 0; i < p.inputs.size(); ++i)
+        if (p.broadcastOf(i) == want)
+          order.push_back(i);
+    if (!p.inputs.empty() && p.broadcastOf(order[0]) != EwBroadcast::None) {
+      why = "expected an input with the op's shape (every input broadcasts)";
+      return failure();
+    }
+    std::vector<int> newIndex(p.inputs.size());
+    for (size_t k = 0; k < order.size(); ++k)
+      newIndex[order[k]] = int(k);
+    auto renumber = [&](EwArg &a) {
+      if (a.kind == EwArg::Kind::Input)
+        a.index = newIndex[size_t(a.index)];
+    };
+    for (EwInstr &in : p.instrs)
+      for (EwArg &a : in.args)
+        renumber(a);
+    renumber(p.result);
+    std::vector<::fp8::DType> types;
+    std::vector<EwBroadcast> bcs;
+    llvm::SmallVector<Value> values;
+    for (size_t old : order) {
+      types.push_back(p.inputs[old]);
+      bcs.push_back(p.broadcastOf(old));
+      values.push_back(match.inputs[old]);
+    }
+    p.inputs = types;
+    p.broadcast =
+        llvm::any_of(bcs, [](EwBroadcast b) { return b != EwBroadcast::None; })
+            ? bcs
+            : std::vector<EwBroadcast>{};
+    match.inputs = values;
+    return success();
   }
 
   /// Adds one instruction for `op`, with `operand` resolving its operands.
@@ -149,6 +203,81 @@ private:
   llvm::DenseMap<Value, int> values_;
 };
 
+/// How an input read through `m` indexes the iteration space ([..., rows,
+/// cols]: the last dimension the row): identity, the rows (every dimension
+/// but the last), or the last dimension alone.
+std::optional<EwBroadcast> broadcastOfMap(AffineMap m) {
+  if (m.isIdentity())
+    return EwBroadcast::None;
+  const unsigned n = m.getNumDims();
+  if (n < 2 || m.getNumSymbols() != 0)
+    return std::nullopt;
+  if (m == AffineMap::getMinorIdentityMap(n, 1, m.getContext()))
+    return EwBroadcast::Col;
+  if (m == AffineMap::getMultiDimIdentityMap(n, m.getContext())
+               .getMajorSubMap(n - 1))
+    return EwBroadcast::Row;
+  return std::nullopt;
+}
+
+/// The program of a linalg op's body, yielding its one value (a reduction:
+/// the value added to the accumulator `acc`, whose add is not part of the
+/// program). Inputs are read through identity maps or broadcast along the
+/// rows or the columns.
+FailureOr<EwArg> matchBody(linalg::LinalgOp linalgOp, ProgramBuilder &b,
+                           Operation *accAdd, std::string &why) {
+  Block *body = linalgOp.getBlock();
+  auto resolve = [&](Value v) -> FailureOr<EwArg> {
+    if (std::optional<EwArg> r = b.value(v))
+      return *r;
+    if (std::optional<float> c = constantOf(v))
+      return EwArg::constant(*c);
+    if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body) {
+      OpOperand &operand = linalgOp->getOpOperand(arg.getArgNumber());
+      if (linalgOp.isDpsInit(&operand)) {
+        why = "the body reads the result's initial value";
+        return failure();
+      }
+      std::optional<EwBroadcast> bc =
+          broadcastOfMap(linalgOp.getMatchingIndexingMap(&operand));
+      if (!bc) {
+        why = "expected identity indexing maps, or inputs broadcast along the "
+              "rows ((d0, d1) -> (d0)) or the columns ((d0, d1) -> (d1)); the "
+              "runtime's kernels do not transpose";
+        return failure();
+      }
+      return b.input(operand.get(), why, *bc);
+    }
+    why = "the body uses a value defined outside the op that is not a float "
+          "constant";
+    return failure();
+  };
+  for (Operation &inner : body->without_terminator()) {
+    if (&inner == accAdd)
+      continue;
+    if (isa<arith::ConstantOp>(inner) && constantOf(inner.getResult(0)))
+      continue;
+    if (inner.getNumResults() != 1) {
+      why = "unsupported op " + opName(&inner) + " in the body";
+      return failure();
+    }
+    if (failed(b.add(&inner, resolve, why)))
+      return failure();
+  }
+  Operation *yield = body->getTerminator();
+  if (yield->getNumOperands() != 1) {
+    why = "expected one yielded value";
+    return failure();
+  }
+  if (!accAdd)
+    return resolve(yield->getOperand(0));
+  Value acc =
+      body->getArgument(linalgOp.getDpsInitOperand(0)->getOperandNumber());
+  Value other = accAdd->getOperand(0) == acc ? accAdd->getOperand(1)
+                                             : accAdd->getOperand(0);
+  return resolve(other);
+}
+
 } // namespace
 
 bool mlir::fp8::isElementwiseCandidate(Operation *op) {
@@ -175,7 +304,7 @@ FailureOr<ElementwiseMatch> mlir::fp8::matchElementwise(Operation *op,
         return EwArg::constant(*c);
       return b.input(v, why);
     };
-    if (failed(b.add(op, resolve, why)))
+    if (failed(b.add(op, resolve, why)) || failed(b.finishInputs(why)))
       return failure();
     b.match.program.result = EwArg::result(0);
     return b.match;
@@ -185,40 +314,13 @@ FailureOr<ElementwiseMatch> mlir::fp8::matchElementwise(Operation *op,
     why = "expected one tensor result";
     return failure();
   }
-  for (AffineMap m : linalgOp.getIndexingMapsArray())
-    if (!m.isIdentity()) {
-      why = "expected identity indexing maps (the runtime's elementwise "
-            "kernels do not broadcast or transpose)";
-      return failure();
-    }
-  Block *body = linalgOp.getBlock();
-  auto resolve = [&](Value v) -> FailureOr<EwArg> {
-    if (std::optional<EwArg> r = b.value(v))
-      return *r;
-    if (std::optional<float> c = constantOf(v))
-      return EwArg::constant(*c);
-    if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body)
-      return b.input(linalgOp->getOperand(arg.getArgNumber()), why);
-    why = "the body uses a value defined outside the op that is not a float "
-          "constant";
-    return failure();
-  };
-  for (Operation &inner : body->without_terminator()) {
-    if (isa<arith::ConstantOp>(inner) && constantOf(inner.getResult(0)))
-      continue;
-    if (inner.getNumResults() != 1) {
-      why = "unsupported op " + opName(&inner) + " in the body";
-      return failure();
-    }
-    if (failed(b.add(&inner, resolve, why)))
-      return failure();
-  }
-  Operation *yield = body->getTerminator();
-  if (yield->getNumOperands() != 1) {
-    why = "expected one yielded value";
+  if (!linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0))
+           .isIdentity()) {
+    why = "expected an identity indexing map for the result (the runtime's "
+          "elementwise kernels do not transpose)";
     return failure();
   }
-  FailureOr<EwArg> r = resolve(yield->getOperand(0));
+  FailureOr<EwArg> r = matchBody(linalgOp, b, /*acc=*/nullptr, why);
   if (failed(r))
     return failure();
   if (r->kind == EwArg::Kind::Constant) {
@@ -242,10 +344,105 @@ FailureOr<ElementwiseMatch> mlir::fp8::matchElementwise(Operation *op,
     b.match.program.result =
         EwArg::result(int(b.match.program.instrs.size()) - 1);
   }
+  if (failed(b.finishInputs(why)))
+    return failure();
   ::fp8::Status s = ::fp8::checkProgram(b.match.program);
   if (!s) {
     why = s.message();
     return failure();
   }
   return b.match;
+}
+
+/// True when `v` is a tensor of float zeros (+0.0): a linalg.fill of it, or a
+/// splat constant.
+static bool isPositiveZeroFill(Value v, Operation *&fill) {
+  auto positiveZero = [](std::optional<float> c) {
+    return c && *c == 0.0f && !std::signbit(*c);
+  };
+  if (auto f = v.getDefiningOp<linalg::FillOp>()) {
+    fill = f;
+    return positiveZero(constantOf(f.getInputs()[0]));
+  }
+  fill = v.getDefiningOp();
+  return positiveZero(constantOf(v));
+}
+
+bool mlir::fp8::isReductionCandidate(Operation *op) {
+  auto l = dyn_cast<linalg::LinalgOp>(op);
+  if (!l || op->getNumResults() != 1)
+    return false;
+  auto it = l.getIteratorTypesArray();
+  if (it.size() < 2 || it.back() != utils::IteratorType::reduction)
+    return false;
+  return llvm::all_of(
+      llvm::ArrayRef(it).drop_back(),
+      [](utils::IteratorType t) { return t == utils::IteratorType::parallel; });
+}
+
+FailureOr<ElementwiseMatch> mlir::fp8::matchReduction(Operation *op,
+                                                      std::string &why) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !isReductionCandidate(op)) {
+    why = "expected a linalg op reducing along its last dimension";
+    return failure();
+  }
+  if (linalgOp.getNumDpsInits() != 1 || !linalgOp.hasPureTensorSemantics()) {
+    why = "expected one tensor result";
+    return failure();
+  }
+  OpOperand *init = linalgOp.getDpsInitOperand(0);
+  const unsigned n = linalgOp.getNumLoops();
+  if (linalgOp.getMatchingIndexingMap(init) !=
+      AffineMap::getMultiDimIdentityMap(n, op->getContext())
+          .getMajorSubMap(n - 1)) {
+    why = "expected the result indexed by every dimension but the reduced "
+          "last one ((d0, d1) -> (d0))";
+    return failure();
+  }
+  if (wideType(op->getResult(0).getType()) != ::fp8::DType::F32) {
+    why = "expected f32 row sums, found " +
+          ProgramBuilder::typeString(op->getResult(0));
+    return failure();
+  }
+  ElementwiseMatch m;
+  if (!isPositiveZeroFill(init->get(), m.init)) {
+    why = "expected the sums to start from a fill of 0.0 (the reduce kernel "
+          "writes them whole)";
+    return failure();
+  }
+  // The body: acc + v (or v + acc), acc read nowhere else.
+  Block *body = linalgOp.getBlock();
+  Value acc = body->getArgument(init->getOperandNumber());
+  Operation *yield = body->getTerminator();
+  auto add = yield->getNumOperands() == 1
+                 ? yield->getOperand(0).getDefiningOp<arith::AddFOp>()
+                 : arith::AddFOp();
+  if (!add || add->getBlock() != body ||
+      (add.getLhs() != acc && add.getRhs() != acc) || !acc.hasOneUse()) {
+    why = "expected a sum: the body yields arith.addf of the accumulator and "
+          "a value computed without it";
+    return failure();
+  }
+  ProgramBuilder b;
+  b.match.result = op->getResult(0);
+  FailureOr<EwArg> r = matchBody(linalgOp, b, add, why);
+  if (failed(r))
+    return failure();
+  if (r->kind == EwArg::Kind::Constant) {
+    why = "expected the summed value to depend on an input";
+    return failure();
+  }
+  b.match.program.result = *r;
+  if (failed(b.finishInputs(why)))
+    return failure();
+  ::fp8::Status s = ::fp8::checkProgram(b.match.program);
+  if (!s) {
+    why = s.message();
+    return failure();
+  }
+  m.program = std::move(b.match.program);
+  m.inputs = std::move(b.match.inputs);
+  m.result = op->getResult(0);
+  return m;
 }

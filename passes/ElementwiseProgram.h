@@ -1,10 +1,12 @@
 //===- ElementwiseProgram.h - Elementwise ops as codegen programs ---------===//
 //
-// Reads an elementwise op of the graph (a linalg op whose maps are
-// identities and whose iterators are parallel, or an arith/math op on
-// tensors) into codegen's EwProgram: one instruction per arith/math float op
-// of its body, each rounded to its result type; block arguments become
-// inputs, float constants constants.
+// Reads an elementwise op of the graph (a linalg op whose iterators are
+// parallel and whose inputs are read through identity maps or broadcast
+// along the rows or columns, or an arith/math op on tensors) into codegen's
+// EwProgram: one instruction per arith/math float op of its body, each
+// rounded to its result type; block arguments become inputs, float
+// constants constants. A row reduction (a sum along the last dimension)
+// becomes the program of the value it sums.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_PASSES_ELEMENTWISEPROGRAM_H
@@ -19,11 +21,14 @@
 
 namespace mlir::fp8 {
 
-/// An elementwise op as a program over tensor inputs.
+/// An elementwise op (or a row reduction) as a program over tensor inputs.
 struct ElementwiseMatch {
   ::fp8::EwProgram program;
   llvm::SmallVector<Value> inputs; ///< the tensors read, in program order
   Value result;
+  /// A reduction: the op that fills its sums with 0.0 (no kernel of its
+  /// own: the reduce kernel writes every sum).
+  Operation *init = nullptr;
 };
 
 /// True for the ops the outliner treats as elementwise: linalg ops with a
@@ -32,9 +37,19 @@ struct ElementwiseMatch {
 bool isElementwiseCandidate(Operation *op);
 
 /// The program of an elementwise candidate, or failure with the reason
-/// (an unsupported body op, a non-identity map, a captured value, more than
-/// four inputs, an element type other than bf16/f16/f32).
+/// (an unsupported body op, a map other than an identity or a broadcast
+/// along the rows or columns, a captured value, more than four inputs, an
+/// element type other than bf16/f16/f32).
 FailureOr<ElementwiseMatch> matchElementwise(Operation *op, std::string &why);
+
+/// True for linalg ops whose iterators are parallel but the last, a
+/// reduction (a row reduction: a norm's statistics).
+bool isReductionCandidate(Operation *op);
+
+/// A row sum: the program of the value a reduction candidate adds to its
+/// accumulator (arith.addf), its f32 result indexed by every dimension but
+/// the last, its init a fill of +0.0; or failure with the reason.
+FailureOr<ElementwiseMatch> matchReduction(Operation *op, std::string &why);
 
 } // namespace mlir::fp8
 

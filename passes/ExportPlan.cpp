@@ -23,6 +23,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
@@ -291,10 +292,12 @@ private:
         s.kind = ::fp8::StepKind::Transpose;
         ins = {t.getInput(), t.getScale()};
         outs = {t.getOutput(), t.getOutputScale()};
-      } else {
-        s.kind = ::fp8::StepKind::Elementwise;
+      } else { // an elementwise op or a row sum
+        const bool sum = s.aux.kind == ::fp8::AuxKind::Reduce;
+        s.kind = sum ? ::fp8::StepKind::Reduce : ::fp8::StepKind::Elementwise;
         std::string why;
-        FailureOr<ElementwiseMatch> m = matchElementwise(op, why);
+        FailureOr<ElementwiseMatch> m =
+            sum ? matchReduction(op, why) : matchElementwise(op, why);
         if (failed(m))
           return op->emitError("the runtime cannot execute '")
                  << op->getName() << "': " << why;
@@ -516,15 +519,18 @@ private:
       }
       return addRef(r, op->getResult(0));
     }
-    if (isElementwiseCandidate(op) &&
-        (getKernel(op) || op->hasAttr(kFusedIntoAttr))) {
+    const bool sum = isReductionCandidate(op) && getKernel(op);
+    if (sum || (isElementwiseCandidate(op) && !isa<linalg::FillOp>(op) &&
+                (getKernel(op) || op->hasAttr(kFusedIntoAttr)))) {
       std::string why;
-      FailureOr<ElementwiseMatch> m = matchElementwise(op, why);
+      FailureOr<ElementwiseMatch> m =
+          sum ? matchReduction(op, why) : matchElementwise(op, why);
       if (failed(m))
         return op->emitError("the runtime cannot execute '")
                << op->getName() << "': " << why;
       ::fp8::RefOp r;
-      r.kind = ::fp8::RefOp::Kind::Elementwise;
+      r.kind =
+          sum ? ::fp8::RefOp::Kind::Reduce : ::fp8::RefOp::Kind::Elementwise;
       r.program = m->program;
       for (Value v : m->inputs) {
         FailureOr<std::string> n = refName(v, op);

@@ -1,10 +1,11 @@
 //===- OutlineKernels.cpp - --fp8-outline-kernels -------------------------===//
 //
 // One kernel per step: the GEMM spec of every FP8 GEMM (its fp8.gemm), an
-// ElementwiseSpec on every quantize, transpose and elementwise op (an
-// elementwise op feeding only a quantize is fused into it), each as an
-// fp8.kernel attribute. Any other op is one the runtime cannot execute: an
-// error naming it.
+// ElementwiseSpec on every quantize, transpose, elementwise op and row sum
+// (a linalg reduction along the last dimension: a norm's statistics; its
+// zero fill needs no kernel), an elementwise op feeding only a quantize
+// fused into it, each as an fp8.kernel attribute. Any other op is one the
+// runtime cannot execute: an error naming it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -77,8 +79,27 @@ struct OutlineKernelsPass
           fused[q] = std::move(*m);
       }
     llvm::DenseMap<Operation *, std::string> fusedInto;
+    // The fills that are only the initial values of linalg ops: those
+    // ops' kernels write every element (a sum from 0.0, an elementwise
+    // op whose body does not read its init), or they are refused and say
+    // why themselves.
+    llvm::DenseMap<Operation *, Operation *> initFills;
+    for (auto fill : body.getOps<linalg::FillOp>()) {
+      Operation *first = nullptr;
+      bool onlyInits = !fill->use_empty();
+      for (OpOperand &use : fill->getUses()) {
+        auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
+        onlyInits &= user && user->getBlock() == &body && user.isDpsInit(&use);
+        if (!first || (user && user->isBeforeInBlock(first)))
+          first = use.getOwner();
+      }
+      if (onlyInits)
+        initFills[fill] = first;
+    }
     for (Operation &op : body) {
       LogicalResult ok = success();
+      if (initFills.count(&op))
+        continue; // written whole by the kernel of the op it starts
       if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op)) {
         ok = outlineGemm(&op);
       } else if (auto permute = dyn_cast<MoePermuteOp>(op)) {
@@ -112,18 +133,49 @@ struct OutlineKernelsPass
         setKernel(t, "transpose", spec.kernelName(), ::fp8::toJSON(spec));
       } else if (isElementwiseCandidate(&op)) {
         ok = outlineElementwise(&op, fused);
+      } else if (isReductionCandidate(&op)) {
+        ok = outlineReduce(&op);
       } else if (!needsNoKernel(&op)) {
         ok = op.emitError("the runtime cannot execute '")
              << op.getName()
              << "': a plan runs FP8 GEMMs, quantize, transpose, "
-                "elementwise and MoE permute and unpermute steps only";
+                "elementwise, row-sum and MoE permute and unpermute steps "
+                "only";
       }
       if (failed(ok))
         return failure();
     }
     Builder b(fn.getContext());
+    for (auto &[fill, user] : initFills) {
+      if (std::optional<KernelRef> k = getKernel(user))
+        fusedInto[fill] = k->name;
+      else if (auto it = fusedInto.find(user); it != fusedInto.end())
+        fusedInto[fill] = it->second;
+      else
+        return user->emitError("expected a kernel for the op that "
+                               "'linalg.fill' initializes");
+    }
     for (auto &[op, name] : fusedInto)
       op->setAttr(kFusedIntoAttr, b.getStringAttr(name));
+    return success();
+  }
+
+  /// A row sum (an RMSNorm's sum of squares, a LayerNorm's sums): the
+  /// reduce kernel, f32 sums in its stated order (reduceRow).
+  LogicalResult outlineReduce(Operation *op) {
+    std::string why;
+    FailureOr<ElementwiseMatch> m = matchReduction(op, why);
+    if (failed(m))
+      return op->emitError("the runtime cannot execute '")
+             << op->getName() << "': " << why;
+    ::fp8::ElementwiseSpec spec;
+    spec.kind = ::fp8::AuxKind::Reduce;
+    spec.arch = arch;
+    spec.program = m->program;
+    spec.out = ::fp8::DType::F32;
+    if (::fp8::Status s = ::fp8::checkElementwiseSpec(spec); !s)
+      return op->emitOpError("has no kernel: ") << s.message();
+    setKernel(op, "reduce", spec.kernelName(), ::fp8::toJSON(spec));
     return success();
   }
 

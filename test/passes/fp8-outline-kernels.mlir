@@ -98,7 +98,7 @@ module {
 
 module attributes {fp8.target = "sm_90a"} {
   func.func @unsupported_op(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
-    // expected-error @+1 {{the runtime cannot execute 'tensor.extract_slice': a plan runs FP8 GEMMs, quantize, transpose, elementwise and MoE permute and unpermute steps only}}
+    // expected-error @+1 {{the runtime cannot execute 'tensor.extract_slice': a plan runs FP8 GEMMs, quantize, transpose, elementwise, row-sum and MoE permute and unpermute steps only}}
     %s = tensor.extract_slice %x[0, 0] [4, 8] [1, 1] : tensor<8x8xf32> to tensor<4x8xf32>
     return %s : tensor<4x8xf32>
   }
@@ -109,11 +109,11 @@ module attributes {fp8.target = "sm_90a"} {
 #id = affine_map<(m, n) -> (m, n)>
 
 module attributes {fp8.target = "sm_90a"} {
-  func.func @broadcast(%x: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<8x8xf32> {
+  func.func @transposed(%x: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {
     %e = tensor.empty() : tensor<8x8xf32>
-    // expected-error @+1 {{the runtime cannot execute 'linalg.generic': expected identity indexing maps (the runtime's elementwise kernels do not broadcast or transpose)}}
-    %y = linalg.generic {indexing_maps = [#id, affine_map<(m, n) -> (n)>, #id], iterator_types = ["parallel", "parallel"]}
-           ins(%x, %b : tensor<8x8xf32>, tensor<8xf32>) outs(%e : tensor<8x8xf32>) {
+    // expected-error @+1 {{the runtime cannot execute 'linalg.generic': expected identity indexing maps, or inputs broadcast along the rows ((d0, d1) -> (d0)) or the columns ((d0, d1) -> (d1)); the runtime's kernels do not transpose}}
+    %y = linalg.generic {indexing_maps = [#id, affine_map<(m, n) -> (n, m)>, #id], iterator_types = ["parallel", "parallel"]}
+           ins(%x, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
     ^bb0(%a: f32, %c: f32, %o: f32):
       %r = arith.addf %a, %c : f32
       linalg.yield %r : f32
@@ -265,5 +265,149 @@ module attributes {fp8.target = "sm_90a"} {
     cf.br ^bb1
   ^bb1:
     return %x : tensor<8x8xf32>
+  }
+}
+
+// -----
+
+#id  = affine_map<(m, n) -> (m, n)>
+#row = affine_map<(m, n) -> (m)>
+#col = affine_map<(m, n) -> (n)>
+
+// RMSNorm: the row sums of x^2 (a reduce kernel; its zero fill needs none),
+// then the normalization, with the sums broadcast along the rows and the
+// gain along the columns, fused into the quantize it feeds. The inputs
+// are reordered so that the one with the op's shape comes first; a bias
+// read along the columns keeps its own elementwise kernel.
+// CHECK-LABEL: func.func @rmsnorm
+// CHECK: linalg.fill {{.*}}fp8.fused_into = "[[SUM:fp8_reduce_rows_[0-9a-f]+]]"
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}fp8.kernel = {kind = "reduce", name = "[[SUM]]", spec = {arch = "sm_90a", kind = "reduce", out = "f32", program = {inputs = ["bf16"], ops = [{args = ["in0"], op = "convert", type = "f32"}, {args = ["%0", "%0"], op = "mul", type = "f32"}], result = "%1"}}}
+// CHECK: linalg.generic {{.*}}fp8.fused_into = "[[NORM:fp8_quant_e4m3_1x128_fused_[0-9a-f]+]]"
+// CHECK: fp8.quantize {{.*}}name = "[[NORM]]", spec = {{{.*}}program = {broadcast = ["none", "row", "col"], inputs = ["bf16", "f32", "bf16"], ops = [{args = ["in1", 2.44140625E-4], op = "mul", type = "f32"}, {args = ["%0", 9.9999997473787516E-6], op = "add", type = "f32"}, {args = ["%1"], op = "rsqrt", type = "f32"}, {args = ["in0"], op = "convert", type = "f32"}, {args = ["%3", "%2"], op = "mul", type = "f32"}, {args = ["%4"], op = "convert", type = "bf16"}, {args = ["in2", "%5"], op = "mul", type = "bf16"}], result = "%6"}
+// CHECK: linalg.generic {{.*}}fp8.kernel = {kind = "elementwise", {{.*}}program = {broadcast = ["none", "col"], inputs = ["bf16", "bf16"]
+module attributes {fp8.target = "sm_90a"} {
+  func.func @rmsnorm(%x: tensor<?x4096xbf16>, %g: tensor<4096xbf16>, %bias: tensor<4096xbf16>)
+      -> (tensor<?x4096xf8E4M3FN>, tensor<?x32xf32>, tensor<?x4096xbf16>) {
+    %c0 = arith.constant 0 : index
+    %zero = arith.constant 0.0 : f32
+    %m = tensor.dim %x, %c0 : tensor<?x4096xbf16>
+    %es = tensor.empty(%m) : tensor<?xf32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<?xf32>) -> tensor<?xf32>
+    %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+            ins(%x : tensor<?x4096xbf16>) outs(%zs : tensor<?xf32>) {
+    ^bb0(%a: bf16, %acc: f32):
+      %af = arith.extf %a : bf16 to f32
+      %sq = arith.mulf %af, %af : f32
+      %s = arith.addf %acc, %sq : f32
+      linalg.yield %s : f32
+    } -> tensor<?xf32>
+    %e = tensor.empty(%m) : tensor<?x4096xbf16>
+    %n = linalg.generic {indexing_maps = [#row, #id, #col, #id], iterator_types = ["parallel", "parallel"]}
+           ins(%ss, %x, %g : tensor<?xf32>, tensor<?x4096xbf16>, tensor<4096xbf16>) outs(%e : tensor<?x4096xbf16>) {
+    ^bb0(%s: f32, %a: bf16, %gg: bf16, %o: bf16):
+      %inv = arith.constant 2.44140625e-04 : f32
+      %eps = arith.constant 1.0e-05 : f32
+      %mean = arith.mulf %s, %inv : f32
+      %v = arith.addf %mean, %eps : f32
+      %r = math.rsqrt %v : f32
+      %af = arith.extf %a : bf16 to f32
+      %nf = arith.mulf %af, %r : f32
+      %nb = arith.truncf %nf : f32 to bf16
+      %p = arith.mulf %gg, %nb : bf16
+      linalg.yield %p : bf16
+    } -> tensor<?x4096xbf16>
+    %q, %qs = fp8.quantize %n granularity <1x128> : tensor<?x4096xbf16> -> tensor<?x4096xf8E4M3FN>, tensor<?x32xf32>
+    %b = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+           ins(%x, %bias : tensor<?x4096xbf16>, tensor<4096xbf16>) outs(%e : tensor<?x4096xbf16>) {
+    ^bb0(%a: bf16, %c: bf16, %o: bf16):
+      %r = arith.addf %a, %c : bf16
+      linalg.yield %r : bf16
+    } -> tensor<?x4096xbf16>
+    return %q, %qs, %b : tensor<?x4096xf8E4M3FN>, tensor<?x32xf32>, tensor<?x4096xbf16>
+  }
+}
+
+// -----
+
+#id  = affine_map<(m, n) -> (m, n)>
+#row = affine_map<(m, n) -> (m)>
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @product(%x: tensor<8x64xf32>) -> tensor<8xf32> {
+    %zero = arith.constant 0.0 : f32
+    %es = tensor.empty() : tensor<8xf32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<8xf32>) -> tensor<8xf32>
+    // expected-error @+1 {{the runtime cannot execute 'linalg.generic': expected a sum: the body yields arith.addf of the accumulator and a value computed without it}}
+    %p = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+           ins(%x : tensor<8x64xf32>) outs(%zs : tensor<8xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.mulf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<8xf32>
+    return %p : tensor<8xf32>
+  }
+}
+
+// -----
+
+#id  = affine_map<(m, n) -> (m, n)>
+#row = affine_map<(m, n) -> (m)>
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @sum_from_one(%x: tensor<8x64xf32>) -> tensor<8xf32> {
+    %one = arith.constant 1.0 : f32
+    %es = tensor.empty() : tensor<8xf32>
+    %zs = linalg.fill ins(%one : f32) outs(%es : tensor<8xf32>) -> tensor<8xf32>
+    // expected-error @+1 {{the runtime cannot execute 'linalg.generic': expected the sums to start from a fill of 0.0 (the reduce kernel writes them whole)}}
+    %p = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+           ins(%x : tensor<8x64xf32>) outs(%zs : tensor<8xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<8xf32>
+    return %p : tensor<8xf32>
+  }
+}
+
+// -----
+
+#id  = affine_map<(m, n) -> (m, n)>
+#row = affine_map<(m, n) -> (m)>
+
+module attributes {fp8.target = "sm_90a"} {
+  func.func @bf16_sums(%x: tensor<8x64xbf16>) -> tensor<8xbf16> {
+    %zero = arith.constant 0.0 : bf16
+    %es = tensor.empty() : tensor<8xbf16>
+    %zs = linalg.fill ins(%zero : bf16) outs(%es : tensor<8xbf16>) -> tensor<8xbf16>
+    // expected-error @+1 {{the runtime cannot execute 'linalg.generic': expected f32 row sums, found tensor<8xbf16>}}
+    %p = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+           ins(%x : tensor<8x64xbf16>) outs(%zs : tensor<8xbf16>) {
+    ^bb0(%a: bf16, %acc: bf16):
+      %r = arith.addf %acc, %a : bf16
+      linalg.yield %r : bf16
+    } -> tensor<8xbf16>
+    return %p : tensor<8xbf16>
+  }
+}
+
+// -----
+
+#id = affine_map<(m, n) -> (m, n)>
+#cl = affine_map<(m, n) -> (n)>
+
+// A sum down the columns (the reduction first) is not a row sum.
+module attributes {fp8.target = "sm_90a"} {
+  func.func @column_sums(%x: tensor<8x64xf32>) -> tensor<64xf32> {
+    %zero = arith.constant 0.0 : f32
+    %es = tensor.empty() : tensor<64xf32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<64xf32>) -> tensor<64xf32>
+    // expected-error @+1 {{the runtime cannot execute 'linalg.generic': a plan runs FP8 GEMMs, quantize, transpose, elementwise, row-sum and MoE permute and unpermute steps only}}
+    %p = linalg.generic {indexing_maps = [#id, #cl], iterator_types = ["reduction", "parallel"]}
+           ins(%x : tensor<8x64xf32>) outs(%zs : tensor<64xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<64xf32>
+    return %p : tensor<64xf32>
   }
 }
