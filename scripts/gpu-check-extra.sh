@@ -13,7 +13,8 @@
 #     4096 tokens, each routed to 8 experts): every step (CUDA events,
 #     median of 20) and the same GEMMs through cuBLASLt, then the run phase
 #     as one CUDA graph launch;
-#   --bench at M=16 for mlp, attention-proj and moe (decode: launch-bound),
+#   --bench at M=16 for mlp, attention-proj, moe and llama-layer (decode:
+#     launch-bound),
 #     the steps launched back to back against one graph launch;
 # and the generated models' plans (test/models/Inputs) under --verify at
 # M=512 with the bounds derived from each plan.
@@ -66,7 +67,7 @@ verify() {
 # plan; the MoE block's two quantizations on its worst path give 3.5e-3;
 # bench M 4096 unless stated)
 examples=("mlp:1e-3" "attention-proj:1e-3" "grad-projection:3e-3" "moe:"
-          "moe-wgrad::32768")
+          "moe-wgrad::32768" "llama-layer:")
 for entry in "${examples[@]}"; do
   IFS=: read -r ex bound bench_m <<<"$entry"
   plan="$root/examples/plans/$ex.sm_90a.plan.json"
@@ -85,7 +86,7 @@ done
 
 # Decode (M = 16): launch-bound, so the run phase as one CUDA graph against
 # the steps launched back to back.
-decode=("mlp" "attention-proj" "moe")
+decode=("mlp" "attention-proj" "moe" "llama-layer")
 for ex in "${decode[@]}"; do
   timeout 300 "$run" "$root/examples/plans/$ex.sm_90a.plan.json" --dim M=16 \
       --random --bench --iters 50 --no-outputs \
@@ -102,11 +103,11 @@ done
 # bounds derived from each plan.
 models=("llama-layer" "moe-ffn" "dense-8")
 for ex in "${models[@]}"; do
-  verify "$ex" "$root/test/models/Inputs/$ex.sm_90a.plan.json"
+  verify "model-$ex" "$root/test/models/Inputs/$ex.sm_90a.plan.json"
 done
 
 # The tables, from the JSON fp8-run wrote.
-if ! python3 - "$out" "${examples[@]}" "${models[@]}" >>"$summary" <<'EOF'
+if ! python3 - "$out" "${examples[@]}" "${models[@]/#/model-}" >>"$summary" <<'EOF'
 import json, os, sys
 
 out, examples = sys.argv[1], [e.split(":")[0] for e in sys.argv[2:]]
@@ -123,8 +124,8 @@ def fmt(x, spec=".3g"):
 
 rows, merged = [], {}
 print()
-print("| example | verify | steps bit-exact / GEMMs within bound | outputs: similarity to the oracle (bound); to the unquantized graph (bound), max abs, max rel | total ms | as one CUDA graph ms | our GEMMs ms | same GEMMs, cuBLASLt ms | cuBLASLt / ours |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| example | verify | steps bit-exact / GEMMs within bound | outputs: similarity to the oracle (bound); to the unquantized graph (bound), max abs, max rel | total ms | as one CUDA graph ms | our GEMMs ms | total / GEMMs | same GEMMs, cuBLASLt ms | cuBLASLt / ours |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for ex in examples:
     v, b = load(ex, "verify"), load(ex, "bench")
     merged[ex] = {"verify": v, "bench": b}
@@ -144,9 +145,11 @@ for ex in examples:
     bb = (b or {}).get("bench", {})
     ours, peer = bb.get("gemm_ms"), bb.get("cublaslt_gemm_ms")
     ratio = f"{peer / ours:.2f}x" if ours and peer else "n/a"
+    total = bb.get("total_ms")
+    over = f"{total / ours:.2f}x" if ours and total else "n/a"
     print(f"| {ex} | {verdict} | {exact}/{n_exact}, {gemm_ok}/{n_gemm} | {outs or 'n/a'} | "
-          f"{fmt(bb.get('total_ms'), '.4f')} | {fmt(bb.get('graph_ms'), '.4f')} | "
-          f"{fmt(ours, '.4f')} | {fmt(peer, '.4f')} | {ratio} |")
+          f"{fmt(total, '.4f')} | {fmt(bb.get('graph_ms'), '.4f')} | "
+          f"{fmt(ours, '.4f')} | {over} | {fmt(peer, '.4f')} | {ratio} |")
 for ex in examples:
     bb = ((merged[ex]["bench"] or {}).get("bench") or {})
     if not bb:
