@@ -436,38 +436,52 @@ Expected<std::vector<std::vector<double>>> GpuPlan::timeRun(int warmup,
   checkExtents_ = false;
   for (int w = 0; w < warmup; ++w)
     FP8_RETURN_IF_ERROR(run(Phase::Run, false));
-  std::vector<CUevent> events(steps.size() + 1);
-  for (CUevent &e : events)
-    FP8_RETURN_IF_ERROR(
-        cuCheck(d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate"));
-  std::vector<std::vector<double>> times;
+  // Every iteration is queued before the stream is drained, so the host's
+  // launches run ahead of the GPU: the time of a step is the GPU's, not the
+  // host's latency to enqueue it (which an iteration started from an empty
+  // stream would charge to its first step).
+  // NOTE: with the stream drained after each iteration, mlp's first step
+  // (a 4096x4096 quantize) measured 0.069 ms; queued, 0.032 ms (H100,
+  // docs/results/h100-2026-11-25-queued-bench/).
+  const size_t perIter = steps.size() + 1;
+  std::vector<CUevent> events(perIter * size_t(std::max(iters, 0)), nullptr);
   Status status;
+  for (CUevent &e : events) {
+    status = cuCheck(d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+    if (!status.isOk())
+      break;
+  }
   for (int it = 0; it < iters && status.isOk(); ++it) {
-    status = cuCheck(d.cuEventRecord(events[0], stream_), "cuEventRecord");
+    CUevent *ev = events.data() + size_t(it) * perIter;
+    status = cuCheck(d.cuEventRecord(ev[0], stream_), "cuEventRecord");
     for (size_t j = 0; j < steps.size() && status.isOk(); ++j) {
       status = launch(steps[j]);
       if (status.isOk())
-        status =
-            cuCheck(d.cuEventRecord(events[j + 1], stream_), "cuEventRecord");
+        status = cuCheck(d.cuEventRecord(ev[j + 1], stream_), "cuEventRecord");
     }
-    if (status.isOk())
-      status = sync(60, "a timed iteration");
+  }
+  if (status.isOk())
+    status = sync(60, "the timed iterations");
+  std::vector<std::vector<double>> times;
+  for (int it = 0; it < iters && status.isOk(); ++it) {
+    CUevent *ev = events.data() + size_t(it) * perIter;
     std::vector<double> row;
     for (size_t j = 0; j < steps.size() && status.isOk(); ++j) {
       float ms = 0;
-      status = cuCheck(d.cuEventElapsedTime(&ms, events[j], events[j + 1]),
+      status = cuCheck(d.cuEventElapsedTime(&ms, ev[j], ev[j + 1]),
                        "cuEventElapsedTime");
       row.push_back(ms);
     }
     float total = 0;
     if (status.isOk())
-      status = cuCheck(d.cuEventElapsedTime(&total, events[0], events.back()),
+      status = cuCheck(d.cuEventElapsedTime(&total, ev[0], ev[steps.size()]),
                        "cuEventElapsedTime");
     row.push_back(total);
     times.push_back(row);
   }
   for (CUevent e : events)
-    d.cuEventDestroy(e);
+    if (e)
+      d.cuEventDestroy(e);
   if (!status.isOk())
     return status;
   return times;

@@ -66,8 +66,10 @@ public:
   Status sync(double timeoutSeconds, const std::string &what);
 
   /// Times the run phase: `iters` iterations after `warmup`, CUDA events
-  /// around every step. Returns per-step times (ms), [iteration][step] over
-  /// the run steps, and the whole iteration's as the last column.
+  /// around every step, every iteration queued before the stream is
+  /// drained (the host's launches ahead of the GPU). Returns per-step times
+  /// (ms), [iteration][step] over the run steps, and the whole iteration's
+  /// as the last column.
   Expected<std::vector<std::vector<double>>> timeRun(int warmup, int iters);
 
   /// The run phase as one CUDA graph (runtime/plan/PlanGraph.cpp): captured

@@ -13,6 +13,8 @@
 
 #include "runtime/plan/PlanBench.h"
 
+#include <algorithm>
+
 namespace fp8 {
 
 Status GpuPlan::captureRun() {
@@ -52,27 +54,36 @@ Expected<double> GpuPlan::timeGraph(int warmup, int iters) {
   for (int w = 0; w < warmup; ++w)
     FP8_RETURN_IF_ERROR(launchGraph());
   FP8_RETURN_IF_ERROR(sync(60, "the graph's warm-up runs"));
-  CUevent start = nullptr, stop = nullptr;
-  FP8_RETURN_IF_ERROR(
-      cuCheck(d.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate"));
-  Status s = cuCheck(d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  // Every launch queued before the stream is drained, as GpuPlan::timeRun
+  // does: event i and i + 1 bracket launch i.
+  std::vector<CUevent> events(size_t(std::max(iters, 0)) + 1, nullptr);
+  Status s;
+  for (CUevent &e : events) {
+    s = cuCheck(d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+    if (!s.isOk())
+      break;
+  }
+  if (s.isOk())
+    s = cuCheck(d.cuEventRecord(events[0], stream_), "cuEventRecord");
+  for (int it = 0; it < iters && s.isOk(); ++it) {
+    s = launchGraph();
+    if (s.isOk())
+      s = cuCheck(d.cuEventRecord(events[size_t(it) + 1], stream_),
+                  "cuEventRecord");
+  }
+  if (s.isOk())
+    s = sync(60, "the timed graph runs");
   std::vector<double> times;
   for (int it = 0; it < iters && s.isOk(); ++it) {
-    s = cuCheck(d.cuEventRecord(start, stream_), "cuEventRecord");
-    if (s.isOk())
-      s = launchGraph();
-    if (s.isOk())
-      s = cuCheck(d.cuEventRecord(stop, stream_), "cuEventRecord");
-    if (s.isOk())
-      s = sync(60, "a timed graph run");
     float ms = 0;
-    if (s.isOk())
-      s = cuCheck(d.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+    s = cuCheck(
+        d.cuEventElapsedTime(&ms, events[size_t(it)], events[size_t(it) + 1]),
+        "cuEventElapsedTime");
     times.push_back(ms);
   }
-  d.cuEventDestroy(start);
-  if (stop)
-    d.cuEventDestroy(stop);
+  for (CUevent e : events)
+    if (e)
+      d.cuEventDestroy(e);
   if (!s.isOk())
     return s;
   return medianOf(times);

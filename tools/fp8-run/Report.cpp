@@ -147,8 +147,9 @@ json reportStepChecks(const std::vector<StepCheck> &steps) {
 
 json reportBench(const BenchReport &b, Arch arch) {
   const TargetInfo &target = targetInfo(arch);
-  std::printf("bench: median of %d runs (CUDA events, steps back to back; "
-              "other steps: their buffers' bytes over their time, against "
+  std::printf("bench: median of %d runs (CUDA events, steps back to back, "
+              "the runs queued ahead of the GPU; other steps: their buffers' "
+              "bytes over their time, against "
               "the %s's %.2f TB/s):\n",
               b.iters, target.gpu, target.dramBytesPerSecond / 1e12);
   std::printf("  %-14s %-11s %10s %9s   %-26s %10s %8s %10s\n", "step", "kind",
