@@ -375,9 +375,15 @@ bool mlir::fp8::isReductionCandidate(Operation *op) {
   auto it = l.getIteratorTypesArray();
   if (it.size() < 2 || it.back() != utils::IteratorType::reduction)
     return false;
-  return llvm::all_of(
-      llvm::ArrayRef(it).drop_back(),
-      [](utils::IteratorType t) { return t == utils::IteratorType::parallel; });
+  if (!llvm::all_of(llvm::ArrayRef(it).drop_back(), [](utils::IteratorType t) {
+        return t == utils::IteratorType::parallel;
+      }))
+    return false;
+  // Inputs over the whole iteration space (or broadcast along it): a
+  // contraction such as a matmul is not a row sum.
+  return llvm::all_of(l.getDpsInputOperands(), [&](OpOperand *in) {
+    return broadcastOfMap(l.getMatchingIndexingMap(in)).has_value();
+  });
 }
 
 FailureOr<ElementwiseMatch> mlir::fp8::matchReduction(Operation *op,

@@ -12,6 +12,35 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FP8FuseResidual : Pass<"fp8-fuse-residual", "ModuleOp"> {
+  let summary = "folds a residual add into the matmul before it: the GEMM "
+                "accumulates into the residual";
+  let description = [{
+    `x + matmul(a, b)`, where the matmul (`linalg.matmul`, rank 2) starts
+    from zeros and the add is its only user, becomes `matmul(a, b)` with
+    `x` as its init: the GEMM's epilogue adds `x` (accumulate-into-C), so
+    the product never goes to memory and the add needs no kernel.
+
+    The add is `linalg.add`, `arith.addf` on tensors, or a `linalg.generic`
+    with identity maps whose body adds the two elements in the result type
+    (directly, or widened to f32 and rounded back). `x` must have the
+    matmul's type and be defined before it.
+
+    Rounding: the GEMM rounds `acc + x` once, where the graph rounds the
+    product and then the sum. `--verify` holds the GEMM step to the
+    oracle's GEMM with the same C and the outputs to the unquantized graph.
+
+    Left alone: a product with a second user, an add with a broadcast or
+    any other operation, a matmul that already accumulates, a batched one.
+
+    Not in `fp8-compile` unless `fuse-residual=true`: the sm_90a kernel
+    reads C in its epilogue, element by element and not overlapped with
+    the main loop, which costs more than the add step it saves
+    (README, "Memory-bound steps").
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def FP8QuantizeAnnotated : Pass<"fp8-quantize-annotated", "ModuleOp"> {
   let summary = "turns matmuls annotated with an FP8 recipe into "
                 "fp8.quantize + fp8.scaled_matmul";

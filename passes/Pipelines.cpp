@@ -1,7 +1,8 @@
 //===- Pipelines.cpp - The registered fp8 pipelines -----------------------===//
 //
 // --fp8-compile{arch=... tuning-db=... sm-count=... m-hint=...
-//               fuse-elementwise=... fold-constants=...}: the whole lowering
+//               fuse-elementwise=... fuse-residual=... fold-constants=...}: the
+//               whole lowering
 // of an annotated model graph, from linalg matmuls with #fp8.recipe to
 // kernel specs, ready for fp8-translate --fp8-to-plan / --fp8-to-cuda.
 //
@@ -38,6 +39,15 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse elementwise ops into the quantize they feed"),
       llvm::cl::init(true)};
+  // NOTE: off by default: on the H100 the sm_90a epilogue's loads of C cost
+  // more than the add step they replace (a 4096x4096x4096 GEMM 0.114 ->
+  // 0.164 ms against a 0.035 ms add; docs/results/
+  // h100-2026-11-25-residual-fold/).
+  Option<bool> fuseResidual{
+      *this, "fuse-residual",
+      llvm::cl::desc("Fold residual adds into the matmul before them "
+                     "(the GEMM accumulates into the residual)"),
+      llvm::cl::init(false)};
   Option<bool> foldConstants{
       *this, "fold-constants",
       llvm::cl::desc("Quantize constant weights at compile time"),
@@ -45,6 +55,8 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
 };
 
 void buildCompilePipeline(OpPassManager &pm, const CompileOptions &o) {
+  if (o.fuseResidual)
+    pm.addPass(createFP8FuseResidual());
   pm.addPass(createFP8QuantizeAnnotated({o.foldConstants}));
   // The matmuls' zero inits and duplicate quantizes go away here.
   pm.addPass(createCanonicalizerPass());

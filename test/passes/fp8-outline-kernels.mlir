@@ -411,3 +411,22 @@ module attributes {fp8.target = "sm_90a"} {
     return %p : tensor<64xf32>
   }
 }
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// A matmul without a recipe reduces along its last loop but is no row sum.
+module attributes {fp8.target = "sm_90a"} {
+  func.func @bf16_matmul(%a: tensor<64x256xbf16>, %w: tensor<128x256xbf16>) -> tensor<64x128xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<64x128xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+    // expected-error @+1 {{the runtime cannot execute 'linalg.matmul': a plan runs FP8 GEMMs, quantize, transpose, elementwise, row-sum and MoE permute and unpermute steps only}}
+    %p = linalg.matmul indexing_maps = [#mk, #nk, #mn]
+           ins(%a, %w : tensor<64x256xbf16>, tensor<128x256xbf16>) outs(%z : tensor<64x128xf32>) -> tensor<64x128xf32>
+    return %p : tensor<64x128xf32>
+  }
+}
