@@ -7,12 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/ElementwiseProgram.h"
+#include "passes/KernelAttrs.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/IR/Matchers.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8FUSERESIDUAL
@@ -25,13 +25,6 @@ using ::fp8::EwArg;
 using ::fp8::EwOp;
 
 namespace {
-
-/// True when `init` holds zeros: a fill of 0.
-bool isZeroFill(Value init) {
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  return fill && (matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
-                  matchPattern(fill.getInputs()[0], m_Zero()));
-}
 
 /// True when `p` adds its two inputs in the result type: add(in0, in1), or
 /// both widened to f32, added and rounded back.
@@ -87,7 +80,7 @@ struct FuseResidualPass
         auto mm = m->inputs[size_t(k)].getDefiningOp<linalg::MatmulOp>();
         Value x = m->inputs[size_t(1 - k)];
         if (!mm || !mm->hasOneUse() || mm.getNumDpsInits() != 1 ||
-            !isZeroFill(mm.getDpsInits()[0]) ||
+            !isZeroInit(mm.getDpsInits()[0]) ||
             x.getType() != mm->getResult(0).getType() ||
             add->getResult(0).getType() != x.getType() || !definedBefore(x, mm))
           continue;

@@ -49,6 +49,11 @@ inline constexpr llvm::StringLiteral kFullBatchAttr = "fp8.full_batch";
 /// The module's fp8.target, if set.
 std::optional<::fp8::Arch> getTarget(ModuleOp module);
 
+/// True when `init` is a matmul init that holds zeros (a zero fill, or an
+/// empty tensor, whose contents the pipeline defines as zero): the matmul
+/// does not accumulate.
+bool isZeroInit(Value init);
+
 /// True for a grouped matmul that stands for a batched matmul: masked, every
 /// group full (built by --fp8-quantize-annotated, fp8.full_batch).
 bool isFullBatch(GroupedScaledMatmulOp op);

@@ -22,7 +22,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Matchers.h"
 
 #include <map>
 #include <tuple>
@@ -60,18 +59,6 @@ SmallVector<int64_t> toMlirShape(const ::fp8::Shape &s) {
 
 bool isWideFloat(Type t) {
   return isa<BFloat16Type, Float16Type, Float32Type>(t);
-}
-
-/// True when `init` is a matmul init that holds zeros (a zero fill, or an
-/// empty tensor, whose contents the pipeline defines as zero).
-bool isZeroInit(Value init) {
-  if (init.getDefiningOp<tensor::EmptyOp>())
-    return true;
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  if (!fill)
-    return false;
-  return matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
-         matchPattern(fill.getInputs()[0], m_Zero());
 }
 
 class FunctionLowering {
