@@ -342,22 +342,20 @@ void emitProgram(std::ostringstream &os, const EwProgram &p) {
          << ");\n";
       break;
     case EwBroadcast::Col:
-      os << "    if (vec) {\n"
-         << "      load_vec<" << t << ", N>(" << in << ", col, " << a << ");\n"
-         << "    } else {\n"
-         << "#pragma unroll\n"
-         << "      for (int k = 0; k < N; ++k)\n"
-         << "        " << a << "[k] = k < n ? load_elem<" << t << ">(" << in
-         << ", " << index(i, "i + k") << ") : 0.0f;\n"
-         << "    }\n";
-      break;
     case EwBroadcast::Row:
-      os << "    if (vec) {\n"
-         << "      const float r = load_elem<" << t << ">(" << in << ", row);\n"
-         << "#pragma unroll\n"
-         << "      for (int k = 0; k < N; ++k)\n"
-         << "        " << a << "[k] = r;\n"
-         << "    } else {\n"
+      // Vectors: a column input's 16 bytes, or a row input's one value;
+      // else element by element.
+      os << "    if (vec) {\n";
+      if (p.broadcastOf(i) == EwBroadcast::Col)
+        os << "      load_vec<" << t << ", N>(" << in << ", col, " << a
+           << ");\n";
+      else
+        os << "      const float r = load_elem<" << t << ">(" << in
+           << ", row);\n"
+           << "#pragma unroll\n"
+           << "      for (int k = 0; k < N; ++k)\n"
+           << "        " << a << "[k] = r;\n";
+      os << "    } else {\n"
          << "#pragma unroll\n"
          << "      for (int k = 0; k < N; ++k)\n"
          << "        " << a << "[k] = k < n ? load_elem<" << t << ">(" << in

@@ -219,9 +219,9 @@ inline int64_t programIndex(const EwProgram &p, size_t i, int64_t e,
 }
 
 /// The sum of one row's `n` values in the order of the reduce kernel
-/// (elementwise.cuh, reduce_body): value j goes to thread (j / kReduceChunk)
-/// % kReduceThreads, which adds its values in increasing j to +0; the
-/// threads' sums are added pairwise within each warp (lanes l and l ^ 16,
+/// (elementwise.cuh, reduce_rows_body): value j goes to thread (j /
+/// kReduceChunk) % kReduceThreads, which adds its values in increasing j to +0;
+/// the threads' sums are added pairwise within each warp (lanes l and l ^ 16,
 /// then ^ 8, ^ 4, ^ 2, ^ 1), and the warps' sums in warp order.
 float reduceRow(const float *v, int64_t n);
 

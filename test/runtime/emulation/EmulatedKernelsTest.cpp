@@ -251,16 +251,30 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
   }
 }
 
-/// The registry's kernels of the given kinds.
-std::vector<size_t> kernelsOf(std::initializer_list<AuxKind> kinds) {
+/// The registry's kernels whose spec satisfies `pred`.
+template <class Pred> std::vector<size_t> kernelsWhere(Pred pred) {
   std::vector<size_t> out;
   for (size_t i = 0; i < sizeof(kKernels) / sizeof(kKernels[0]); ++i) {
     auto spec = elementwiseSpecFromJSON(kKernels[i].spec);
-    if (spec.isOk() &&
-        std::find(kinds.begin(), kinds.end(), spec->kind) != kinds.end())
+    if (spec.isOk() && pred(*spec))
       out.push_back(i);
   }
   return out;
+}
+
+/// The registry's kernels of the given kinds.
+std::vector<size_t> kernelsOf(std::initializer_list<AuxKind> kinds) {
+  return kernelsWhere([&](const ElementwiseSpec &s) {
+    return std::find(kinds.begin(), kinds.end(), s.kind) != kinds.end();
+  });
+}
+
+/// A test's name: the kernel's, then the shape.
+std::string shapeTestName(size_t kernel, int shape) {
+  auto spec = elementwiseSpecFromJSON(kKernels[kernel].spec);
+  const Shape3 s = kShapes[shape];
+  return spec->kernelName() + "_" + std::to_string(s.batch) + "x" +
+         std::to_string(s.rows) + "x" + std::to_string(s.cols);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -270,23 +284,14 @@ INSTANTIATE_TEST_SUITE_P(
                                        AuxKind::Transpose, AuxKind::Reduce})),
         ::testing::Range(0, kShortShapes)),
     [](const auto &info) {
-      auto spec =
-          elementwiseSpecFromJSON(kKernels[std::get<0>(info.param)].spec);
-      const Shape3 s = kShapes[std::get<1>(info.param)];
-      return spec->kernelName() + "_" + std::to_string(s.batch) + "x" +
-             std::to_string(s.rows) + "x" + std::to_string(s.cols);
+      return shapeTestName(std::get<0>(info.param), std::get<1>(info.param));
     });
 
 /// The kernels of row sums and of programs with broadcast inputs.
 std::vector<size_t> normKernels() {
-  std::vector<size_t> out;
-  for (size_t i = 0; i < sizeof(kKernels) / sizeof(kKernels[0]); ++i) {
-    auto spec = elementwiseSpecFromJSON(kKernels[i].spec);
-    if (spec.isOk() &&
-        (spec->kind == AuxKind::Reduce || spec->program.broadcasts()))
-      out.push_back(i);
-  }
-  return out;
+  return kernelsWhere([](const ElementwiseSpec &s) {
+    return s.kind == AuxKind::Reduce || s.program.broadcasts();
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -295,11 +300,7 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Range(kShortShapes, int(sizeof(kShapes) /
                                                           sizeof(kShapes[0])))),
     [](const auto &info) {
-      auto spec =
-          elementwiseSpecFromJSON(kKernels[std::get<0>(info.param)].spec);
-      const Shape3 s = kShapes[std::get<1>(info.param)];
-      return spec->kernelName() + "_" + std::to_string(s.batch) + "x" +
-             std::to_string(s.rows) + "x" + std::to_string(s.cols);
+      return shapeTestName(std::get<0>(info.param), std::get<1>(info.param));
     });
 
 //===----------------------------------------------------------------------===//
@@ -308,14 +309,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 /// The quantize kernels of the registry.
 std::vector<size_t> quantizeKernels() {
-  std::vector<size_t> out;
-  for (size_t i = 0; i < sizeof(kKernels) / sizeof(kKernels[0]); ++i) {
-    auto spec = elementwiseSpecFromJSON(kKernels[i].spec);
-    if (spec.isOk() && spec->kind == AuxKind::Quantize &&
-        spec->quant.mode == ScalingMode::Current)
-      out.push_back(i);
-  }
-  return out;
+  return kernelsWhere([](const ElementwiseSpec &s) {
+    return s.kind == AuxKind::Quantize && s.quant.mode == ScalingMode::Current;
+  });
 }
 
 /// The two mirror layouts the executor asks for
