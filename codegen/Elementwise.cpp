@@ -1,6 +1,7 @@
 //===- Elementwise.cpp - Quantize, transpose and elementwise kernels ------===//
 
 #include "codegen/Elementwise.h"
+#include "codegen/ElementwiseSource.h"
 
 #include "codegen/kernels/elementwise_params.h"
 #include "core/RecipeRules.h"
@@ -17,45 +18,14 @@ namespace fp8 {
 
 static_assert(sizeof(fp8k::EwParams) == 128,
               "must match codegen/kernels/elementwise.cuh");
+static_assert(fp8k::kMaxEwInputs == kMaxProgramInputs,
+              "a kernel takes every input a program may read");
 
 //===----------------------------------------------------------------------===//
 // Names
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The fp8_math.h constant of an element type.
-const char *typeConst(DType t) {
-  switch (t) {
-  case DType::E4M3FN:
-    return "kE4M3";
-  case DType::E5M2:
-    return "kE5M2";
-  case DType::BF16:
-    return "kBF16";
-  case DType::F16:
-    return "kF16";
-  case DType::F32:
-    return "kF32";
-  case DType::UE8M0:
-    return "kUE8M0";
-  case DType::I32:
-    break;
-  }
-  return "kF32";
-}
-
-const char *scaleConst(ScaleFormat f) {
-  switch (f) {
-  case ScaleFormat::F32:
-    return "kScaleF32";
-  case ScaleFormat::F32Pow2:
-    return "kScaleF32Pow2";
-  case ScaleFormat::UE8M0:
-    return "kScaleUE8M0";
-  }
-  return "kScaleF32";
-}
-
 uint64_t fnv1a(const std::string &s) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) {
@@ -85,19 +55,6 @@ std::string granTag(const Granularity &g) {
   return s;
 }
 
-/// A float as an exact C++ expression.
-std::string floatLiteral(float v) {
-  if (!std::isfinite(v)) {
-    uint32_t u;
-    std::memcpy(&u, &v, sizeof(u));
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "fp8k::u2f(0x%08Xu)", u);
-    return buf;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%af", static_cast<double>(v));
-  return buf;
-}
 } // namespace
 
 std::string_view toString(AuxKind k) {
@@ -114,13 +71,16 @@ std::string_view toString(AuxKind k) {
     return "unpermute";
   case AuxKind::Reduce:
     return "reduce";
+  case AuxKind::Interleave:
+    return "interleave";
   }
   return "?";
 }
 
 std::optional<AuxKind> parseAuxKind(std::string_view s) {
   for (AuxKind k : {AuxKind::Elementwise, AuxKind::Quantize, AuxKind::Transpose,
-                    AuxKind::Permute, AuxKind::Unpermute, AuxKind::Reduce})
+                    AuxKind::Permute, AuxKind::Unpermute, AuxKind::Reduce,
+                    AuxKind::Interleave})
     if (toString(k) == s)
       return k;
   return std::nullopt;
@@ -154,6 +114,8 @@ std::string ElementwiseSpec::kernelName() const {
     return "fp8_moe_unpermute_" + std::string(toString(out)) + "_" + h;
   case AuxKind::Reduce:
     return "fp8_reduce_rows_" + h;
+  case AuxKind::Interleave:
+    return "fp8_interleave_rows_" + std::string(toString(out)) + "_" + h;
   }
   return "fp8_aux_" + h;
 }
@@ -161,7 +123,8 @@ std::string ElementwiseSpec::kernelName() const {
 Status checkElementwiseSpec(const ElementwiseSpec &s) {
   if (s.kind != AuxKind::Transpose)
     FP8_RETURN_IF_ERROR(checkProgram(s.program));
-  if (s.kind == AuxKind::Permute || s.kind == AuxKind::Unpermute) {
+  if (s.kind == AuxKind::Permute || s.kind == AuxKind::Unpermute ||
+      s.kind == AuxKind::Interleave) {
     // The rows move unchanged: the program reads them and nothing else.
     if (!(s.program == EwProgram::identity(s.program.inputs[0])))
       return errorf("expected the program of a ", toString(s.kind),
@@ -171,6 +134,13 @@ Status checkElementwiseSpec(const ElementwiseSpec &s) {
     if (s.out != DType::F32)
       return errorf("expected the row sums of a reduce to be f32, found ",
                     toString(s.out));
+    return Status::ok();
+  }
+  if (s.kind == AuxKind::Interleave) {
+    if (s.out != s.program.inputs[0])
+      return errorf("expected the interleaved rows to keep their element "
+                    "type ",
+                    toString(s.program.inputs[0]), ", found ", toString(s.out));
     return Status::ok();
   }
   if (s.kind == AuxKind::Unpermute) {
@@ -239,154 +209,11 @@ std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
     return {"unpermute"};
   case AuxKind::Reduce:
     return {"reduce"};
+  case AuxKind::Interleave:
+    return {"interleave"};
   }
   return {};
 }
-
-namespace {
-/// Prog (elementwise.cuh): eval, the value of one element; eval_n, up to N
-/// consecutive elements, from 16-byte loads of each input or one by one
-/// (the same instructions per element), and eval_vec, N of them from
-/// 16-byte loads; aligned, whether every input it reads is aligned to a
-/// number of bytes.
-void emitProgram(std::ostringstream &os, const EwProgram &p) {
-  std::vector<bool> used(p.inputs.size(), false);
-  auto mark = [&](const EwArg &a) {
-    if (a.kind == EwArg::Kind::Input)
-      used[size_t(a.index)] = true;
-  };
-  for (const EwInstr &in : p.instrs)
-    for (const EwArg &a : in.args)
-      mark(a);
-  mark(p.result);
-  auto arg = [](const EwArg &a) -> std::string {
-    switch (a.kind) {
-    case EwArg::Kind::Input:
-      return "in" + std::to_string(a.index);
-    case EwArg::Kind::Value:
-      return "v" + std::to_string(a.index);
-    case EwArg::Kind::Constant:
-      return floatLiteral(a.value);
-    }
-    return "0.0f";
-  };
-  // The instructions over in0, in1, ... (floats), as `indent`ed lines.
-  auto body = [&](const std::string &indent) {
-    for (size_t i = 0; i < p.instrs.size(); ++i) {
-      const EwInstr &in = p.instrs[i];
-      std::string call;
-      if (in.op == EwOp::Convert) {
-        call = arg(in.args[0]);
-      } else {
-        call = std::string(toString(in.op)) + "(";
-        for (size_t j = 0; j < in.args.size(); ++j)
-          call += (j ? ", " : "") + arg(in.args[j]);
-        call += ")";
-      }
-      os << indent << "const float v" << i << " = ";
-      if (in.type == DType::F32)
-        os << call;
-      else
-        os << "round_to(" << call << ", " << typeConst(in.type) << ")";
-      os << ";\n";
-    }
-  };
-
-  // Where input i's element of grid element `e` lies (EwBroadcast).
-  auto index = [&](size_t i, const std::string &e) {
-    switch (p.broadcastOf(i)) {
-    case EwBroadcast::Row:
-      return "row_of(" + e + ", p.cols)";
-    case EwBroadcast::Col:
-      return "(" + e + ") - row_of(" + e + ", p.cols) * p.cols";
-    case EwBroadcast::None:
-      break;
-    }
-    return e;
-  };
-  os << "struct Prog {\n"
-     << "  static __device__ __forceinline__ float eval(const EwParams &p, "
-        "i64 i) {\n";
-  for (size_t i = 0; i < p.inputs.size(); ++i)
-    if (used[i])
-      os << "    const float in" << i << " = load_elem<"
-         << typeConst(p.inputs[i]) << ">(p.in[" << i << "], " << index(i, "i")
-         << ");\n";
-  body("    ");
-  os << "    return " << arg(p.result) << ";\n  }\n\n";
-
-  // eval_n: elements i .. i + n - 1 (n <= N) into out[0 .. n), zeros past
-  // them; `vec` (n == N, the inputs aligned, and with a broadcast input the
-  // N elements in one row): 16-byte loads, else element by element. One
-  // copy of the instructions serves both. A row-broadcast input is one load
-  // on the vector path.
-  os << "  template <int N>\n"
-     << "  static __device__ __forceinline__ void eval_n(const EwParams &p, "
-        "i64 i, int n, bool vec, float out[N]) {\n";
-  if (p.broadcasts()) // the row and column of element i, for the vectors
-    os << "    const i64 row = vec ? row_of(i, p.cols) : 0;\n"
-       << "    const i64 col = i - row * p.cols;\n";
-  for (size_t i = 0; i < p.inputs.size(); ++i) {
-    if (!used[i])
-      continue;
-    const std::string t = typeConst(p.inputs[i]);
-    const std::string in = "p.in[" + std::to_string(i) + "]";
-    const std::string a = "a" + std::to_string(i);
-    os << "    float " << a << "[N];\n";
-    switch (p.broadcastOf(i)) {
-    case EwBroadcast::None:
-      os << "    if (vec)\n"
-         << "      load_vec<" << t << ", N>(" << in << ", i, " << a << ");\n"
-         << "    else\n"
-         << "      load_some<" << t << ", N>(" << in << ", i, n, " << a
-         << ");\n";
-      break;
-    case EwBroadcast::Col:
-    case EwBroadcast::Row:
-      // Vectors: a column input's 16 bytes, or a row input's one value;
-      // else element by element.
-      os << "    if (vec) {\n";
-      if (p.broadcastOf(i) == EwBroadcast::Col)
-        os << "      load_vec<" << t << ", N>(" << in << ", col, " << a
-           << ");\n";
-      else
-        os << "      const float r = load_elem<" << t << ">(" << in
-           << ", row);\n"
-           << "#pragma unroll\n"
-           << "      for (int k = 0; k < N; ++k)\n"
-           << "        " << a << "[k] = r;\n";
-      os << "    } else {\n"
-         << "#pragma unroll\n"
-         << "      for (int k = 0; k < N; ++k)\n"
-         << "        " << a << "[k] = k < n ? load_elem<" << t << ">(" << in
-         << ", " << index(i, "i + k") << ") : 0.0f;\n"
-         << "    }\n";
-      break;
-    }
-  }
-  os << "#pragma unroll\n"
-     << "    for (int k = 0; k < N; ++k) {\n";
-  for (size_t i = 0; i < p.inputs.size(); ++i)
-    if (used[i])
-      os << "      const float in" << i << " = a" << i << "[k];\n";
-  body("      ");
-  os << "      out[k] = k < n ? " << arg(p.result) << " : 0.0f;\n    }\n  }\n\n"
-     << "  template <int N>\n"
-     << "  static __device__ __forceinline__ void eval_vec(const EwParams &p, "
-        "i64 i, float out[N]) {\n"
-     << "    eval_n<N>(p, i, N, true, out);\n  }\n\n";
-
-  os << "  static __device__ __forceinline__ bool aligned(const EwParams &p, "
-        "u64 bytes) {\n"
-     << "    return true";
-  if (p.broadcasts()) // vectors of up to 8 elements stay in one row
-    os << " && p.cols % 8 == 0";
-  for (size_t i = 0; i < p.inputs.size(); ++i)
-    if (used[i] && p.broadcastOf(i) != EwBroadcast::Row)
-      os << " && is_aligned(p.in[" << i << "], bytes)";
-  os << ";\n  }\n};\n\n";
-}
-} // namespace
 
 Expected<std::vector<GeneratedKernel>>
 emitElementwise(const ElementwiseSpec &s) {
@@ -406,7 +233,7 @@ emitElementwise(const ElementwiseSpec &s) {
   if (s.kind != AuxKind::Transpose)
     emitProgram(os, s.program);
   if (s.kind != AuxKind::Elementwise && s.kind != AuxKind::Unpermute &&
-      s.kind != AuxKind::Reduce) {
+      s.kind != AuxKind::Reduce && s.kind != AuxKind::Interleave) {
     const Granularity &g = s.quant.granularity;
     const bool delayed = s.quant.mode == ScalingMode::Delayed;
     os << "struct Q {\n"
@@ -467,6 +294,11 @@ emitElementwise(const ElementwiseSpec &s) {
   case AuxKind::Reduce:
     entry(0, "256", "fp8k::reduce_rows_body<fp8k::Prog>(p);");
     break;
+  case AuxKind::Interleave:
+    entry(0, "256",
+          "fp8k::interleave_rows_body<" + std::to_string(sizeOf(s.out)) +
+              ">(p);");
+    break;
   case AuxKind::Transpose:
     entry(0, "256", "fp8k::transpose_codes_body(p);");
     entry(1, "256",
@@ -510,6 +342,9 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   } else if (s.kind == AuxKind::Reduce) { // a CTA per row
     l.block[0] = fp8k::kReduceThreads;
     l.grid[0] = clamp(batch * rows, INT32_MAX);
+  } else if (s.kind == AuxKind::Interleave) { // a thread per 16 bytes
+    const int64_t bytes = 2 * batch * rows * cols * sizeOf(s.out);
+    l.grid[0] = clamp(ceilDiv(ceilDiv(bytes, 16), 256), waves);
   } else if (s.kind == AuxKind::Unpermute) { // four elements a thread
     l.grid[0] = clamp(ceilDiv(batch * rows * ((cols + 3) / 4), 256), waves);
   } else if (s.kind == AuxKind::Permute && role == "route") {

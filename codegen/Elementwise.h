@@ -26,6 +26,8 @@
 #define FP8_CODEGEN_ELEMENTWISE_H
 
 #include "codegen/GeneratedKernel.h"
+#include "core/EwProgram.h"
+#include "core/KernelSpec.h"
 #include "core/Recipe.h"
 #include "core/Status.h"
 
@@ -35,84 +37,6 @@
 #include <vector>
 
 namespace fp8 {
-
-/// Operations of an elementwise program (the arith/math ops they come from
-/// in docs/pipeline.md).
-enum class EwOp : uint8_t {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Fma,
-  Neg,
-  Abs,
-  Maximum, ///< NaN-propagating (arith.maximumf)
-  Minimum,
-  MaxNum, ///< NaN-ignoring (arith.maxnumf)
-  MinNum,
-  Exp,
-  Tanh,
-  Erf,
-  Sqrt,
-  Rsqrt,
-  Convert, ///< the operand rounded to the instruction's type (extf/truncf)
-};
-
-/// One operand: an input tensor's element, an earlier result, or a
-/// constant (a float; exact in JSON and in the emitted source).
-struct EwArg {
-  enum class Kind : uint8_t { Input, Value, Constant };
-  Kind kind = Kind::Input;
-  int index = 0;
-  float value = 0;
-
-  static EwArg input(int i) { return {Kind::Input, i, 0}; }
-  static EwArg result(int i) { return {Kind::Value, i, 0}; }
-  static EwArg constant(float v) { return {Kind::Constant, 0, v}; }
-  bool operator==(const EwArg &o) const;
-};
-
-/// One instruction: op(args) computed in FP32, rounded to `type` (f32,
-/// bf16 or f16).
-struct EwInstr {
-  EwOp op = EwOp::Add;
-  std::vector<EwArg> args;
-  DType type = DType::F32;
-  bool operator==(const EwInstr &o) const;
-};
-
-/// How a program input is indexed against the grid of elements the program
-/// is evaluated over, [batch, rows, cols] (flat index i; cols the last
-/// dimension): a bias, a norm's per-row statistic, its per-column gain.
-enum class EwBroadcast : uint8_t {
-  None, ///< the grid's shape: element i
-  Row,  ///< a value per row, shape [batch, rows]: element i / cols
-  Col,  ///< a value per column, shape [cols]: element i % cols
-};
-
-/// A straight-line program over the elements of its inputs. The result is
-/// `result` (an instruction or an input). Input 0 has the grid's shape; the
-/// others have it too, or broadcast along it.
-struct EwProgram {
-  std::vector<DType> inputs; ///< bf16, f16 or f32
-  std::vector<EwInstr> instrs;
-  EwArg result = EwArg::input(0);
-  /// Per input; empty (the usual case): none broadcasts.
-  std::vector<EwBroadcast> broadcast;
-
-  /// How input `i` is indexed.
-  EwBroadcast broadcastOf(size_t i) const {
-    return i < broadcast.size() ? broadcast[i] : EwBroadcast::None;
-  }
-  /// True when an input broadcasts.
-  bool broadcasts() const;
-
-  /// The identity over one input of type `t`.
-  static EwProgram identity(DType t);
-  /// The element type of the result.
-  DType resultType() const;
-  bool operator==(const EwProgram &o) const;
-};
 
 /// What an auxiliary (non-GEMM) kernel does.
 enum class AuxKind : uint8_t {
@@ -129,6 +53,11 @@ enum class AuxKind : uint8_t {
   /// [batch, rows]; reduceRow's order): an RMSNorm's sum of squares, a
   /// LayerNorm's sums.
   Reduce,
+  /// The rows of two [rows, cols] matrices in alternating blocks, [2 rows,
+  /// cols] (a gate and an up projection's weights, for one GEMM whose
+  /// epilogue pairs them: KernelSpec::epilogue); the block is a launch
+  /// value (EwParams::scaleCols).
+  Interleave,
 };
 
 /// Everything that determines one quantize, transpose or elementwise kernel.
@@ -139,7 +68,8 @@ struct ElementwiseSpec {
   /// Elementwise, Quantize: the value of each element. Permute,
   /// Unpermute: the identity over the rows' element type.
   EwProgram program = EwProgram::identity(DType::BF16);
-  /// Elementwise, Unpermute: the output element type (Reduce: f32).
+  /// Elementwise, Unpermute, Interleave: the output element type (Reduce:
+  /// f32; Interleave: the rows').
   DType out = DType::BF16;
   /// Quantize, Permute: format, granularity (over each [rows, cols]
   /// matrix; Permute: row blocks, current scaling), scaling.
@@ -152,10 +82,6 @@ struct ElementwiseSpec {
   bool operator==(const ElementwiseSpec &o) const;
 };
 
-/// Checks a program: 1..4 inputs of bf16/f16/f32, operands that exist and
-/// come earlier, arities, result types f32/bf16/f16, a broadcast per input
-/// (or none) with input 0 unbroadcast.
-Status checkProgram(const EwProgram &p);
 /// Checks a spec (its program, an FP8 format and valid recipe for quantize
 /// and transpose, a bf16/f16/f32 output for elementwise).
 Status checkElementwiseSpec(const ElementwiseSpec &spec);
@@ -176,7 +102,7 @@ bool quantizeIsOnePass(const ElementwiseSpec &spec);
 /// The roles of the entry points emitElementwise returns, in launch order:
 /// "elementwise"; "quantize" (row, column or tile path); "amax", "scales",
 /// "quantize" (block path); "codes", "scales" (transpose); "route", "quantize"
-/// (permute); "unpermute"; "reduce".
+/// (permute); "unpermute"; "reduce"; "interleave".
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &spec);
 
 /// One GeneratedKernel per entry point (elementwiseEntries order), all with
@@ -184,6 +110,15 @@ std::vector<std::string> elementwiseEntries(const ElementwiseSpec &spec);
 /// source). Checks the spec first.
 Expected<std::vector<GeneratedKernel>>
 emitElementwise(const ElementwiseSpec &spec);
+
+/// The part of a GEMM translation unit its quantizing epilogue
+/// (codegen/kernels/gemm_quantize.cuh) reads, in namespace fp8k: struct Epi
+/// (the tile's `blockN` columns, the pair block, the scale block, the GEMM's
+/// result type `gemmOut` and the FP8 and scale formats) and struct EpiProg
+/// (the program, EpiProg::apply(in0[, in1])). The GEMM generators and
+/// EmulatedEpilogueTest emit it.
+std::string emitEpilogueSource(const GemmEpilogue &e, DType gemmOut,
+                               int blockN);
 
 /// Grid and block of one entry point.
 struct AuxLaunch {
@@ -203,20 +138,13 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &spec, size_t entry,
 /// widened to float. Bit-identical to the device's Prog::eval.
 float evalProgram(const EwProgram &p, const float *in);
 
-/// The flat index into input `i` of the grid's element `e` (a row of `cols`
-/// columns): e, e / cols or e % cols by its broadcast.
-inline int64_t programIndex(const EwProgram &p, size_t i, int64_t e,
-                            int64_t cols) {
-  switch (p.broadcastOf(i)) {
-  case EwBroadcast::Row:
-    return e / cols;
-  case EwBroadcast::Col:
-    return e % cols;
-  case EwBroadcast::None:
-    break;
-  }
-  return e;
-}
+/// The values a quantizing GEMM epilogue quantizes (gemm_quantize.cuh):
+/// each element of the GEMM's result `d` ([rows, n], FP32, scales applied)
+/// rounded to `gemmOut`, then the program, over one input, or over the two
+/// halves of each block pair (input 0 from the first pairBlock columns of
+/// every 2 pairBlock, input 1 from the next); [rows, e.outCols(n)].
+std::vector<float> evalEpilogue(const GemmEpilogue &e, DType gemmOut,
+                                const float *d, int64_t rows, int64_t n);
 
 /// The sum of one row's `n` values in the order of the reduce kernel
 /// (elementwise.cuh, reduce_rows_body): value j goes to thread (j /
@@ -226,23 +154,13 @@ inline int64_t programIndex(const EwProgram &p, size_t i, int64_t e,
 float reduceRow(const float *v, int64_t n);
 
 /// JSON forms (the plan's and the fp8.kernel attribute's).
-std::string toJSON(const EwProgram &p, int indent = -1);
-Expected<EwProgram> ewProgramFromJSON(const std::string &text);
 std::string toJSON(const ElementwiseSpec &spec, int indent = -1);
 Expected<ElementwiseSpec> elementwiseSpecFromJSON(const std::string &text);
 
-/// "add", "exp", "convert", ...
-std::string_view toString(EwOp op);
-std::optional<EwOp> parseEwOp(std::string_view s);
 /// "elementwise", "quantize", "transpose", "permute", "unpermute",
-/// "reduce".
+/// "reduce", "interleave".
 std::string_view toString(AuxKind k);
-/// "none", "row", "col".
-std::string_view toString(EwBroadcast b);
-std::optional<EwBroadcast> parseEwBroadcast(std::string_view s);
 std::optional<AuxKind> parseAuxKind(std::string_view s);
-/// Operands an op takes.
-int ewArity(EwOp op);
 
 } // namespace fp8
 

@@ -1,4 +1,4 @@
-//===- ElementwiseProgram.cpp - Programs: ops, checks, evaluation ---------===//
+//===- ElementwiseProgram.cpp - Programs: evaluation, the row-sum order --===//
 
 #include "codegen/Elementwise.h"
 
@@ -9,171 +9,6 @@
 #include <optional>
 
 namespace fp8 {
-
-//===----------------------------------------------------------------------===//
-// Operations
-//===----------------------------------------------------------------------===//
-
-namespace {
-struct OpName {
-  EwOp op;
-  const char *name;
-  int arity;
-};
-constexpr OpName kOps[] = {
-    {EwOp::Add, "add", 2},         {EwOp::Sub, "sub", 2},
-    {EwOp::Mul, "mul", 2},         {EwOp::Div, "div", 2},
-    {EwOp::Fma, "fma", 3},         {EwOp::Neg, "neg", 1},
-    {EwOp::Abs, "abs", 1},         {EwOp::Maximum, "maximum", 2},
-    {EwOp::Minimum, "minimum", 2}, {EwOp::MaxNum, "maxnum", 2},
-    {EwOp::MinNum, "minnum", 2},   {EwOp::Exp, "exp", 1},
-    {EwOp::Tanh, "tanh", 1},       {EwOp::Erf, "erf", 1},
-    {EwOp::Sqrt, "sqrt", 1},       {EwOp::Rsqrt, "rsqrt", 1},
-    {EwOp::Convert, "convert", 1},
-};
-
-const OpName &opInfo(EwOp op) {
-  for (const OpName &o : kOps)
-    if (o.op == op)
-      return o;
-  return kOps[0];
-}
-} // namespace
-
-std::string_view toString(EwOp op) { return opInfo(op).name; }
-
-std::optional<EwOp> parseEwOp(std::string_view s) {
-  for (const OpName &o : kOps)
-    if (s == o.name)
-      return o.op;
-  return std::nullopt;
-}
-
-int ewArity(EwOp op) { return opInfo(op).arity; }
-
-//===----------------------------------------------------------------------===//
-// Programs
-//===----------------------------------------------------------------------===//
-
-bool EwArg::operator==(const EwArg &o) const {
-  if (kind != o.kind)
-    return false;
-  if (kind == Kind::Constant) {
-    uint32_t a, b;
-    std::memcpy(&a, &value, 4);
-    std::memcpy(&b, &o.value, 4);
-    return a == b;
-  }
-  return index == o.index;
-}
-
-bool EwInstr::operator==(const EwInstr &o) const {
-  return op == o.op && args == o.args && type == o.type;
-}
-
-bool EwProgram::operator==(const EwProgram &o) const {
-  if (!(inputs == o.inputs && instrs == o.instrs && result == o.result))
-    return false;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (broadcastOf(i) != o.broadcastOf(i))
-      return false;
-  return true;
-}
-
-bool EwProgram::broadcasts() const {
-  for (EwBroadcast b : broadcast)
-    if (b != EwBroadcast::None)
-      return true;
-  return false;
-}
-
-std::string_view toString(EwBroadcast b) {
-  switch (b) {
-  case EwBroadcast::None:
-    return "none";
-  case EwBroadcast::Row:
-    return "row";
-  case EwBroadcast::Col:
-    return "col";
-  }
-  return "?";
-}
-
-std::optional<EwBroadcast> parseEwBroadcast(std::string_view s) {
-  for (EwBroadcast b : {EwBroadcast::None, EwBroadcast::Row, EwBroadcast::Col})
-    if (s == toString(b))
-      return b;
-  return std::nullopt;
-}
-
-EwProgram EwProgram::identity(DType t) {
-  EwProgram p;
-  p.inputs = {t};
-  p.result = EwArg::input(0);
-  return p;
-}
-
-DType EwProgram::resultType() const {
-  if (result.kind == EwArg::Kind::Value && result.index >= 0 &&
-      result.index < int(instrs.size()))
-    return instrs[size_t(result.index)].type;
-  if (result.kind == EwArg::Kind::Input && result.index >= 0 &&
-      result.index < int(inputs.size()))
-    return inputs[size_t(result.index)];
-  return DType::F32;
-}
-
-static Status checkArg(const EwArg &a, size_t inputs, size_t before,
-                       const std::string &where) {
-  if (a.kind == EwArg::Kind::Input &&
-      (a.index < 0 || size_t(a.index) >= inputs))
-    return errorf("expected input operands in0..in", inputs - 1, " in ", where,
-                  ", found in", a.index);
-  if (a.kind == EwArg::Kind::Value &&
-      (a.index < 0 || size_t(a.index) >= before))
-    return errorf("expected ", where,
-                  " to use results of earlier "
-                  "instructions (%0..%",
-                  int(before) - 1, "), found %", a.index);
-  return Status::ok();
-}
-
-Status checkProgram(const EwProgram &p) {
-  if (p.inputs.empty() || p.inputs.size() > size_t(fp8k::kMaxEwInputs))
-    return errorf("expected 1 to ", int(fp8k::kMaxEwInputs),
-                  " program inputs, found ", p.inputs.size());
-  for (size_t i = 0; i < p.inputs.size(); ++i)
-    if (!isWide(p.inputs[i]))
-      return errorf("expected program input ", i,
-                    " to be bf16, f16 or f32, "
-                    "found ",
-                    toString(p.inputs[i]));
-  if (!p.broadcast.empty() && p.broadcast.size() != p.inputs.size())
-    return errorf("expected a broadcast per program input (", p.inputs.size(),
-                  "), found ", p.broadcast.size());
-  if (p.broadcastOf(0) != EwBroadcast::None)
-    return errorf("expected program input 0 to have the shape the program "
-                  "runs over, found it broadcast per ",
-                  toString(p.broadcastOf(0)));
-  for (size_t i = 0; i < p.instrs.size(); ++i) {
-    const EwInstr &in = p.instrs[i];
-    const std::string where = "instruction %" + std::to_string(i);
-    if (int(in.args.size()) != ewArity(in.op))
-      return errorf("expected ", ewArity(in.op), " operands for '",
-                    toString(in.op), "' in ", where, ", found ",
-                    in.args.size());
-    if (!isWide(in.type))
-      return errorf("expected ", where, " to round to bf16, f16 or f32, found ",
-                    toString(in.type));
-    for (const EwArg &a : in.args)
-      FP8_RETURN_IF_ERROR(checkArg(a, p.inputs.size(), i, where));
-  }
-  if (p.result.kind == EwArg::Kind::Constant)
-    return errorf("expected the program's result to be an input or a result, "
-                  "found a constant");
-  return checkArg(p.result, p.inputs.size(), p.instrs.size(),
-                  "the program's result");
-}
 
 namespace {
 float apply(EwOp op, const float *a) {
@@ -245,6 +80,22 @@ float evalProgram(const EwProgram &p, const float *in) {
     v[i] = fp8k::round_to(apply(ins.op, args), int(ins.type));
   }
   return get(p.result);
+}
+
+std::vector<float> evalEpilogue(const GemmEpilogue &e, DType gemmOut,
+                                const float *d, int64_t rows, int64_t n) {
+  const int64_t cols = e.outCols(n), pb = e.pairBlock;
+  std::vector<float> out(size_t(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      // Column c of the result: column c, or the pair of block c / pb.
+      const int64_t src = pb > 0 ? (c / pb) * 2 * pb + c % pb : c;
+      float in[2] = {fp8k::round_to(d[r * n + src], int(gemmOut)), 0.0f};
+      if (pb > 0)
+        in[1] = fp8k::round_to(d[r * n + src + pb], int(gemmOut));
+      out[size_t(r * cols + c)] = evalProgram(e.program, in);
+    }
+  return out;
 }
 
 float reduceRow(const float *v, int64_t n) {

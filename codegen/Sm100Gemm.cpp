@@ -167,6 +167,10 @@ Status checkSm100Spec(const KernelSpec &s) {
     return errorf("expected arch sm_100a for the Blackwell generator, found ",
                   toString(s.arch));
   FP8_RETURN_IF_ERROR(checkDenseGemmShape(s));
+  if (s.epilogue)
+    return errorf("the sm_100a generator has no quantizing epilogue (it is "
+                  "generated for sm_90a): quantize the result in a step of "
+                  "its own");
   FP8_RETURN_IF_ERROR(checkSm100Recipe(s));
 
   const TileConfig &t = s.tile;

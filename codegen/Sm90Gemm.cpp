@@ -1,6 +1,7 @@
 //===- Sm90Gemm.cpp - Hopper scaled FP8 GEMM code generator --------------===//
 
 #include "codegen/Sm90Gemm.h"
+#include "codegen/Elementwise.h"
 #include "codegen/Sm90Resources.h"
 
 #include "core/Env.h"
@@ -210,8 +211,11 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
      << (env::kernelDebug() ? "#define FP8_KERNEL_DEBUG 1\n" : "")
      << (env::kernelTrace() ? "#define FP8_KERNEL_TRACE 1\n" : "")
      << "#include \"fp8/sm90_common.cuh\"\n"
-     << "#include \"fp8/sm90_params.h\"\n\n"
+     << "#include \"fp8/sm90_params.h\"\n"
+     << (s.epilogue ? "#include \"fp8/gemm_quantize.cuh\"\n" : "") << "\n"
      << "namespace fp8k {\n\n"
+     << (s.epilogue ? emitEpilogueSource(*s.epilogue, s.out, t.blockN) + "\n"
+                    : std::string())
      << "struct Cfg {\n"
      << "  static constexpr int kN = " << s.n << ";\n"
      << "  static constexpr int kK = " << sourceSpec(s).k << ";\n"
@@ -263,6 +267,12 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
      << (s.accumulate ? "true" : "false") << ";\n"
      << "  static constexpr bool kTmaStore = "
      << (l.tmaStore ? "true" : "false") << ";\n"
+     << "  // The quantizing epilogue (gemm_quantize.cuh): D holds FP8 codes.\n"
+     << "  static constexpr bool kEpilogue = "
+     << (s.epilogue ? "true" : "false") << ";\n"
+     << (s.epilogue ? "  using Epi = fp8k::Epi;\n"
+                      "  using EpiProg = fp8k::EpiProg;\n"
+                    : "")
      << "  static constexpr int kOutChunkCols = " << chunkCols << ";\n"
      << "  static constexpr int kEpiCols = " << epiCols(s) << ";\n"
      << "  static constexpr int kEpiBuffers = " << epiBuffers(s) << ";\n"

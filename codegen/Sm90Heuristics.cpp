@@ -289,7 +289,11 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
   const int64_t kBlocks = (k + 127) / 128;
   const int64_t kGroups = sm90KSlices(spec);
 
-  const double outBytes = spec.out == DType::F32 ? 4.0 : 2.0;
+  // Bytes written per GEMM column: a quantizing epilogue writes one code
+  // per column, or per pair of columns.
+  const double outBytes = spec.epilogue
+                              ? (spec.epilogue->pairBlock > 0 ? 0.5 : 1.0)
+                              : (spec.out == DType::F32 ? 4.0 : 2.0);
 
   int decodeWidth = 0;
   if (groups > 1 && rows <= 64)

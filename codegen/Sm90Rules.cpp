@@ -30,7 +30,10 @@ constexpr int kMaxTailSplitBlockN = 192;
 
 int outBytes(const KernelSpec &s) { return s.out == DType::F32 ? 4 : 2; }
 
-bool tmaStore(const KernelSpec &s) { return (s.n * outBytes(s)) % 16 == 0; }
+bool tmaStore(const KernelSpec &s) {
+  // A quantizing epilogue stores its codes itself (gemm_quantize.cuh).
+  return !s.epilogue && (s.n * outBytes(s)) % 16 == 0;
+}
 
 int scaleTmaBoxA(const KernelSpec &s) {
   return s.tile.blockM + (s.kind == GemmKind::GroupedContiguous ? 4 : 0);
@@ -271,6 +274,45 @@ Status checkBlockM192(const KernelSpec &s) {
   return Status::ok();
 }
 
+/// What a quantizing epilogue needs (codegen/kernels/gemm_quantize.cuh): a
+/// dense GEMM that writes D (not C + D) and a tile that holds whole scale
+/// blocks of the quantized result, and whole block pairs; columns of the
+/// quantized result in multiples of 8 (its codes go out eight at a time).
+Status checkSm90Epilogue(const KernelSpec &s) {
+  if (!s.epilogue)
+    return Status::ok();
+  const GemmEpilogue &e = *s.epilogue;
+  if (s.kind != GemmKind::Dense)
+    return errorf("expected a dense GEMM with a quantizing epilogue, found ",
+                  toString(s.kind));
+  if (s.accumulate)
+    return errorf("expected no accumulation into C with a quantizing "
+                  "epilogue");
+  const int64_t cols = e.outCols(s.n);
+  if (cols % 8 != 0)
+    return errorf("expected the quantized result's columns (", cols,
+                  ") to be a multiple of 8 (its codes are stored eight at a "
+                  "time)");
+  const TileConfig &t = s.tile;
+  if (e.pairBlock > 0 && t.blockN % (2 * e.pairBlock) != 0)
+    return errorf("expected block_n (", t.blockN,
+                  ") to hold whole pairs of the epilogue's ", e.pairBlock,
+                  "-column blocks (a multiple of ", 2 * e.pairBlock, ")");
+  const int tileCols = e.pairBlock > 0 ? t.blockN / 2 : t.blockN;
+  const int64_t group = e.granularity.cols;
+  if (group == Granularity::kWhole ? cols > tileCols
+                                   : group % 8 != 0 || tileCols % group != 0)
+    return errorf(
+        "expected the tile's ", tileCols,
+        " quantized columns to hold whole scale blocks of ",
+        group == Granularity::kWhole ? std::to_string(cols) + " (whole rows)"
+                                     : std::to_string(group),
+        group != Granularity::kWhole && group % 8 != 0
+            ? " (a multiple of 8 columns)"
+            : ": a tile narrower than a scale block cannot quantize it");
+  return Status::ok();
+}
+
 /// What a grouped kernel needs on top of the dense rules: one persistent
 /// grid walking every group's tiles (no split-K, no split tail; the tile
 /// count is device data), D written (not accumulated into) unless the
@@ -324,6 +366,7 @@ Status checkSm90Spec(const KernelSpec &s) {
   FP8_RETURN_IF_ERROR(checkGemmShape(s));
   FP8_RETURN_IF_ERROR(checkSm90Recipe(s));
   FP8_RETURN_IF_ERROR(checkSm90Grouped(s));
+  FP8_RETURN_IF_ERROR(checkSm90Epilogue(s));
   auto pa = planSm90Scales(s, true);
   auto pb = planSm90Scales(s, false);
   const bool promoted = s.promotionInterval.has_value();

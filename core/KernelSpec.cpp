@@ -1,13 +1,15 @@
-//===- KernelSpec.cpp - Kernel naming and JSON form
-//------------------------===//
+//===- KernelSpec.cpp - Kernel naming and JSON form -----------------------===//
 
 #include "core/KernelSpec.h"
 
+#include "core/EwProgramJson.h"
 #include "core/InputFile.h"
 #include "core/JsonFields.h"
 #include "core/JsonInput.h"
 
 #include <nlohmann/json.hpp>
+
+#include <cstdio>
 
 namespace fp8 {
 
@@ -23,11 +25,16 @@ bool TileConfig::operator==(const TileConfig &o) const {
          overlap == o.overlap;
 }
 
+bool GemmEpilogue::operator==(const GemmEpilogue &o) const {
+  return program == o.program && pairBlock == o.pairBlock &&
+         format == o.format && granularity == o.granularity;
+}
+
 bool KernelSpec::operator==(const KernelSpec &o) const {
   return arch == o.arch && kind == o.kind && m == o.m && n == o.n && k == o.k &&
          groups == o.groups && a == o.a && b == o.b &&
          promotionInterval == o.promotionInterval && out == o.out &&
-         accumulate == o.accumulate && tile == o.tile;
+         accumulate == o.accumulate && epilogue == o.epilogue && tile == o.tile;
 }
 
 std::string_view toString(GemmKind k) {
@@ -65,6 +72,19 @@ static std::string granTag(const Granularity &g) {
 }
 
 namespace {
+/// Eight hex digits of the FNV-1a hash of `text`.
+std::string hash8(const std::string &text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[9];
+  std::snprintf(buf, sizeof(buf), "%08llx",
+                static_cast<unsigned long long>(h & 0xFFFFFFFFull));
+  return buf;
+}
+
 /// The part of a spec's identity that is the problem: every field but M, the
 /// group count (the dense generators take none), a K-grouped GEMM's K (both
 /// launch values) and the tile; `withK` adds that K.
@@ -100,6 +120,15 @@ std::string problemPart(const KernelSpec &s, bool withK) {
   p += tagOf(s.out);
   if (s.accumulate)
     p += "acc";
+  if (const std::optional<GemmEpilogue> &e = s.epilogue) {
+    // The quantized output, its pairing, and the program by a hash.
+    p += "_q";
+    p += tagOf(e->format);
+    p += granTag(e->granularity);
+    if (e->pairBlock > 0)
+      p += "pb" + std::to_string(e->pairBlock);
+    p += "_" + hash8(toJSON(e->program));
+  }
   return p;
 }
 
@@ -206,6 +235,13 @@ std::string toJSON(const TileConfig &tile, int indent) {
   return tileToJSON(tile).dump(indent);
 }
 
+static json epilogueToJSON(const GemmEpilogue &e) {
+  return json{{"program", ewProgramToJson(e.program)},
+              {"pair_block", e.pairBlock},
+              {"format", std::string(toString(e.format))},
+              {"granularity", granToJSON(e.granularity)}};
+}
+
 std::string toJSON(const KernelSpec &s, int indent) {
   json j{{"arch", std::string(toString(s.arch))},
          {"kind", std::string(toString(s.kind))},
@@ -219,6 +255,8 @@ std::string toJSON(const KernelSpec &s, int indent) {
          {"out", std::string(toString(s.out))},
          {"accumulate", s.accumulate},
          {"tile", tileToJSON(s.tile)}};
+  if (s.epilogue)
+    j["epilogue"] = epilogueToJSON(*s.epilogue);
   return j.dump(indent);
 }
 
@@ -295,6 +333,41 @@ Status checkTileConfig(const TileConfig &t) {
   return Status::ok();
 }
 
+namespace {
+Status checkGemmEpilogue(const KernelSpec &s) {
+  const GemmEpilogue &e = *s.epilogue;
+  FP8_RETURN_IF_ERROR(checkProgram(e.program));
+  const size_t want = e.pairBlock > 0 ? 2 : 1;
+  if (e.program.inputs.size() != want)
+    return errorf("expected the epilogue's program to read ", want,
+                  want == 1 ? " input (the GEMM's result)"
+                            : " inputs (the two halves of each block pair)",
+                  ", found ", e.program.inputs.size());
+  for (size_t i = 0; i < want; ++i)
+    if (e.program.inputs[i] != s.out)
+      return errorf("expected the epilogue's program input ", i,
+                    " to have the GEMM's result type ", toString(s.out),
+                    ", found ", toString(e.program.inputs[i]));
+  if (e.program.broadcasts())
+    return errorf("expected no broadcast input in the epilogue's program");
+  if (!isFP8(e.format))
+    return errorf("expected the epilogue to quantize to an FP8 format "
+                  "(e4m3fn or e5m2), found ",
+                  toString(e.format));
+  const Granularity &g = e.granularity;
+  if (g.rows != 1 || g.cols < 0)
+    return errorf("expected the epilogue's scale blocks to lie along the "
+                  "rows (1 x C or per_row), found ",
+                  toString(g));
+  if (e.pairBlock < 0 || e.pairBlock % 8 != 0 ||
+      (e.pairBlock > 0 && s.n % (2 * e.pairBlock) != 0))
+    return errorf("expected the epilogue's pair block to be 0 or a multiple "
+                  "of 8 whose pairs tile N (",
+                  s.n, "), found ", e.pairBlock);
+  return Status::ok();
+}
+} // namespace
+
 Status checkKernelSpec(const KernelSpec &s) {
   for (const SpecIntField &f : kSpecIntFields)
     if (!f.range.contains(s.*f.member))
@@ -309,6 +382,8 @@ Status checkKernelSpec(const KernelSpec &s) {
                               !kPromotionRange.contains(*s.promotionInterval)))
     return integerFieldError("promotion_interval", "kernel spec", {1, kMaxDim},
                              std::to_string(*s.promotionInterval));
+  if (s.epilogue)
+    FP8_RETURN_IF_ERROR(checkGemmEpilogue(s));
   return checkTileConfig(s.tile);
 }
 
@@ -346,6 +421,28 @@ static Status readOperand(const json &j, const char *name, OperandSpec &o) {
   if (!gran)
     return gran.status();
   o.granularity = *gran;
+  return Status::ok();
+}
+
+static Status readEpilogue(const json &j, GemmEpilogue &e) {
+  JsonFields f(j, "epilogue");
+  const json *program = nullptr;
+  FP8_RETURN_IF_ERROR(f.object("program", program));
+  Expected<EwProgram> p = ewProgramFromJson(*program);
+  if (!p)
+    return p.status().withContext("the epilogue's program");
+  e.program = std::move(*p);
+  FP8_RETURN_IF_ERROR(
+      f.integer("pair_block", e.pairBlock, {0, 1 << 16}, Presence::Optional));
+  FP8_RETURN_IF_ERROR(f.enumeration(
+      "format", e.format, [](const std::string &t) { return parseDType(t); },
+      "an element type"));
+  std::string g;
+  FP8_RETURN_IF_ERROR(f.string("granularity", g));
+  auto gran = parseGranularity(g);
+  if (!gran)
+    return gran.status();
+  e.granularity = *gran;
   return Status::ok();
 }
 
@@ -393,6 +490,13 @@ Expected<KernelSpec> kernelSpecFromJSON(const std::string &text) {
   FP8_RETURN_IF_ERROR(readOperand(*a, "a", s.a));
   FP8_RETURN_IF_ERROR(readOperand(*b, "b", s.b));
   FP8_RETURN_IF_ERROR(readTile(*tile, s.tile));
+  if (j.contains("epilogue")) {
+    const json *e = nullptr;
+    FP8_RETURN_IF_ERROR(f.object("epilogue", e));
+    GemmEpilogue epi;
+    FP8_RETURN_IF_ERROR(readEpilogue(*e, epi));
+    s.epilogue = std::move(epi);
+  }
   FP8_RETURN_IF_ERROR(checkKernelSpec(s));
   return s;
 }

@@ -10,6 +10,7 @@
 #ifndef FP8_CODEGEN_KERNELSPEC_H
 #define FP8_CODEGEN_KERNELSPEC_H
 
+#include "core/EwProgram.h"
 #include "core/Recipe.h"
 #include "core/Status.h"
 
@@ -96,6 +97,30 @@ struct TileConfig {
   bool operator!=(const TileConfig &o) const { return !(*this == o); }
 };
 
+/// A GEMM whose result leaves the kernel quantized: the epilogue rounds
+/// each value to the spec's `out` type (as a GEMM writing `out` would), runs
+/// `program` on it and quantizes the program's result along the rows, so the
+/// kernel writes FP8 codes and their scales and the high-precision result
+/// never reaches memory (sm_90a; the fused SwiGLU and 1x128 quantize of a
+/// feed-forward block's activations, say).
+struct GemmEpilogue {
+  /// Over the GEMM's values, of type `out`: one input (each column of the
+  /// result), or with `pairBlock` two: the result's columns come in blocks
+  /// of pairBlock that alternate between input 0 and input 1 (a gate and an
+  /// up projection over interleaved weights), and the program's grid has
+  /// N / 2 columns. No input broadcasts.
+  EwProgram program = EwProgram::identity(DType::BF16);
+  int64_t pairBlock = 0;
+  /// The quantized result: an FP8 format and scale blocks along the rows
+  /// (1 x C, or whole rows), current scaling.
+  DType format = DType::E4M3FN;
+  Granularity granularity = Granularity::block(1, 128);
+
+  /// Columns of the quantized result of a GEMM of `n` columns.
+  int64_t outCols(int64_t n) const { return pairBlock > 0 ? n / 2 : n; }
+  bool operator==(const GemmEpilogue &o) const;
+};
+
 /// Everything that determines one generated kernel (and its launch).
 struct KernelSpec {
   Arch arch = Arch::SM90a;
@@ -112,6 +137,9 @@ struct KernelSpec {
   std::optional<int64_t> promotionInterval = 128;
   DType out = DType::BF16;
   bool accumulate = false; ///< D = A*B^T + C
+  /// The result quantized in the epilogue (D is then FP8 codes of
+  /// epilogue->outCols(n) columns, with scales); none: D is `out`.
+  std::optional<GemmEpilogue> epilogue;
   TileConfig tile;
 
   /// The spec's identity, from one writer. kernelName: a stable, readable,
@@ -147,9 +175,12 @@ Status checkTileConfig(const TileConfig &tile);
 
 /// checkTileConfig, and the integer fields of the spec: m in [-1, 2^31)
 /// (-1: dynamic), n, k and groups in [1, 2^31), promotion_interval in
-/// (1, 2^31) when set. The one field check of a KernelSpec: kernelSpecFromJSON
-/// (plans, the tuning database, fp8.kernel attributes), checkGemmSpec and the
-/// plan's validation all run it.
+/// (1, 2^31) when set; an epilogue's program (one input, or two with a pair
+/// block, each of the `out` type, none broadcast), FP8 format, row-block
+/// granularity (1 x C with C >= 1, or whole rows) and pair block (0, or
+/// a multiple of 8 such that N is a whole number of block pairs). The one field
+/// check of a KernelSpec: kernelSpecFromJSON (plans, the tuning database,
+/// fp8.kernel attributes), checkGemmSpec and the plan's validation all run it.
 Status checkKernelSpec(const KernelSpec &spec);
 
 /// The checks both GEMM generators share: 0 < N, K < 2^31 and K a multiple

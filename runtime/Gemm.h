@@ -17,7 +17,9 @@
 // Alignment requirements (checked): A and B 16-byte aligned with row pitches
 // that are multiples of 16 bytes (so K % 16 == 0 when packed); D 16-byte
 // aligned with a 16-byte row pitch when N * sizeof(out) is a multiple of 16
-// (the TMA store path), else 4-byte aligned (predicated stores).
+// (the TMA store path), else 4-byte aligned (predicated stores); FP8 codes
+// of a quantizing epilogue 8-byte aligned with a row pitch of a multiple of
+// 8 bytes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_GEMM_H
@@ -43,6 +45,9 @@ struct GemmRecipe {
   std::optional<int64_t> promotionInterval = 128;
   DType out = DType::BF16;
   bool accumulate = false; ///< D = A * B^T + C
+  /// D quantized in the epilogue (core/KernelSpec.h, GemmEpilogue): D holds
+  /// FP8 codes and GemmTensors::scaleD their scales.
+  std::optional<GemmEpilogue> epilogue;
 };
 
 /// Device pointers and strides (in elements; 0 = packed) of one GEMM. Scale
@@ -62,6 +67,15 @@ struct GemmTensors {
   int64_t ldc = 0;
   void *d = nullptr;
   int64_t ldd = 0;
+  /// With a quantizing epilogue: D's scales, [M, ceil(cols / block)] (cols:
+  /// the quantized result's, GemmEpilogue::outCols), row pitch scaleDLd
+  /// (0: packed); and, if not null, a copy of them with scale (r, c) at
+  /// scaleDMirror[r * mirrorStrideRows + c * mirrorStrideCols] (the layout
+  /// a next GEMM takes them in by TMA, runtime/plan/PlanScaleMirror.h).
+  void *scaleD = nullptr;
+  int64_t scaleDLd = 0;
+  void *scaleDMirror = nullptr;
+  int64_t mirrorStrideRows = 0, mirrorStrideCols = 0;
 };
 
 /// Knobs of one call.

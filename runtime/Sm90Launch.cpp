@@ -111,6 +111,7 @@ KernelSpec recipeSpec(const GemmRecipe &r, int64_t m, int64_t n, int64_t k) {
   spec.promotionInterval = r.promotionInterval;
   spec.out = r.out;
   spec.accumulate = r.accumulate;
+  spec.epilogue = r.epilogue;
   return spec;
 }
 
@@ -145,11 +146,19 @@ Operands operandsOf(const KernelSpec &s, int64_t m, const GemmTensors &t,
   if (s.kind != GemmKind::Dense && !alongK)
     o.br *= g.count; // the groups' [N, K] matrices, stacked
   o.dRows = alongK ? g.count * m : m;
+  o.dCols = s.epilogue ? s.epilogue->outCols(s.n) : s.n;
   o.lda = t.lda ? t.lda : o.ac;
   o.ldb = t.ldb ? t.ldb : o.bc;
-  o.ldd = t.ldd ? t.ldd : s.n;
+  o.ldd = t.ldd ? t.ldd : o.dCols;
   o.ldc = t.ldc ? t.ldc : s.n;
-  o.ob = sizeOf(s.out);
+  o.ob = s.epilogue ? 1 : sizeOf(s.out);
+  if (s.epilogue) {
+    const Granularity &q = s.epilogue->granularity;
+    o.sd.rows = m;
+    o.sd.cols = q.scaleCols(o.dCols);
+    o.sd.ldOuter = t.scaleDLd ? t.scaleDLd : o.sd.cols;
+    o.sd.ldK = 1;
+  }
   o.sa = scaleGeometry(s.a, masked ? g.rows : m, s.k, t.scaleALdOuter,
                        t.scaleALdK);
   o.sb = scaleGeometry(s.b, s.n, s.k, t.scaleBLdOuter, t.scaleBLdK);
@@ -163,6 +172,39 @@ Operands operandsOf(const KernelSpec &s, int64_t m, const GemmTensors &t,
     o.groups.sbStride = packed(o.sb);
   return o;
 }
+
+namespace {
+/// The codes and scales a quantizing epilogue writes.
+Status checkEpilogueTensors(const KernelSpec &r, const GemmTensors &t,
+                            const Operands &o) {
+  if (reinterpret_cast<uintptr_t>(t.d) % 8 || o.ldd % 8)
+    return errorf("expected the FP8 codes D of a quantizing epilogue to be "
+                  "8-byte aligned with a row pitch of a multiple of 8 bytes "
+                  "(eight codes a store), found D = ",
+                  t.d, ", ldd = ", o.ldd);
+  const int64_t sb =
+      r.epilogue->granularity.scale == ScaleFormat::UE8M0 ? 1 : 4;
+  if (!t.scaleD)
+    return errorf("expected a device pointer for the scales of D (scaleD): "
+                  "the epilogue quantizes D");
+  if (reinterpret_cast<uintptr_t>(t.scaleD) % sb ||
+      reinterpret_cast<uintptr_t>(t.scaleDMirror) % sb)
+    return errorf("expected the scales of D and their mirror to be aligned "
+                  "to their element size (",
+                  sb, " bytes)");
+  if (o.sd.ldOuter < o.sd.cols)
+    return errorf("expected the row pitch of D's scales (scaleDLd) >= ",
+                  o.sd.cols, ", found ", o.sd.ldOuter);
+  const int64_t lim = (int64_t(1) << 31) - 1;
+  if (t.scaleDMirror && (t.mirrorStrideRows < 0 || t.mirrorStrideCols < 0 ||
+                         t.mirrorStrideRows > lim || t.mirrorStrideCols > lim))
+    return errorf("expected the mirror's strides in [0, 2^31), found ",
+                  t.mirrorStrideRows, " and ", t.mirrorStrideCols);
+  if (o.dCols > lim)
+    return errorf("expected the quantized columns below 2^31, found ", o.dCols);
+  return Status::ok();
+}
+} // namespace
 
 Status checkSm90Tensors(const KernelSpec &r, int64_t m, const GemmTensors &t,
                         const Operands &o) {
@@ -187,8 +229,10 @@ Status checkSm90Tensors(const KernelSpec &r, int64_t m, const GemmTensors &t,
     return errorf("expected lda >= ", o.ac, ", found ", lda);
   if (ldb < o.bc)
     return errorf("expected ldb >= ", o.bc, ", found ", ldb);
-  if (ldd < n)
-    return errorf("expected ldd >= N (", n, "), found ", ldd);
+  if (ldd < o.dCols)
+    return errorf(
+        "expected ldd >= ", r.epilogue ? "the quantized columns (" : "N (",
+        o.dCols, "), found ", ldd);
   if (r.accumulate && ldc < n)
     return errorf("expected ldc >= N (", n, "), found ", ldc);
   if (reinterpret_cast<uintptr_t>(t.a) % 16 ||
@@ -199,7 +243,9 @@ Status checkSm90Tensors(const KernelSpec &r, int64_t m, const GemmTensors &t,
     return errorf("expected the row pitches of A and B to be multiples of 16 "
                   "bytes (TMA), found lda = ",
                   lda, ", ldb = ", ldb);
-  if ((n * ob) % 16 == 0) {
+  if (r.epilogue) {
+    FP8_RETURN_IF_ERROR(checkEpilogueTensors(r, t, o));
+  } else if ((n * ob) % 16 == 0) {
     if (reinterpret_cast<uintptr_t>(t.d) % 16 || (ldd * ob) % 16)
       return errorf("expected D to be 16-byte aligned with a row pitch that "
                     "is a multiple of 16 bytes (TMA store), found D = ",
@@ -233,7 +279,22 @@ Status checkExtents(const CudaDriver &d, const KernelSpec &s,
   FP8_RETURN_IF_ERROR(
       checkDeviceExtent(d, t.b, (o.br - 1) * o.ldb + o.bc, "B"));
   FP8_RETURN_IF_ERROR(
-      checkDeviceExtent(d, t.d, ((o.dRows - 1) * o.ldd + n) * o.ob, "D"));
+      checkDeviceExtent(d, t.d, ((o.dRows - 1) * o.ldd + o.dCols) * o.ob, "D"));
+  if (s.epilogue) {
+    const int64_t sb =
+        s.epilogue->granularity.scale == ScaleFormat::UE8M0 ? 1 : 4;
+    const ScaleGeometry &q = o.sd;
+    FP8_RETURN_IF_ERROR(
+        checkDeviceExtent(d, t.scaleD, ((q.rows - 1) * q.ldOuter + q.cols) * sb,
+                          "the scales of D"));
+    if (t.scaleDMirror)
+      FP8_RETURN_IF_ERROR(
+          checkDeviceExtent(d, t.scaleDMirror,
+                            ((q.rows - 1) * t.mirrorStrideRows +
+                             (q.cols - 1) * t.mirrorStrideCols + 1) *
+                                sb,
+                            "the mirror of D's scales"));
+  }
   if (s.accumulate)
     FP8_RETURN_IF_ERROR(
         checkDeviceExtent(d, t.c, ((o.dRows - 1) * o.ldc + n) * o.ob, "C"));
@@ -424,6 +485,12 @@ Expected<Sm90Params> sm90Params(const CudaDriver &d, CUstream stream,
   params.sa_ld_group = o.groups.saStride;
   params.sb_ld_group = o.groups.sbStride;
   params.k = int(std::min<int64_t>(o.ac, (int64_t(1) << 31) - 1));
+  params.q_scales = t.scaleD;
+  params.q_ld_scales = o.sd.ldOuter;
+  params.q_mirror = t.scaleDMirror;
+  params.q_mirror_rows = int(t.mirrorStrideRows);
+  params.q_mirror_cols = int(t.mirrorStrideCols);
+  params.q_cols = int(o.dCols);
   if (li.splitK > 1 || g.tail.split > 1) {
     // Split-K: every tile's slices; a split tail: its tiles' (numbered
     // from the first split one, each CTA of a cluster its own).

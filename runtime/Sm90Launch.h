@@ -41,12 +41,16 @@ struct Sm90Groups {
 
 /// The operands of one launch as stored: rows and columns (A: all groups'
 /// rows, B: all groups' stacked [N, K] matrices; along K both are shared),
-/// D's rows, pitches in elements, the output's element size, and one
-/// group's scale geometry.
+/// D's rows and columns, pitches in elements, the output's element size
+/// (1 for the codes of a quantizing epilogue), and one group's scale
+/// geometry.
 struct Operands {
   int64_t ar = 0, ac = 0, br = 0, bc = 0, dRows = 0;
   int64_t lda = 0, ldb = 0, ldd = 0, ldc = 0, ob = 0;
-  ScaleGeometry sa, sb;
+  /// D's columns: N, or a quantizing epilogue's (outCols), and then the
+  /// geometry of D's scales.
+  int64_t dCols = 0;
+  ScaleGeometry sa, sb, sd;
   Sm90Groups groups;
 };
 

@@ -55,7 +55,7 @@ fi
 #   suite and the non-matrix tests of the same executables (Sm90Emit.*, ...);
 # - ReferenceGemmTiming: it holds the oracle to a wall-clock bound;
 # - clang-format and docs-*: they run none of our compiled code.
-excluded='^((Matrix|TailSplit|AllKinds)/(Sm90Compile|Sm90Overlap|Sm100Compile|ElementwiseCompile)\.|Classes/RecipeSampleCompile\.|ReferenceGemmTiming\.|clang-format$|docs-)'
+excluded='^((Matrix|TailSplit|AllKinds|Epilogues)/(Sm90Compile|Sm90Overlap|Sm100Compile|ElementwiseCompile|Sm90EpilogueCompile)\.|Classes/RecipeSampleCompile\.|ReferenceGemmTiming\.|clang-format$|docs-)'
 
 cd "$build"
 status=0

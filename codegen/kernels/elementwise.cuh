@@ -1191,4 +1191,41 @@ __device__ __forceinline__ void moe_unpermute_body(const EwParams &p) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Interleave: the rows of two matrices in alternating blocks
+//===----------------------------------------------------------------------===//
+
+/// out [2R, C] from in[0] and in[1] [R, C], elements of kBytes bytes: rows
+/// [2kB, 2kB + B) of out are rows [kB, kB + B) of in[0], the B rows after
+/// them those of in[1] (B = p.scaleCols, R = p.rows a multiple of B). A
+/// thread per 16 bytes when rows are whole 16-byte units and the tensors
+/// aligned, else per element.
+template <int kBytes>
+__device__ __forceinline__ void interleave_rows_body(const EwParams &p) {
+  static_assert(kBytes == 2 || kBytes == 4, "bf16, f16 or f32 rows");
+  const i64 block = p.scaleCols;
+  const i64 rowBytes = p.cols * kBytes;
+  const bool vec = rowBytes % 16 == 0 && is_aligned(p.in[0], 16) &&
+                   is_aligned(p.in[1], 16) && is_aligned(p.out, 16);
+  const i64 unit = vec ? 16 : kBytes;
+  const i64 perRow = rowBytes / unit;
+  const i64 n = 2 * p.rows * perRow;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  for (i64 u = i64(blockIdx.x) * blockDim.x + threadIdx.x; u < n; u += stride) {
+    const i64 r = u / perRow, c = u - r * perRow;
+    const i64 pair = r / (2 * block), within = r - pair * 2 * block;
+    const int which = within >= block ? 1 : 0;
+    const i64 src = pair * block + within - which * block;
+    const u8 *from =
+        static_cast<const u8 *>(p.in[which]) + src * rowBytes + c * unit;
+    u8 *to = static_cast<u8 *>(p.out) + r * rowBytes + c * unit;
+    if (vec)
+      *reinterpret_cast<uint4 *>(to) = *reinterpret_cast<const uint4 *>(from);
+    else if (kBytes == 4)
+      *reinterpret_cast<u32 *>(to) = *reinterpret_cast<const u32 *>(from);
+    else
+      *reinterpret_cast<u16 *>(to) = *reinterpret_cast<const u16 *>(from);
+  }
+}
+
 } // namespace fp8k

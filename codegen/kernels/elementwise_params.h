@@ -89,6 +89,9 @@ enum : int { kMaxMoeExperts = 1024 };
 ///   unpermute  in[0] y [R, H], in[1] positions, in[2] weights [T, topK]
 ///              (f32); out [T, H]; rows T, cols H, scaleRows R,
 ///              mirrorStrideRows topK
+/// and so does the interleave of rows (AuxKind::Interleave):
+///   interleave in[0], in[1] [R, C]; out [2R, C]; rows R, cols C,
+///              scaleCols the block of rows
 struct EwParams {
   const void *in[kMaxEwInputs]; ///< the program's inputs (transpose: codes)
   void *out;                    ///< values, or FP8 codes

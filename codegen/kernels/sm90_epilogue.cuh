@@ -9,14 +9,18 @@
 // copies its staged slab with predicated 16-byte stores instead of TMA: the
 // rows past the group belong to the next group's tiles.
 //
+// A GEMM with a quantizing epilogue (Cfg::kEpilogue) hands the scaled tile
+// to gemm_quantize.cuh instead, which writes FP8 codes and scales.
+//
 // Needs the generated Cfg (kN, kAcc, kSaMode, kSbMode, kOutF32, kAccumulate,
-// kTmaStore, kEpiCols, kOutChunkCols, kBlockN, kMathWG, ...) and the kernel's
-// shared-memory Layout (kSmemD, kChunkPitch, kEpiRounds, kEpiBuffers,
-// kOutBytes) as template arguments.
+// kTmaStore, kEpiCols, kOutChunkCols, kBlockN, kMathWG, kEpilogue and, with
+// it, Epi and EpiProg ...) and the kernel's shared-memory Layout (kSmemD,
+// kChunkPitch, kEpiRounds, kEpiBuffers, kOutBytes) as template arguments.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "fp8/gemm_quantize.cuh"
 #include "fp8/sm90_common.cuh"
 #include "fp8/sm90_schedule.cuh"
 
@@ -116,6 +120,17 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, const TileSpan &t,
       }
     }
     res[i] = v;
+  }
+
+  if constexpr (C::kEpilogue) {
+    using E = typename C::Epi;
+    const QuantOut o{(u8 *)p.d,       p.ldd,      p.q_scales,
+                     p.q_ld_scales,   p.q_mirror, p.q_mirror_rows,
+                     p.q_mirror_cols, p.q_cols};
+    quantize_slab<E, typename C::EpiProg>(
+        o, res, m0 + warp_group * 64, t.row_end,
+        E::kPairBlock > 0 ? n0 / 2 : n0, lane, warp);
+    return;
   }
 
   if (C::kTmaStore) {

@@ -51,8 +51,18 @@ struct GemmParams {
   int group_rows;
   long long sa_ld_group, sb_ld_group;
   int k; ///< K-grouped: the columns of A and B
+  /// The quantizing epilogue (Cfg::kEpilogue): D holds FP8 codes, q_cols
+  /// columns of them (row pitch ldd bytes); their scales are q_scales, row
+  /// pitch q_ld_scales, and q_mirror, when not null, takes a copy with scale
+  /// (r, c) at r * q_mirror_rows + c * q_mirror_cols (codegen/kernels/
+  /// gemm_quantize.cuh, QuantOut).
+  void *q_scales;
+  long long q_ld_scales;
+  void *q_mirror;
+  int q_mirror_rows, q_mirror_cols;
+  int q_cols;
 };
-static_assert(sizeof(GemmParams) == 160, "GemmParams layout changed");
+static_assert(sizeof(GemmParams) == 200, "GemmParams layout changed");
 
 /// Cfg::kGrouped: a dense GEMM, or how the groups of a grouped one lie.
 constexpr int kDenseGemm = 0;

@@ -49,6 +49,8 @@ std::string_view toString(StepKind k) {
     return "unpermute";
   case StepKind::Reduce:
     return "reduce";
+  case StepKind::Interleave:
+    return "interleave";
   }
   return "?";
 }
@@ -83,6 +85,8 @@ AuxKind auxKindOf(StepKind k) {
     return AuxKind::Unpermute;
   case StepKind::Reduce:
     return AuxKind::Reduce;
+  case StepKind::Interleave:
+    return AuxKind::Interleave;
   default:
     return AuxKind::Elementwise;
   }

@@ -91,7 +91,8 @@ enum class StepKind : uint8_t {
   Gemm,
   Permute,
   Unpermute,
-  Reduce
+  Reduce,
+  Interleave
 };
 /// Prepare steps run once (weights: quantize, transpose); run steps every
 /// iteration.
@@ -105,6 +106,8 @@ enum class Phase : uint8_t { Prepare, Run };
 ///   reduce       inputs: the program's inputs      outputs: f32 row sums
 ///                ([batch, rows] of the [batch, rows, cols] grid)
 ///   gemm         inputs: a, a_scale, b, b_scale[, c]  outputs: d
+///                with a quantizing epilogue (KernelSpec::epilogue):
+///                outputs: codes, scales of the quantized result
 ///                grouped (contiguous): a, a_scale, b, b_scale, offsets
 ///                grouped (masked): a [G, maxM, K], a_scale, b, b_scale,
 ///                valid rows [G]
@@ -117,6 +120,8 @@ enum class Phase : uint8_t { Prepare, Run };
 ///                in order, each group padded to a multiple of `align`
 ///   unpermute    inputs: y [R, H], positions [T, topK], weights [T, topK]
 ///                (f32)   outputs: out [T, H] = sum_j w[t, j] y[pos[t, j]]
+///   interleave   inputs: a, b [R, C]   outputs: [2R, C], the rows of a and
+///                b in alternating blocks of `block` rows (R a multiple)
 struct PlanStep {
   std::string name;
   StepKind kind = StepKind::Quantize;
@@ -132,6 +137,7 @@ struct PlanStep {
   std::string tileSource; ///< gemm: where the tile came from (informative)
   int64_t batch = 1;      ///< gemm: `batch` GEMMs on stacked operands
   int64_t align = 1;      ///< permute: rows of a group padded to a multiple
+  int64_t block = 1;      ///< interleave: rows per block
 
   /// The kernel name (GEMM: KernelSpec::kernelName()).
   std::string kernelName() const;

@@ -101,8 +101,9 @@ std::vector<OutputErrorBound> deriveErrorBounds(const Plan &plan) {
         values[s.outputs[k]] = merge(values, {s.inputs[k]});
       break;
     case StepKind::Elementwise:
-    case StepKind::Reduce:    // the row sums of exact operands
-    case StepKind::Unpermute: // a weighted sum of rows: exact operands
+    case StepKind::Reduce:     // the row sums of exact operands
+    case StepKind::Unpermute:  // a weighted sum of rows: exact operands
+    case StepKind::Interleave: // rows moved
       for (const std::string &o : s.outputs)
         values[o] = merge(values, s.inputs);
       break;
@@ -116,6 +117,12 @@ std::vector<OutputErrorBound> deriveErrorBounds(const Plan &plan) {
           operands.push_back(s.inputs[k]);
       Provenance p = merge(values, operands);
       ++p.depth;
+      if (s.gemm.epilogue) { // the result is quantized on its way out
+        p.quantizations.insert(
+            std::upper_bound(p.quantizations.begin(), p.quantizations.end(), i),
+            i);
+        ++p.pathQuantizations;
+      }
       for (const std::string &o : s.outputs)
         values[o] = p;
       break;
@@ -130,9 +137,12 @@ std::vector<OutputErrorBound> deriveErrorBounds(const Plan &plan) {
     auto it = values.find(name);
     if (it != values.end()) {
       const Provenance &p = it->second;
-      for (size_t step : p.quantizations)
-        b.relSquaredError +=
-            meanSquaredRoundingError(plan.steps[step].aux.quant.format);
+      for (size_t step : p.quantizations) {
+        const PlanStep &q = plan.steps[step];
+        b.relSquaredError += meanSquaredRoundingError(
+            q.kind == StepKind::Gemm ? q.gemm.epilogue->format
+                                     : q.aux.quant.format);
+      }
       b.depth = p.depth;
       b.pathQuantizations = p.pathQuantizations;
       b.quantizations = int(p.quantizations.size());

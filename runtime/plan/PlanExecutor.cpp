@@ -389,6 +389,17 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
       t.scaleBLdK = sb.ldK;
     }
     t.d = reinterpret_cast<void *>(address(s.outputs[0]) + b * m * n * ob);
+    if (k.epilogue) { // batch 1 (PlanValidate): codes, scales, mirror
+      t.d = reinterpret_cast<void *>(address(s.outputs[0]));
+      t.scaleD = reinterpret_cast<void *>(address(s.outputs[1]));
+      if (const int mi = mirrors_.writes[index]; mi >= 0) {
+        const ScaleMirror &mm = mirrors_.mirrors[size_t(mi)];
+        t.scaleDMirror =
+            reinterpret_cast<void *>(mirrorScratch_[size_t(mi)].ptr());
+        t.mirrorStrideRows = mm.strideRows;
+        t.mirrorStrideCols = mm.strideCols;
+      }
+    }
     if (k.accumulate)
       t.c =
           reinterpret_cast<const void *>(address(s.inputs[4]) + b * m * n * ob);

@@ -76,6 +76,8 @@ std::string toJSON(const Plan &plan) {
     } else {
       if (s.kind == StepKind::Permute)
         o["align"] = s.align;
+      if (s.kind == StepKind::Interleave)
+        o["block"] = s.block;
       o["spec"] = ojson::parse(toJSON(s.aux));
     }
     steps.push_back(o);
@@ -131,7 +133,7 @@ constexpr BufferRole kRoles[] = {BufferRole::Input,    BufferRole::Weight,
 constexpr StepKind kKinds[] = {StepKind::Quantize,    StepKind::Transpose,
                                StepKind::Elementwise, StepKind::Gemm,
                                StepKind::Permute,     StepKind::Unpermute,
-                               StepKind::Reduce};
+                               StepKind::Reduce,      StepKind::Interleave};
 constexpr RefOp::Kind kRefKinds[] = {
     RefOp::Kind::Matmul,        RefOp::Kind::Elementwise, RefOp::Kind::Permute,
     RefOp::Kind::GroupedMatmul, RefOp::Kind::Unpermute,   RefOp::Kind::Reduce};
@@ -229,6 +231,7 @@ Expected<ShapeExpr> shapeFromJSON(const json &j, const std::string &where) {
 
 constexpr IntRange kBatchRange{1, kMaxBatch};
 constexpr IntRange kAlignRange{1, kMaxAlign};
+constexpr IntRange kBlockRange{1, (int64_t(1) << 31) - 1};
 constexpr IntRange kExpertsRange{1, kMaxExperts};
 constexpr IntRange kHistoryRange{1, kMaxHistory};
 
@@ -288,9 +291,11 @@ Status readStep(const json &s, const std::string &at, PlanStep &step) {
   FP8_RETURN_IF_ERROR(f.object("spec", specJson));
   const std::string spec = specJson->dump();
   if (step.kind == StepKind::Gemm) {
-    if (f.has("align"))
-      return errorf("expected no 'align' in gemm step '", step.name,
-                    "' (permute steps only)");
+    for (const char *other : {"align", "block"})
+      if (f.has(other))
+        return errorf("expected no '", other, "' in gemm step '", step.name,
+                      "' (", other[0] == 'a' ? "permute" : "interleave",
+                      " steps only)");
     auto k = kernelSpecFromJSON(spec);
     if (!k)
       return errorf("step '", step.name, "': ", k.message());
@@ -312,6 +317,11 @@ Status readStep(const json &s, const std::string &at, PlanStep &step) {
     else if (f.has("align"))
       return errorf("expected no 'align' in ", toString(step.kind), " step '",
                     step.name, "' (permute steps only)");
+    if (step.kind == StepKind::Interleave)
+      FP8_RETURN_IF_ERROR(f.integer("block", step.block, kBlockRange));
+    else if (f.has("block"))
+      return errorf("expected no 'block' in ", toString(step.kind), " step '",
+                    step.name, "' (interleave steps only)");
     auto e = elementwiseSpecFromJSON(spec);
     if (!e)
       return errorf("step '", step.name, "': ", e.message());

@@ -89,9 +89,12 @@ auxStepParams(const PlanStep &s, const StepShapes &shapes,
       p.mirrorStrideCols = scaleMirror ? int(mirrorStrideCols) : 0;
     }
   }
-  // The scale grid of one input matrix (for a transpose, the input's).
+  // The scale grid of one input matrix (for a transpose, the input's); an
+  // interleave's block of rows.
   p.scaleRows = s.aux.quant.granularity.scaleRows(g.rows);
-  p.scaleCols = s.aux.quant.granularity.scaleCols(g.cols);
+  p.scaleCols = s.kind == StepKind::Interleave
+                    ? s.block
+                    : s.aux.quant.granularity.scaleCols(g.cols);
   return p;
 }
 

@@ -76,9 +76,23 @@ std::optional<size_t> soleWriter(const Plan &plan, const std::string &name) {
   return writer;
 }
 
-/// The quantize step that alone writes the f32 scales `scales` (a temp or
-/// output buffer) of one [operand.rows, operand.cols] matrix, per
-/// granularity `gr`, before step `gemm` runs.
+/// True when step `s` quantizes: a quantize step, or a GEMM whose epilogue
+/// quantizes its result (both write codes, then scales).
+bool quantizes(const PlanStep &s) {
+  return (s.kind == StepKind::Quantize && s.aux.kind == AuxKind::Quantize) ||
+         (s.kind == StepKind::Gemm && s.gemm.epilogue);
+}
+
+/// The granularity of the scales a quantizing step writes.
+const Granularity &writtenGranularity(const PlanStep &s) {
+  return s.kind == StepKind::Gemm ? s.gemm.epilogue->granularity
+                                  : s.aux.quant.granularity;
+}
+
+/// The quantizing step (a quantize step, or a GEMM with a quantizing
+/// epilogue) that alone writes the f32 scales `scales` (a temp or output
+/// buffer) of one [operand.rows, operand.cols] matrix, per granularity
+/// `gr`, before step `gemm` runs.
 std::optional<size_t> soleQuantizeWriter(const Plan &plan,
                                          const ResolvedPlan &shapes,
                                          size_t gemm, const std::string &scales,
@@ -92,12 +106,11 @@ std::optional<size_t> soleQuantizeWriter(const Plan &plan,
   if (!writer)
     return std::nullopt;
   const PlanStep &q = plan.steps[*writer];
-  if (q.kind != StepKind::Quantize || q.outputs.size() != 2 ||
-      q.outputs[1] != scales || q.inputs.empty() ||
-      q.aux.kind != AuxKind::Quantize || !(q.aux.quant.granularity == gr) ||
+  if (!quantizes(q) || q.outputs.size() != 2 || q.outputs[1] != scales ||
+      q.inputs.empty() || !(writtenGranularity(q) == gr) ||
       !runsBefore(plan, *writer, gemm))
     return std::nullopt;
-  const std::optional<Geometry> x = geometryOf(shapes, q.inputs[0]);
+  const std::optional<Geometry> x = geometryOf(shapes, q.outputs[0]);
   if (!x || x->batch != 1 || x->rows != operand.rows || x->cols != operand.cols)
     return std::nullopt;
   return writer;
@@ -198,8 +211,8 @@ ScaleMirrorPlan planScaleMirrors(const Plan &plan, const ResolvedPlan &shapes) {
         continue;
       if (out.writes[*w] < 0) {
         const PlanStep &q = plan.steps[*w];
-        const Geometry x = geometry(shapes.shapes.at(q.inputs[0]));
-        const Granularity &gr = q.aux.quant.granularity;
+        const Geometry x = geometry(shapes.shapes.at(q.outputs[0]));
+        const Granularity &gr = writtenGranularity(q);
         ScaleMirror m;
         m.writer = *w;
         m.scales = q.outputs[1];

@@ -40,10 +40,10 @@
 
 namespace fp8 {
 
-/// One mirror: a copy of a quantize step's [rows][kBlocks] f32 scales with
-/// scale (r, c) at r * strideRows + c * strideCols (in scales).
+/// One mirror: a copy of a quantizing step's [rows][kBlocks] f32 scales
+/// with scale (r, c) at r * strideRows + c * strideCols (in scales).
 struct ScaleMirror {
-  size_t writer = 0;   ///< the quantize step that writes it (and `scales`)
+  size_t writer = 0;   ///< the step that writes it (and `scales`)
   std::string scales;  ///< the plan buffer it mirrors, [rows][kBlocks]
   int64_t rows = 0;    ///< scale rows: M (A), N / the block's rows (B)
   int64_t kBlocks = 0; ///< scale columns: K / the K block (ceil)
@@ -59,16 +59,17 @@ struct ScaleMirror {
   int64_t bytes() const { return outer() * pitch() * 4; }
 };
 
-/// The quantize step whose mirror GEMM step `gemm` may read as its A scales,
-/// or nothing. It may when:
+/// The quantizing step whose mirror GEMM step `gemm` may read as its A
+/// scales, or nothing; a quantize step or a GEMM whose epilogue quantizes
+/// its result (KernelSpec::epilogue: it writes the mirror too). It may when:
 ///   - the step is a single (batch 1) sm_90a GEMM with a K-major A whose
 ///     granularity is 1 x 128 (one scale per row and K block) with f32
 ///     scales (F32 or F32Pow2; not UE8M0);
 ///   - its A-scale buffer is a temp or output buffer written by exactly one
-///     step of the plan, a quantize step with the same granularity, that
+///     step of the plan, a quantizing step with the same granularity, that
 ///     runs before the GEMM (earlier in the same phase, or in the prepare
 ///     phase for a run-phase GEMM);
-///   - that quantize step's input is one [M, K] matrix of the GEMM's M and K
+///   - that step's codes are one [M, K] matrix of the GEMM's M and K
 ///     (0 < M < 2^31: EwParams holds the mirror's strides as ints).
 std::optional<size_t>
 mirroredAScaleWriter(const Plan &plan, const ResolvedPlan &shapes, size_t gemm);
@@ -112,7 +113,7 @@ std::optional<UntransposedScales> untransposedScales(const Plan &plan,
 /// The plan's mirrors and who writes and reads them.
 struct ScaleMirrorPlan {
   std::vector<ScaleMirror> mirrors;
-  /// Per step: the mirror a quantize step writes; -1 for none.
+  /// Per step: the mirror a quantizing step writes; -1 for none.
   std::vector<int> writes;
   /// Per step: the mirror a GEMM step reads as its A (B) scales; -1 for
   /// none.
@@ -123,7 +124,7 @@ struct ScaleMirrorPlan {
   std::vector<UntransposedScales> untransposedA, untransposedB;
 };
 
-/// One mirror per quantize step that some GEMM step reads through
+/// One mirror per quantizing step that some GEMM step reads through
 /// mirroredAScaleWriter or mirroredBScaleWriter (a step's granularity
 /// serves one of the two rules, never both: its layout is A's or B's).
 ScaleMirrorPlan planScaleMirrors(const Plan &plan, const ResolvedPlan &shapes);

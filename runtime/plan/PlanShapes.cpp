@@ -254,8 +254,18 @@ Status checkGemmStep(const PlanStep &s, Shapes &shape) {
     return errorf("step '", s.name, "': expected M = ", k.m,
                   " (the kernel spec's), found ", m);
   Shape d = lead ? Shape{s.batch, m, n} : Shape{m, n};
-  FP8_RETURN_IF_ERROR(
-      sameShape(s.name, "D", s.outputs[0], d, shape[s.outputs[0]]));
+  if (const std::optional<GemmEpilogue> &e = k.epilogue) {
+    // The quantized result: codes [M, outCols] and their row blocks.
+    const Shape q{m, e->outCols(n)};
+    FP8_RETURN_IF_ERROR(
+        sameShape(s.name, "codes", s.outputs[0], q, shape[s.outputs[0]]));
+    FP8_RETURN_IF_ERROR(sameShape(s.name, "scales", s.outputs[1],
+                                  scaleShapeFor(q, e->granularity),
+                                  shape[s.outputs[1]]));
+  } else {
+    FP8_RETURN_IF_ERROR(
+        sameShape(s.name, "D", s.outputs[0], d, shape[s.outputs[0]]));
+  }
   FP8_RETURN_IF_ERROR(sameShape(s.name, "A's scales", s.inputs[1],
                                 scaleShapeFor(a, k.a.granularity),
                                 shape[s.inputs[1]]));
@@ -343,6 +353,21 @@ Status checkPermuteStep(const PlanStep &s, Shapes &shape) {
       sameShape(s.name, "positions", s.outputs[3], ids, shape[s.outputs[3]]));
   return sameShape(s.name, "source rows", s.outputs[4], Shape{rows},
                    shape[s.outputs[4]]);
+}
+
+/// The shapes of an interleave step: a and b [R, C] (R a multiple of the
+/// block) in, [2R, C] out.
+Status checkInterleaveStep(const PlanStep &s, Shapes &shape) {
+  const Shape &a = shape[s.inputs[0]];
+  if (a.size() != 2 || a[0] % s.block != 0)
+    return errorf("step '", s.name,
+                  "': expected rows [R, C] with R a "
+                  "multiple of the block (",
+                  s.block, "), found ", formatShape(a));
+  FP8_RETURN_IF_ERROR(
+      sameShape(s.name, "second rows", s.inputs[1], a, shape[s.inputs[1]]));
+  return sameShape(s.name, "interleaved rows", s.outputs[0],
+                   Shape{2 * a[0], a[1]}, shape[s.outputs[0]]);
 }
 
 /// The shapes of an unpermute step: y [R, H], positions and weights
@@ -513,6 +538,9 @@ Expected<ResolvedPlan> resolvePlan(const Plan &plan, const DimValues &dims) {
       break;
     case StepKind::Unpermute:
       FP8_RETURN_IF_ERROR(checkUnpermuteStep(s, r.shapes));
+      break;
+    case StepKind::Interleave:
+      FP8_RETURN_IF_ERROR(checkInterleaveStep(s, r.shapes));
       break;
     }
   }

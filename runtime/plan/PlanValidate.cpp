@@ -254,7 +254,12 @@ Status checkGemmStep(const Plan &plan, const PlanStep &s,
                                       ? "inputs (a, a_scale, b, b_scale, c)"
                                       : "inputs (a, a_scale, b, b_scale)",
                                   in.size(), want, want));
-  FP8_RETURN_IF_ERROR(expectCount(s, "outputs (d)", out.size(), 1, 1));
+  if (k.epilogue)
+    FP8_RETURN_IF_ERROR(
+        expectCount(s, "outputs (codes, scales: the epilogue quantizes D)",
+                    out.size(), 2, 2));
+  else
+    FP8_RETURN_IF_ERROR(expectCount(s, "outputs (d)", out.size(), 1, 1));
   FP8_RETURN_IF_ERROR(expectType(s, *in[0], k.a.format, "A"));
   FP8_RETURN_IF_ERROR(
       expectType(s, *in[1], scaleType(k.a.granularity), "A's scales"));
@@ -263,7 +268,17 @@ Status checkGemmStep(const Plan &plan, const PlanStep &s,
       expectType(s, *in[3], scaleType(k.b.granularity), "B's scales"));
   if (k.accumulate && !grouped)
     FP8_RETURN_IF_ERROR(expectType(s, *in[4], k.out, "C"));
-  FP8_RETURN_IF_ERROR(expectType(s, *out[0], k.out, "D"));
+  if (k.epilogue) {
+    FP8_RETURN_IF_ERROR(expectType(s, *out[0], k.epilogue->format, "codes"));
+    FP8_RETURN_IF_ERROR(
+        expectType(s, *out[1], scaleType(k.epilogue->granularity), "scales"));
+    if (grouped || k.accumulate || s.batch != 1)
+      return errorf("step '", s.name,
+                    "': expected a single dense GEMM that writes D (no "
+                    "groups, no batch, no C) with a quantizing epilogue");
+  } else {
+    FP8_RETURN_IF_ERROR(expectType(s, *out[0], k.out, "D"));
+  }
   if (k.arch != plan.arch)
     return errorf("step '", s.name, "': expected a kernel for the plan's ",
                   toString(plan.arch), ", found ", toString(k.arch));
@@ -347,6 +362,21 @@ Status checkPermuteStep(const PlanStep &s,
   return Status::ok();
 }
 
+Status checkInterleaveStep(const PlanStep &s,
+                           const std::vector<const PlanBuffer *> &in,
+                           const std::vector<const PlanBuffer *> &out) {
+  FP8_RETURN_IF_ERROR(expectCount(s, "inputs (a, b)", in.size(), 2, 2));
+  FP8_RETURN_IF_ERROR(expectCount(s, "outputs", out.size(), 1, 1));
+  for (size_t i = 0; i < 2; ++i)
+    FP8_RETURN_IF_ERROR(expectType(s, *in[i], s.aux.program.inputs[0], "rows"));
+  FP8_RETURN_IF_ERROR(expectType(s, *out[0], s.aux.out, "output"));
+  for (const PlanBuffer *b : {in[0], in[1], out[0]})
+    if (b->shape.size() != 2)
+      return errorf("step '", s.name, "': expected rank-2 operands, found '",
+                    b->name, "' of shape ", shapeString(b->shape));
+  return Status::ok();
+}
+
 Status checkUnpermuteStep(const PlanStep &s,
                           const std::vector<const PlanBuffer *> &in,
                           const std::vector<const PlanBuffer *> &out) {
@@ -392,6 +422,9 @@ Status checkSteps(const Plan &plan, Dataflow &flow) {
       break;
     case StepKind::Unpermute:
       FP8_RETURN_IF_ERROR(checkUnpermuteStep(s, in, out));
+      break;
+    case StepKind::Interleave:
+      FP8_RETURN_IF_ERROR(checkInterleaveStep(s, in, out));
       break;
     }
     if (s.kind != StepKind::Gemm && s.aux.kind != auxKindOf(s.kind))

@@ -3,6 +3,7 @@
 #include "runtime/plan/PlanVerify.h"
 
 #include "numerics/Metrics.h"
+#include "numerics/Quantize.h"
 
 #include <cmath>
 
@@ -17,6 +18,46 @@ SimilarityCheck similarityCheck(const HostTensor &got, const HostTensor &want,
   // NaN similarities fail too.
   c.passed = c.metrics.nonFinite == 0 && c.metrics.similarity <= bound;
   return c;
+}
+
+/// The values of [rows, cols] FP8 `codes` with their row-block `scales`.
+std::vector<float> dequantized(const HostTensor &codes,
+                               const HostTensor &scales,
+                               const GemmEpilogue &e) {
+  numerics::QuantizedTensor q;
+  q.format = e.format;
+  q.rows = codes.shape[0];
+  q.cols = codes.shape[1];
+  q.granularity = e.granularity;
+  q.scaleRows = e.granularity.scaleRows(q.rows);
+  q.scaleCols = e.granularity.scaleCols(q.cols);
+  q.codes = codes.data;
+  q.scales = scales.toFloat();
+  return numerics::dequantize(q);
+}
+
+/// A GEMM step quantized in its epilogue: the dequantized codes against
+/// the oracle's, and how many codes differ.
+void checkEpilogueStep(const PlanStep &s, const HostBuffers &gpu,
+                       const HostBuffers &oracle, StepCheck &c) {
+  const GemmEpilogue &e = *s.gemm.epilogue;
+  const HostTensor &codes = gpu.at(s.outputs[0]);
+  const std::vector<float> x = dequantized(codes, gpu.at(s.outputs[1]), e);
+  const std::vector<float> y =
+      dequantized(oracle.at(s.outputs[0]), oracle.at(s.outputs[1]), e);
+  const numerics::ErrorMetrics m =
+      numerics::compare(x.data(), y.data(), int64_t(x.size()));
+  const TensorComparison bits = compareBits(codes, oracle.at(s.outputs[0]));
+  c.metric = "similarity of the dequantized codes";
+  c.elements = bits.elements;
+  c.mismatches = bits.mismatches;
+  c.relError = m.similarity;
+  c.bound = meanSquaredRoundingError(e.format);
+  c.passed = m.nonFinite == 0 && m.similarity <= c.bound;
+  c.detail = std::to_string(bits.mismatches) + " of " +
+             std::to_string(bits.elements) + " codes differ";
+  if (m.nonFinite)
+    c.detail += ", " + std::to_string(m.nonFinite) + " non-finite values";
 }
 
 /// "step a", "steps a, b" followed by `one` or `many`.
@@ -53,8 +94,12 @@ Expected<std::vector<StepCheck>> checkSteps(const Plan &plan,
     StepCheck c;
     c.step = s.name;
     c.kind = std::string(toString(s.kind));
-    if (s.kind == StepKind::Gemm) {
+    if (s.kind == StepKind::Gemm && s.gemm.epilogue) {
       c.exact = false;
+      checkEpilogueStep(s, gpu, local, c);
+    } else if (s.kind == StepKind::Gemm) {
+      c.exact = false;
+      c.metric = "max |d - oracle| / max |oracle|";
       c.bound = s.gemm.out == DType::F32 ? 2e-3 : 8e-3;
       const TensorComparison cmp =
           compareValues(gpu.at(s.outputs[0]), local.at(s.outputs[0]));

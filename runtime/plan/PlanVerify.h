@@ -6,7 +6,10 @@
 //     as the GPU saw them: quantize, transpose and elementwise results must
 //     be the same bits; a GEMM's result within max |d - oracle| /
 //     max |oracle| of 8e-3 (bf16 out) or 2e-3 (f32 out), the order of its
-//     FP32 sums;
+//     FP32 sums; a GEMM quantized in its epilogue, its dequantized codes
+//     within a similarity to the oracle's of one quantization's expected
+//     error (meanSquaredRoundingError): a code may differ where the order of
+//     the sums moves a value across a rounding boundary;
 //   - outputs against the oracle: every graph output against the whole plan
 //     run on the CPU oracle from the same inputs; the similarity must stay
 //     within the bound derived from the plan's recipe
@@ -39,8 +42,11 @@ struct StepCheck {
   bool exact = true; ///< compared bit for bit (else numerically)
   int64_t elements = 0;
   int64_t mismatches = 0;
-  double relError = 0; ///< GEMMs: max |d - oracle| / max |oracle|
+  /// GEMMs: max |d - oracle| / max |oracle|; quantized in the epilogue:
+  /// the similarity of the dequantized codes (`metric` says which).
+  double relError = 0;
   double bound = 0;
+  std::string metric;
   bool passed = true;
   std::string detail;
 };

@@ -103,7 +103,8 @@ TEST(Elementwise, BadProgramsAndSpecsSayWhy) {
   EXPECT_FALSE(elementwiseSpecFromJSON("{\"kind\": \"gemm\"}").isOk());
   EXPECT_EQ(elementwiseSpecFromJSON("{\"kind\": \"gemm\"}").message(),
             "expected 'kind' (elementwise, quantize, transpose, permute, "
-            "unpermute or reduce) in the kernel spec, found \"gemm\"");
+            "unpermute, reduce or interleave) in the kernel spec, found "
+            "\"gemm\"");
   EXPECT_EQ(ewProgramFromJSON("{\"inputs\": [\"bf16\"], \"ops\": [{\"op\": "
                               "\"log\", \"args\": [\"in0\"]}], \"result\": "
                               "\"%0\"}")

@@ -64,6 +64,132 @@ TEST(KernelSpec, NameChangesWithCodeChangingFieldsOnly) {
   EXPECT_NE(s.kernelName(), t.kernelName());
 }
 
+/// The DeepSeek recipe's gate and up projections as one GEMM over weights
+/// interleaved in 128-row blocks, SwiGLU and the 1x128 quantize of the
+/// result in the epilogue.
+static KernelSpec pairedSpec() {
+  KernelSpec s = deepseekSpec();
+  s.n = 22016;
+  s.k = 4096;
+  s.tile.blockN = 256;
+  GemmEpilogue e;
+  e.program.inputs = {DType::BF16, DType::BF16};
+  using A = EwArg;
+  e.program.instrs = {
+      {EwOp::Convert, {A::input(0)}, DType::F32},
+      {EwOp::Neg, {A::result(0)}, DType::F32},
+      {EwOp::Exp, {A::result(1)}, DType::F32},
+      {EwOp::Add, {A::result(2), A::constant(1.0f)}, DType::F32},
+      {EwOp::Div, {A::result(0), A::result(3)}, DType::F32},
+      {EwOp::Mul, {A::result(4), A::input(1)}, DType::BF16}};
+  e.program.result = A::result(5);
+  e.pairBlock = 128;
+  e.granularity = Granularity::block(1, 128);
+  s.epilogue = e;
+  return s;
+}
+
+TEST(KernelSpec, AnEpilogueRoundTripsAndNamesTheKernel) {
+  const KernelSpec s = pairedSpec();
+  auto back = kernelSpecFromJSON(toJSON(s));
+  ASSERT_TRUE(back.isOk()) << back.message();
+  EXPECT_EQ(*back, s);
+  EXPECT_EQ(back->epilogue->outCols(s.n), 11008);
+  // The epilogue changes the code: its format, blocks, pairing and program
+  // are in the name (the program by a hash).
+  KernelSpec plain = s;
+  plain.epilogue.reset();
+  EXPECT_NE(s.kernelName(), plain.kernelName());
+  EXPECT_NE(s.kernelName().find("_qe4m31x128pb128_"), std::string::npos)
+      << s.kernelName();
+  KernelSpec other = s;
+  other.epilogue->program.instrs[5].op = EwOp::Add;
+  EXPECT_NE(s.kernelName(), other.kernelName());
+  EXPECT_NE(s.problemKey(), other.problemKey());
+  other = s;
+  other.epilogue->format = DType::E5M2;
+  EXPECT_NE(s.kernelName(), other.kernelName());
+}
+
+TEST(KernelSpec, EpilogueChecksNameTheProblem) {
+  auto message = [](KernelSpec s) { return checkKernelSpec(s).message(); };
+  KernelSpec s = pairedSpec();
+  EXPECT_TRUE(checkKernelSpec(s).isOk()) << message(s);
+  s.epilogue->program = EwProgram::identity(DType::BF16);
+  EXPECT_EQ(message(s), "expected the epilogue's program to read 2 inputs "
+                        "(the two halves of each block pair), found 1");
+  s = pairedSpec();
+  s.epilogue->program.inputs[1] = DType::F32;
+  EXPECT_EQ(message(s), "expected the epilogue's program input 1 to have the "
+                        "GEMM's result type bf16, found f32");
+  s = pairedSpec();
+  s.epilogue->format = DType::BF16;
+  EXPECT_NE(message(s).find("expected the epilogue to quantize to an FP8 "
+                            "format"),
+            std::string::npos);
+  s = pairedSpec();
+  s.epilogue->granularity = Granularity::block(128, 128);
+  EXPECT_EQ(message(s), "expected the epilogue's scale blocks to lie along the "
+                        "rows (1 x C or per_row), found 128x128");
+  s = pairedSpec();
+  s.epilogue->pairBlock = 100;
+  EXPECT_EQ(message(s), "expected the epilogue's pair block to be 0 or a "
+                        "multiple of 8 whose pairs tile N (22016), found 100");
+  s = pairedSpec();
+  s.n = 22016 + 128; // not a whole number of block pairs
+  EXPECT_NE(message(s).find("pair block"), std::string::npos);
+  // Hostile JSON: a program that is not one, a pair block out of range.
+  std::string json = toJSON(pairedSpec());
+  const std::string from = "\"pair_block\":128";
+  ASSERT_NE(json.find(from), std::string::npos) << json;
+  json.replace(json.find(from), from.size(), "\"pair_block\":-8");
+  EXPECT_NE(kernelSpecFromJSON(json).message().find("'pair_block'"),
+            std::string::npos);
+  EXPECT_FALSE(
+      kernelSpecFromJSON(R"({"arch":"sm_90a","n":256,"k":256,"out":"bf16",)"
+                         R"("promotion_interval":128,)"
+                         R"("a":{"format":"e4m3fn","granularity":"1x128"},)"
+                         R"("b":{"format":"e4m3fn","granularity":"128x128"},)"
+                         R"("tile":{"block_m":128,"block_n":128,"block_k":128,)"
+                         R"("stages":4},"epilogue":{"program":7,)"
+                         R"("format":"e4m3fn","granularity":"1x128"}})")
+          .isOk());
+}
+
+TEST(KernelSpec, TheSm90aGeneratorHoldsTheEpilogueInWholeTiles) {
+  KernelSpec s = pairedSpec();
+  s.tile.blockM = 128;
+  s.tile.mathWarpgroups = 2;
+  s.tile.stages = 4;
+  EXPECT_TRUE(checkGemmSpec(s).isOk()) << checkGemmSpec(s).message();
+  // A tile narrower than a block pair, or than a scale block.
+  s.tile.blockN = 128;
+  EXPECT_EQ(checkGemmSpec(s).message(),
+            "expected block_n (128) to hold whole pairs of the epilogue's "
+            "128-column blocks (a multiple of 256)");
+  s = pairedSpec();
+  s.epilogue->pairBlock = 64;
+  s.tile.blockN = 128;
+  EXPECT_EQ(checkGemmSpec(s).message(),
+            "expected the tile's 64 quantized columns to hold whole scale "
+            "blocks of 128: a tile narrower than a scale block cannot "
+            "quantize it");
+  // Whole rows: one tile must hold the row.
+  s = pairedSpec();
+  s.epilogue->granularity = Granularity::perRow();
+  EXPECT_NE(checkGemmSpec(s).message().find("(whole rows)"), std::string::npos);
+  // Accumulate-into-C, grouped GEMMs and sm_100a have no such epilogue.
+  s = pairedSpec();
+  s.accumulate = true;
+  EXPECT_EQ(checkGemmSpec(s).message(),
+            "expected no accumulation into C with a quantizing epilogue");
+  s = pairedSpec();
+  s.arch = Arch::SM100a;
+  EXPECT_NE(checkGemmSpec(s).message().find("no quantizing epilogue"),
+            std::string::npos)
+      << checkGemmSpec(s).message();
+}
+
 TEST(KernelSpec, JSONErrorsNameTheProblem) {
   auto bad = kernelSpecFromJSON("{\"arch\": \"sm_80\"}");
   ASSERT_FALSE(bad.isOk());

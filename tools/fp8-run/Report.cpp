@@ -128,16 +128,17 @@ json reportStepChecks(const std::vector<StepCheck> &steps) {
                   (long long)(c.elements - c.mismatches), (long long)c.elements,
                   c.passed ? "" : "  FAILED: ", c.detail.c_str());
     else
-      std::printf("  step %-14s %-11s max |d - oracle| / max |oracle| = "
-                  "%.3g (bound %.0e)%s%s\n",
-                  c.step.c_str(), c.kind.c_str(), c.relError, c.bound,
-                  c.passed ? "" : "  FAILED ", c.detail.c_str());
+      std::printf("  step %-14s %-11s %s = %.3g (bound %.2g)%s%s%s\n",
+                  c.step.c_str(), c.kind.c_str(), c.metric.c_str(), c.relError,
+                  c.bound, c.passed ? "" : "  FAILED",
+                  c.detail.empty() ? "" : ": ", c.detail.c_str());
     js.push_back({{"step", c.step},
                   {"kind", c.kind},
                   {"exact", c.exact},
                   {"elements", c.elements},
                   {"mismatches", c.mismatches},
                   {"rel_error", c.relError},
+                  {"metric", c.metric},
                   {"bound", c.bound},
                   {"passed", c.passed},
                   {"detail", c.detail}});

@@ -1,13 +1,18 @@
 //===- EmitKernels.cpp - The kernels EmulatedKernelsTest runs on the CPU --===//
 //
-//   fp8-emit-emulated-kernels OUTDIR COUNT
+//   fp8-emit-emulated-kernels OUTDIR COUNT EPILOGUES
 //
 // Writes OUTDIR/kernel<i>.cpp, the translation unit codegen emits for each
 // spec of kSpecs (exactly what NVRTC compiles), and OUTDIR/registry.inc,
 // the table EmulatedKernelsTest runs them from: the spec's JSON, the entry
-// points' names and the entry points, in launch order. The build compiles
-// each kernel<i>.cpp with g++ and the CUDA emulator (CudaEmulator.h); COUNT
-// is the number of specs the build expects.
+// points' names and the entry points, in launch order. Likewise
+// OUTDIR/epilogue<i>.cpp, the part of a GEMM translation unit its
+// quantizing epilogue reads (emitEpilogueSource) with
+// codegen/kernels/gemm_quantize.cuh and an entry point that quantizes one
+// warpgroup's slab, for each GEMM spec of epilogueSpecs, and
+// OUTDIR/epilogues.inc, their table (EmulatedEpilogueTest). The build
+// compiles each with g++ and the CUDA emulator (CudaEmulator.h); COUNT and
+// EPILOGUES are the numbers of specs the build expects.
 //
 //===----------------------------------------------------------------------===//
 
@@ -218,24 +223,124 @@ std::vector<ElementwiseSpec> specs() {
     s.out = o;
     out.push_back(s);
   }
+  // The interleave of a gate and an up projection's weights.
+  for (DType t : {DType::BF16, DType::F32}) {
+    ElementwiseSpec s;
+    s.kind = AuxKind::Interleave;
+    s.program = EwProgram::identity(t);
+    s.out = t;
+    out.push_back(s);
+  }
   return out;
+}
+
+/// GELU over one input of type `t` (the erf form), rounded to bf16.
+EwProgram geluErf(DType t) {
+  EwProgram p;
+  p.inputs = {t};
+  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
+              {EwOp::Mul, {A::result(0), A::constant(0.70710678f)}, DType::F32},
+              {EwOp::Erf, {A::result(1)}, DType::F32},
+              {EwOp::Add, {A::result(2), A::constant(1.0f)}, DType::F32},
+              {EwOp::Mul, {A::result(0), A::result(3)}, DType::F32},
+              {EwOp::Mul, {A::result(4), A::constant(0.5f)}, DType::BF16}};
+  p.result = A::result(5);
+  return p;
+}
+
+/// The GEMMs whose quantizing epilogue EmulatedEpilogueTest runs: N and
+/// BLOCK_N (the tile), the result type the values are rounded to, and the
+/// epilogue. The other fields are the DeepSeek recipe's; they do not reach
+/// the epilogue.
+std::vector<KernelSpec> epilogueSpecs() {
+  auto spec = [](int64_t n, int blockN, DType out, EwProgram p,
+                 int64_t pairBlock, Granularity g, DType fmt) {
+    KernelSpec s;
+    s.n = n;
+    s.k = 256;
+    s.a.granularity = Granularity::block(1, 128);
+    s.b.granularity = Granularity::block(128, 128);
+    s.out = out;
+    s.tile.blockN = blockN;
+    GemmEpilogue e;
+    e.program = std::move(p);
+    e.pairBlock = pairBlock;
+    e.granularity = g;
+    e.format = fmt;
+    s.epilogue = e;
+    return s;
+  };
+  return {
+      // A feed-forward block's gate and up projection: SwiGLU, 1x128.
+      spec(768, 256, DType::BF16, swiglu(), 128, Granularity::block(1, 128),
+           DType::E4M3FN),
+      // Narrower pairs, E5M2, power-of-two scales.
+      spec(384, 128, DType::BF16, swiglu(), 64,
+           Granularity::block(1, 64, ScaleFormat::F32Pow2), DType::E5M2),
+      // One input: GELU; a ragged last tile (N = 200).
+      spec(200, 128, DType::BF16, geluErf(DType::BF16), 0,
+           Granularity::block(1, 128), DType::E4M3FN),
+      // f32 results (no rounding), the identity, UE8M0 scales of 32.
+      spec(160, 128, DType::F32, EwProgram::identity(DType::F32), 0,
+           Granularity::block(1, 32, ScaleFormat::UE8M0), DType::E4M3FN),
+      // Whole rows in one tile.
+      spec(96, 128, DType::BF16, EwProgram::identity(DType::BF16), 0,
+           Granularity::perRow(), DType::E4M3FN),
+  };
 }
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: fp8-emit-emulated-kernels OUTDIR COUNT\n");
+  if (argc != 4) {
+    std::fprintf(stderr,
+                 "usage: fp8-emit-emulated-kernels OUTDIR COUNT EPILOGUES\n");
     return 2;
   }
   const std::string dir = argv[1];
   const std::vector<ElementwiseSpec> all = specs();
-  if (int(all.size()) != std::atoi(argv[2])) {
+  const std::vector<KernelSpec> epis = epilogueSpecs();
+  if (int(all.size()) != std::atoi(argv[2]) ||
+      int(epis.size()) != std::atoi(argv[3])) {
     std::fprintf(stderr,
-                 "expected %s specs (test/runtime/CMakeLists.txt), "
-                 "found %zu\n",
-                 argv[2], all.size());
+                 "expected %s specs and %s epilogues "
+                 "(test/runtime/emulation/CMakeLists.txt), found %zu and "
+                 "%zu\n",
+                 argv[2], argv[3], all.size(), epis.size());
     return 1;
   }
+  std::ofstream ereg(dir + "/epilogues.inc");
+  std::string etable;
+  for (size_t i = 0; i < epis.size(); ++i) {
+    const KernelSpec &s = epis[i];
+    const std::string name = "fp8_epilogue_" + std::to_string(i);
+    std::ofstream(dir + "/epilogue" + std::to_string(i) + ".cpp")
+        << "// Generated by fp8-emit-emulated-kernels: the quantizing "
+           "epilogue of\n// "
+        << s.kernelName() << "\n"
+        << "#include \"fp8/gemm_quantize.cuh\"\n\nnamespace fp8k {\n\n"
+        << emitEpilogueSource(*s.epilogue, s.out, s.tile.blockN)
+        << "\n} // namespace fp8k\n\n"
+        << "extern \"C\" void " << name
+        << "(unsigned char *codes, long long ld, void *scales,\n"
+           "    long long ld_scales, void *mirror, int mirror_rows,\n"
+           "    int mirror_cols, int cols, const float *res, int row0,\n"
+           "    int row_end, int col0, int lane, int warp) {\n"
+           "  const fp8k::QuantOut o{codes,  ld,          scales,\n"
+           "                         ld_scales, mirror, mirror_rows,\n"
+           "                         mirror_cols, cols};\n"
+           "  fp8k::quantize_slab<fp8k::Epi, fp8k::EpiProg>(o, res, row0, "
+           "row_end,\n"
+           "                                               col0, lane, warp);\n"
+           "}\n";
+    ereg << "extern \"C\" void " << name
+         << "(unsigned char *, long long, void *, long long, void *, int, "
+            "int, int, const float *, int, int, int, int, int);\n";
+    etable += "    {R\"json(" + toJSON(s) + ")json\", &" + name + "},\n";
+  }
+  ereg << "static const EmulatedEpilogue kEpilogues[] = {\n"
+       << etable << "};\n";
+  if (!ereg)
+    return 1;
   std::ofstream reg(dir + "/registry.inc");
   std::string table;
   for (size_t i = 0; i < all.size(); ++i) {

@@ -536,4 +536,63 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(std::get<1>(info.param));
     });
 
+//===----------------------------------------------------------------------===//
+// Interleave
+//===----------------------------------------------------------------------===//
+
+/// Rows, columns and block of an interleave: 16-byte rows of bf16 and f32,
+/// rows that are not (7 columns), blocks of one row and of several.
+const std::tuple<int64_t, int64_t, int64_t> kInterleaves[] = {
+    {256, 64, 128}, {12, 7, 3}, {5, 24, 1}, {128, 200, 64}};
+
+class EmulatedInterleave
+    : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
+
+/// Every row of the result is the oracle's: the two inputs' blocks in
+/// turn; stale bytes where the kernel must write.
+TEST_P(EmulatedInterleave, MatchesTheOracleBitForBit) {
+  auto [index, shapeIndex] = GetParam();
+  const EmulatedKernel &k = kKernels[index];
+  auto spec = elementwiseSpecFromJSON(k.spec);
+  ASSERT_TRUE(spec.isOk()) << spec.message();
+  auto [rows, cols, block] = kInterleaves[shapeIndex];
+  PlanStep step;
+  step.name = "step";
+  step.kind = StepKind::Interleave;
+  step.aux = *spec;
+  step.block = block;
+  step.inputs = {"a", "b"};
+  step.outputs = {"out"};
+  HostBuffers emu;
+  emu["a"] = randomTensor(spec->out, {rows, cols}, index + 3);
+  emu["b"] = randomTensor(spec->out, {rows, cols}, index + 5);
+  emu["out"] = HostTensor::zeros(spec->out, {2 * rows, cols});
+  std::fill(emu["out"].data.begin(), emu["out"].data.end(), uint8_t(0x5A));
+  HostBuffers oracle = emu;
+  Plan plan;
+  ASSERT_TRUE(runStepOnCpu(plan, step, oracle).isOk());
+  std::vector<uint32_t> amax;
+  runEmulated(k, step, emu, amax);
+  expectSameBits(emu["out"], oracle["out"],
+                 spec->kernelName() + " of [" + std::to_string(rows) + ", " +
+                     std::to_string(cols) + "] in blocks of " +
+                     std::to_string(block));
+  // The oracle itself: row 2kB + B + j of the result is row kB + j of b.
+  const int64_t rb = bytesOf(spec->out, cols);
+  EXPECT_EQ(std::memcmp(oracle["out"].data.data() + block * rb,
+                        oracle["b"].data.data(), size_t(rb)),
+            0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    InterleaveKernels, EmulatedInterleave,
+    ::testing::Combine(::testing::ValuesIn(kernelsOf({AuxKind::Interleave})),
+                       ::testing::Range(0, int(std::size(kInterleaves)))),
+    [](const auto &info) {
+      auto spec =
+          elementwiseSpecFromJSON(kKernels[std::get<0>(info.param)].spec);
+      return spec->kernelName() + "_shape" +
+             std::to_string(std::get<1>(info.param));
+    });
+
 } // namespace

@@ -31,7 +31,7 @@ func.func @illegal_gemm(%a: tensor<8x32xf8E4M3FN>, %as: tensor<1x1xf32>, %b: ten
 // -----
 
 func.func @bad_aux_spec(%x: tensor<8x32xbf16>) -> (tensor<8x32xf8E4M3FN>, tensor<1x1xf32>) {
-  // expected-error @+1 {{bad fp8.kernel: expected 'kind' (elementwise, quantize, transpose, permute, unpermute or reduce) in the kernel spec, found none}}
+  // expected-error @+1 {{bad fp8.kernel: expected 'kind' (elementwise, quantize, transpose, permute, unpermute, reduce or interleave) in the kernel spec, found none}}
   %q, %s = fp8.quantize %x granularity <per_tensor> {fp8.kernel = {kind = "quantize", name = "k", spec = {arch = "sm_90a"}}}
       : tensor<8x32xbf16> -> tensor<8x32xf8E4M3FN>, tensor<1x1xf32>
   return %q, %s : tensor<8x32xf8E4M3FN>, tensor<1x1xf32>

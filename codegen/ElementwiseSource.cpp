@@ -1,0 +1,234 @@
+//===- ElementwiseSource.cpp - Programs as CUDA source --------------------===//
+//
+// The text a program becomes in a generated translation unit: the Prog of
+// the quantize, elementwise and reduce kernels (elementwise.cuh) and the
+// Epi and EpiProg of a GEMM's quantizing epilogue (gemm_quantize.cuh).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/ElementwiseSource.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+namespace fp8 {
+
+const char *typeConst(DType t) {
+  switch (t) {
+  case DType::E4M3FN:
+    return "kE4M3";
+  case DType::E5M2:
+    return "kE5M2";
+  case DType::BF16:
+    return "kBF16";
+  case DType::F16:
+    return "kF16";
+  case DType::F32:
+    return "kF32";
+  case DType::UE8M0:
+    return "kUE8M0";
+  case DType::I32:
+    break;
+  }
+  return "kF32";
+}
+
+const char *scaleConst(ScaleFormat f) {
+  switch (f) {
+  case ScaleFormat::F32:
+    return "kScaleF32";
+  case ScaleFormat::F32Pow2:
+    return "kScaleF32Pow2";
+  case ScaleFormat::UE8M0:
+    return "kScaleUE8M0";
+  }
+  return "kScaleF32";
+}
+
+namespace {
+/// A float as an exact C++ expression.
+std::string floatLiteral(float v) {
+  if (!std::isfinite(v)) {
+    uint32_t u;
+    std::memcpy(&u, &v, sizeof(u));
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "fp8k::u2f(0x%08Xu)", u);
+    return buf;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%af", static_cast<double>(v));
+  return buf;
+}
+
+/// A program operand over in0, in1, ... and v0, v1, ...
+std::string argText(const EwArg &a) {
+  switch (a.kind) {
+  case EwArg::Kind::Input:
+    return "in" + std::to_string(a.index);
+  case EwArg::Kind::Value:
+    return "v" + std::to_string(a.index);
+  case EwArg::Kind::Constant:
+    return floatLiteral(a.value);
+  }
+  return "0.0f";
+}
+
+/// The program's instructions over the floats in0, in1, ..., one line each
+/// (`const float v<i> = ...;`), indented by `indent`.
+void emitInstructions(std::ostringstream &os, const EwProgram &p,
+                      const std::string &indent) {
+  for (size_t i = 0; i < p.instrs.size(); ++i) {
+    const EwInstr &in = p.instrs[i];
+    std::string call;
+    if (in.op == EwOp::Convert) {
+      call = argText(in.args[0]);
+    } else {
+      call = std::string(toString(in.op)) + "(";
+      for (size_t j = 0; j < in.args.size(); ++j)
+        call += (j ? ", " : "") + argText(in.args[j]);
+      call += ")";
+    }
+    os << indent << "const float v" << i << " = ";
+    if (in.type == DType::F32)
+      os << call;
+    else
+      os << "round_to(" << call << ", " << typeConst(in.type) << ")";
+    os << ";\n";
+  }
+}
+
+} // namespace
+
+void emitProgram(std::ostringstream &os, const EwProgram &p) {
+  std::vector<bool> used(p.inputs.size(), false);
+  auto mark = [&](const EwArg &a) {
+    if (a.kind == EwArg::Kind::Input)
+      used[size_t(a.index)] = true;
+  };
+  for (const EwInstr &in : p.instrs)
+    for (const EwArg &a : in.args)
+      mark(a);
+  mark(p.result);
+  // Where input i's element of grid element `e` lies (EwBroadcast).
+  auto index = [&](size_t i, const std::string &e) {
+    switch (p.broadcastOf(i)) {
+    case EwBroadcast::Row:
+      return "row_of(" + e + ", p.cols)";
+    case EwBroadcast::Col:
+      return "(" + e + ") - row_of(" + e + ", p.cols) * p.cols";
+    case EwBroadcast::None:
+      break;
+    }
+    return e;
+  };
+  os << "struct Prog {\n"
+     << "  static __device__ __forceinline__ float eval(const EwParams &p, "
+        "i64 i) {\n";
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    if (used[i])
+      os << "    const float in" << i << " = load_elem<"
+         << typeConst(p.inputs[i]) << ">(p.in[" << i << "], " << index(i, "i")
+         << ");\n";
+  emitInstructions(os, p, "    ");
+  os << "    return " << argText(p.result) << ";\n  }\n\n";
+
+  // eval_n: elements i .. i + n - 1 (n <= N) into out[0 .. n), zeros past
+  // them; `vec` (n == N, the inputs aligned, and with a broadcast input the
+  // N elements in one row): 16-byte loads, else element by element. One
+  // copy of the instructions serves both. A row-broadcast input is one load
+  // on the vector path.
+  os << "  template <int N>\n"
+     << "  static __device__ __forceinline__ void eval_n(const EwParams &p, "
+        "i64 i, int n, bool vec, float out[N]) {\n";
+  if (p.broadcasts()) // the row and column of element i, for the vectors
+    os << "    const i64 row = vec ? row_of(i, p.cols) : 0;\n"
+       << "    const i64 col = i - row * p.cols;\n";
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    if (!used[i])
+      continue;
+    const std::string t = typeConst(p.inputs[i]);
+    const std::string in = "p.in[" + std::to_string(i) + "]";
+    const std::string a = "a" + std::to_string(i);
+    os << "    float " << a << "[N];\n";
+    switch (p.broadcastOf(i)) {
+    case EwBroadcast::None:
+      os << "    if (vec)\n"
+         << "      load_vec<" << t << ", N>(" << in << ", i, " << a << ");\n"
+         << "    else\n"
+         << "      load_some<" << t << ", N>(" << in << ", i, n, " << a
+         << ");\n";
+      break;
+    case EwBroadcast::Col:
+    case EwBroadcast::Row:
+      // Vectors: a column input's 16 bytes, or a row input's one value;
+      // else element by element.
+      os << "    if (vec) {\n";
+      if (p.broadcastOf(i) == EwBroadcast::Col)
+        os << "      load_vec<" << t << ", N>(" << in << ", col, " << a
+           << ");\n";
+      else
+        os << "      const float r = load_elem<" << t << ">(" << in
+           << ", row);\n"
+           << "#pragma unroll\n"
+           << "      for (int k = 0; k < N; ++k)\n"
+           << "        " << a << "[k] = r;\n";
+      os << "    } else {\n"
+         << "#pragma unroll\n"
+         << "      for (int k = 0; k < N; ++k)\n"
+         << "        " << a << "[k] = k < n ? load_elem<" << t << ">(" << in
+         << ", " << index(i, "i + k") << ") : 0.0f;\n"
+         << "    }\n";
+      break;
+    }
+  }
+  os << "#pragma unroll\n"
+     << "    for (int k = 0; k < N; ++k) {\n";
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    if (used[i])
+      os << "      const float in" << i << " = a" << i << "[k];\n";
+  emitInstructions(os, p, "      ");
+  os << "      out[k] = k < n ? " << argText(p.result)
+     << " : 0.0f;\n    }\n  }\n\n"
+     << "  template <int N>\n"
+     << "  static __device__ __forceinline__ void eval_vec(const EwParams &p, "
+        "i64 i, float out[N]) {\n"
+     << "    eval_n<N>(p, i, N, true, out);\n  }\n\n";
+
+  os << "  static __device__ __forceinline__ bool aligned(const EwParams &p, "
+        "u64 bytes) {\n"
+     << "    return true";
+  if (p.broadcasts()) // vectors of up to 8 elements stay in one row
+    os << " && p.cols % 8 == 0";
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    if (used[i] && p.broadcastOf(i) != EwBroadcast::Row)
+      os << " && is_aligned(p.in[" << i << "], bytes)";
+  os << ";\n  }\n};\n\n";
+}
+
+std::string emitEpilogueSource(const GemmEpilogue &e, DType gemmOut,
+                               int blockN) {
+  std::ostringstream os;
+  os << "struct Epi {\n"
+     << "  static constexpr int kBlockN = " << blockN << ";\n"
+     << "  static constexpr int kPairBlock = " << e.pairBlock
+     << "; // 0: one input\n"
+     << "  static constexpr int kGroupCols = " << e.granularity.cols
+     << "; // 0: whole rows\n"
+     << "  static constexpr int kRoundTo = " << typeConst(gemmOut) << ";\n"
+     << "  static constexpr int kFormat = " << typeConst(e.format) << ";\n"
+     << "  static constexpr int kScaleFmt = " << scaleConst(e.granularity.scale)
+     << ";\n"
+     << "};\n\n"
+     << "struct EpiProg {\n"
+     << "  static __device__ __forceinline__ float apply(";
+  for (size_t i = 0; i < e.program.inputs.size(); ++i)
+    os << (i ? ", " : "") << "float in" << i;
+  os << ") {\n";
+  emitInstructions(os, e.program, "    ");
+  os << "    return " << argText(e.program.result) << ";\n  }\n};\n";
+  return os.str();
+}
+
+} // namespace fp8

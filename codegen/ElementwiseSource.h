@@ -1,0 +1,30 @@
+//===- ElementwiseSource.h - Programs as CUDA source ------------*- C++ -*-===//
+//
+// What the generators of codegen/ write programs and element types with
+// (codegen/ElementwiseSource.cpp). Private to codegen/.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_CODEGEN_ELEMENTWISESOURCE_H
+#define FP8_CODEGEN_ELEMENTWISESOURCE_H
+
+#include "codegen/Elementwise.h"
+
+#include <sstream>
+
+namespace fp8 {
+
+/// The fp8_math.h constant of an element type ("kBF16", ...) and of a scale
+/// format ("kScaleF32", ...).
+const char *typeConst(DType t);
+const char *scaleConst(ScaleFormat f);
+
+/// Prog (elementwise.cuh): eval, the value of one element; eval_n, up to N
+/// consecutive elements, from 16-byte loads of each input or one by one
+/// (the same instructions per element), and eval_vec, N of them from
+/// 16-byte loads; aligned, whether every input it reads is aligned to a
+/// number of bytes.
+void emitProgram(std::ostringstream &os, const EwProgram &p);
+
+} // namespace fp8
+
+#endif // FP8_CODEGEN_ELEMENTWISESOURCE_H
