@@ -298,3 +298,45 @@ LogicalResult MoeUnpermuteOp::verify() {
            << pos << " and y " << y << ", found " << out;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// fp8.interleave_rows, fp8.deinterleave_cols
+//===----------------------------------------------------------------------===//
+
+LogicalResult InterleaveRowsOp::verify() {
+  auto a = cast<RankedTensorType>(getA().getType());
+  auto r = cast<RankedTensorType>(getResult().getType());
+  const int64_t block = getBlock();
+  if (a.getElementType() != r.getElementType())
+    return emitOpError("expected the result's element type ")
+           << a.getElementType() << ", found " << r.getElementType();
+  if (!a.isDynamicDim(0) && a.getDimSize(0) % block != 0)
+    return emitOpError("expected the rows (")
+           << a.getDimSize(0) << ") to be a multiple of the block (" << block
+           << ")";
+  if (differ(r.getDimSize(0),
+             a.isDynamicDim(0) ? ShapedType::kDynamic : 2 * a.getDimSize(0)) ||
+      differ(r.getDimSize(1), a.getDimSize(1)))
+    return emitOpError("expected a result of twice the rows of ")
+           << a << ", found " << r;
+  return success();
+}
+
+LogicalResult DeinterleaveColsOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto f = cast<RankedTensorType>(getFirst().getType());
+  const int64_t block = getBlock();
+  if (in.getElementType() != f.getElementType())
+    return emitOpError("expected results of element type ")
+           << in.getElementType() << ", found " << f.getElementType();
+  if (!in.isDynamicDim(1) && in.getDimSize(1) % (2 * block) != 0)
+    return emitOpError("expected the columns (")
+           << in.getDimSize(1) << ") to be a multiple of twice the block ("
+           << 2 * block << ")";
+  if (differ(f.getDimSize(0), in.getDimSize(0)) ||
+      differ(f.getDimSize(1),
+             in.isDynamicDim(1) ? ShapedType::kDynamic : in.getDimSize(1) / 2))
+    return emitOpError("expected results of half the columns of ")
+           << in << ", found " << f;
+  return success();
+}

@@ -486,4 +486,67 @@ def FP8_MoeUnpermuteOp : FP8_Op<"moe_unpermute", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// fp8.interleave_rows, fp8.deinterleave_cols
+//===----------------------------------------------------------------------===//
+
+def FP8_InterleaveRowsOp : FP8_Op<"interleave_rows", [
+    Pure, AllTypesMatch<["a", "b"]>
+  ]> {
+  let summary = "the rows of two matrices in alternating blocks";
+  let description = [{
+    Two `[R, C]` matrices become one `[2R, C]`: rows `[2kB, 2kB + B)` of the
+    result are rows `[kB, kB + B)` of `a`, the `B` rows after them those of
+    `b` (`B` is `block`, a divisor of R). The weights of a gate and an up
+    projection interleaved this way make one GEMM whose output tiles hold
+    each block of gate columns next to the up columns it pairs with, so
+    that the GEMM's epilogue can compute `silu(gate) * up` and quantize it
+    (`--fp8-fuse-epilogue`); `fp8.deinterleave_cols` separates the result's
+    columns again.
+
+    ```mlir
+    %w = fp8.interleave_rows %w_gate, %w_up block 128
+        : tensor<11008x4096xbf16> -> tensor<22016x4096xbf16>
+    ```
+  }];
+  let arguments = (ins
+    FP8_WideMatrix:$a,
+    FP8_WideMatrix:$b,
+    ConfinedAttr<I64Attr, [IntPositive]>:$block
+  );
+  let results = (outs FP8_WideMatrix:$result);
+  let assemblyFormat = [{
+    $a `,` $b `block` $block attr-dict `:` type($a) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def FP8_DeinterleaveColsOp : FP8_Op<"deinterleave_cols", [
+    Pure, AllTypesMatch<["first", "second"]>
+  ]> {
+  let summary = "a matrix's columns in alternating blocks, as two matrices";
+  let description = [{
+    An `[R, 2C]` matrix becomes two `[R, C]`: its columns `[2kB, 2kB + B)`
+    are `first`'s columns `[kB, kB + B)`, the `B` columns after them
+    `second`'s. The result of a GEMM with `fp8.interleave_rows`'d weights,
+    so separated, is the two GEMMs' results. The runtime runs it only inside
+    the epilogue of the GEMM that produces its input, which
+    `--fp8-fuse-epilogue` arranges.
+
+    ```mlir
+    %gate, %up = fp8.deinterleave_cols %gu block 128
+        : tensor<?x22016xbf16> -> tensor<?x11008xbf16>
+    ```
+  }];
+  let arguments = (ins
+    FP8_WideMatrix:$input,
+    ConfinedAttr<I64Attr, [IntPositive]>:$block
+  );
+  let results = (outs FP8_WideMatrix:$first, FP8_WideMatrix:$second);
+  let assemblyFormat = [{
+    $input `block` $block attr-dict `:` type($input) `->` type($first)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FP8_DIALECT_FP8OPS_TD

@@ -16,6 +16,7 @@
 #include "passes/Export.h"
 
 #include "passes/ElementwiseProgram.h"
+#include "passes/ExportSteps.h"
 #include "passes/KernelAttrs.h"
 #include "passes/SymbolicShapes.h"
 
@@ -37,15 +38,6 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 namespace {
-
-std::string describe(Operation *op) {
-  std::string s = op->getName().getStringRef().str();
-  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-    s += " at " +
-         llvm::sys::path::filename(loc.getFilename().getValue()).str() + ":" +
-         std::to_string(loc.getLine()) + ":" + std::to_string(loc.getColumn());
-  return s;
-}
 
 class PlanBuilder {
 public:
@@ -206,104 +198,15 @@ private:
     s.name = kernel->kind + "_" + std::to_string(plan_.steps.size());
     s.op = describe(op);
     SmallVector<Value> ins, outs;
-    if (kernel->kind == "gemm") {
-      if (!kernel->gemm)
-        return op->emitError("bad fp8.kernel: expected its spec to be a "
-                             "#fp8.gemm attribute");
-      auto grouped = dyn_cast<GroupedScaledMatmulOp>(op);
-      // Groups from a plan tensor: offsets (contiguous, along K) or valid
-      // rows (masked), the step's fifth input.
-      const bool dataGroups = grouped && !isFullBatch(grouped) &&
-                              kernel->gemm->kind == toRecipe(grouped.getMode());
-      if (!isa<ScaledMatmulOp>(op) && !(grouped && isFullBatch(grouped)) &&
-          !dataGroups) {
-        std::string why;
-        FailureOr<::fp8::KernelSpec> derived = gemmSpecOf(op, arch_, why);
-        if (succeeded(derived))
-          why = "its fp8.kernel is a " +
-                std::string(::fp8::toString(kernel->gemm->kind)) +
-                " GEMM, expected a " +
-                std::string(::fp8::toString(derived->kind)) + " one (the op's)";
-        return op->emitError("the runtime cannot execute this GEMM: ") << why;
-      }
-      s.kind = ::fp8::StepKind::Gemm;
-      s.gemm = *kernel->gemm;
-      s.batch = batchOf(op);
-      if (auto src = op->getAttrOfType<StringAttr>(kTileSourceAttr)) {
-        s.tileSource = src.getValue().str();
-        s.runtimeTile = src.getValue() == "runtime";
-      }
-      if (auto mm = dyn_cast<ScaledMatmulOp>(op)) {
-        ins = {mm.getA(), mm.getAScale(), mm.getB(), mm.getBScale()};
-        if (mm.getC())
-          ins.push_back(mm.getC());
-      } else {
-        auto g = cast<GroupedScaledMatmulOp>(op);
-        ins = {g.getA(), g.getAScale(), g.getB(), g.getBScale()};
-        if (dataGroups)
-          ins.push_back(g.getGroups());
-      }
-      outs = {op->getResult(0)};
-    } else {
-      ::fp8::Expected<::fp8::ElementwiseSpec> spec =
-          ::fp8::elementwiseSpecFromJSON(kernel->specJson);
-      if (!spec)
-        return op->emitError("bad fp8.kernel: ") << spec.message();
-      s.aux = *spec;
-      auto q = dyn_cast<QuantizeOp>(op);
-      MoePermuteOp permute =
-          q ? q.getInput().getDefiningOp<MoePermuteOp>() : MoePermuteOp();
-      if (permute) {
-        // Route, gather and quantize: one step (OutlineKernels fused them).
-        s.kind = ::fp8::StepKind::Permute;
-        s.align = permute.getAlign();
-        s.op += " (fused: " + describe(permute) + ")";
-        ins = {permute.getX(), permute.getIds()};
-        outs = {q.getOutput(), q.getScale(), permute.getOffsets(),
-                permute.getPositions()};
-      } else if (auto u = dyn_cast<MoeUnpermuteOp>(op)) {
-        s.kind = ::fp8::StepKind::Unpermute;
-        ins = {u.getY(), u.getPositions(), u.getWeights()};
-        outs = {u.getOut()};
-      } else if (q) {
-        s.kind = ::fp8::StepKind::Quantize;
-        Operation *def = q.getInput().getDefiningOp();
-        if (def && def->hasAttr(kFusedIntoAttr)) {
-          std::string why;
-          FailureOr<ElementwiseMatch> m = matchElementwise(def, why);
-          if (failed(m) || !(m->program == s.aux.program))
-            return def->emitError("the elementwise op fused into ")
-                   << kernel->name << " no longer matches its program";
-          ins.assign(m->inputs.begin(), m->inputs.end());
-          s.op += " (fused: " + describe(def) + ")";
-        } else {
-          ins = {q.getInput()};
-        }
-        outs = {q.getOutput(), q.getScale()};
-        if (Value h = q.getHistory()) {
-          FailureOr<std::string> state = buffer(h, op);
-          if (failed(state))
-            return failure();
-          s.state = *state;
-          if (Value nh = q.getNewHistory())
-            bufferOf_[nh] = *state; // the same state, updated in place
-        }
-      } else if (auto t = dyn_cast<TransposeOp>(op)) {
-        s.kind = ::fp8::StepKind::Transpose;
-        ins = {t.getInput(), t.getScale()};
-        outs = {t.getOutput(), t.getOutputScale()};
-      } else { // an elementwise op or a row sum
-        const bool sum = s.aux.kind == ::fp8::AuxKind::Reduce;
-        s.kind = sum ? ::fp8::StepKind::Reduce : ::fp8::StepKind::Elementwise;
-        std::string why;
-        FailureOr<ElementwiseMatch> m =
-            sum ? matchReduction(op, why) : matchElementwise(op, why);
-        if (failed(m))
-          return op->emitError("the runtime cannot execute '")
-                 << op->getName() << "': " << why;
-        ins.assign(m->inputs.begin(), m->inputs.end());
-        outs = {op->getResult(0)};
-      }
+    if (failed(stepOf(op, *kernel, arch_, s, ins, outs)))
+      return failure();
+    if (auto q = dyn_cast<QuantizeOp>(op); q && q.getHistory()) {
+      FailureOr<std::string> state = buffer(q.getHistory(), op);
+      if (failed(state))
+        return failure();
+      s.state = *state;
+      if (Value nh = q.getNewHistory())
+        bufferOf_[nh] = *state; // the same state, updated in place
     }
     bool prepare = s.state.empty();
     for (Value v : ins) {
@@ -497,6 +400,9 @@ private:
       r.inputs = {ta->first, tb->first, *gn};
       return addRef(r, g.getResult());
     }
+    if (auto mm = dyn_cast<ScaledMatmulOp>(op))
+      if (auto il = interleavedB(mm))
+        return pairReference(mm, il);
     if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op)) {
       ::fp8::RefOp r;
       r.kind = ::fp8::RefOp::Kind::Matmul;
@@ -539,6 +445,46 @@ private:
         r.inputs.push_back(*n);
       }
       return addRef(r, op->getResult(0));
+    }
+    return success();
+  }
+
+  /// The fp8.interleave_rows behind a GEMM's B (through its quantize), if
+  /// any.
+  static InterleaveRowsOp interleavedB(ScaledMatmulOp mm) {
+    auto q = mm.getB().getDefiningOp<QuantizeOp>();
+    return q ? q.getInput().getDefiningOp<InterleaveRowsOp>()
+             : InterleaveRowsOp();
+  }
+
+  /// A GEMM over interleaved weights, whose result fp8.deinterleave_cols
+  /// splits, is the two GEMMs of the graph it came from: the reference
+  /// computes those, each half of the split from its own weights.
+  LogicalResult pairReference(ScaledMatmulOp mm, InterleaveRowsOp il) {
+    Value d = mm.getD();
+    auto split = d.hasOneUse()
+                     ? dyn_cast<DeinterleaveColsOp>(*d.getUsers().begin())
+                     : DeinterleaveColsOp();
+    if (!split || split.getBlock() != il.getBlock() || mm.getC())
+      return mm.emitError("the reference cannot follow a GEMM over "
+                          "interleaved weights whose result is not split by "
+                          "an fp8.deinterleave_cols of the same block");
+    const GemmOperands ops = gemmOperandsOf(mm);
+    auto ta = traceOperand(mm, ops.a, ops.args.a.layout);
+    if (failed(ta))
+      return failure();
+    for (auto [w, half] : {std::pair<Value, Value>{il.getA(), split.getFirst()},
+                           {il.getB(), split.getSecond()}}) {
+      FailureOr<std::string> wn = refName(w, mm);
+      if (failed(wn))
+        return failure();
+      ::fp8::RefOp r;
+      r.kind = ::fp8::RefOp::Kind::Matmul;
+      r.inputs = {ta->first, *wn};
+      r.aLayout = ta->second;
+      r.bLayout = ops.args.b.layout;
+      if (failed(addRef(r, half)))
+        return failure();
     }
     return success();
   }

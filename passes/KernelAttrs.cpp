@@ -2,6 +2,8 @@
 
 #include "passes/KernelAttrs.h"
 
+#include "passes/EpilogueChain.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -137,6 +139,19 @@ mlir::fp8::gemmSpecOf(Operation *op, ::fp8::Arch arch, std::string &why) {
   spec.promotionInterval = args.promotionInterval;
   spec.out = args.out;
   spec.accumulate = accumulate;
+  if (op->hasAttr(kEpilogueAttr)) {
+    auto mm = dyn_cast<ScaledMatmulOp>(op);
+    if (!mm) {
+      why = "fp8.epilogue marks fp8.scaled_matmul ops only";
+      return failure();
+    }
+    FailureOr<EpilogueChain> chain = epilogueChainOf(mm, why);
+    if (failed(chain)) {
+      why = "its fp8.epilogue does not hold: " + why;
+      return failure();
+    }
+    spec.epilogue = chain->epilogue;
+  }
   return spec;
 }
 

@@ -71,8 +71,10 @@ GemmOperands gemmOperandsOf(Operation *op);
 
 /// The GEMM an FP8 matmul op runs, in codegen's terms, for `arch`, with the
 /// default tile: fp8.scaled_matmul, or a full-batch grouped matmul (one
-/// dense GEMM per group, batchOf). Failure (with `why`) for other ops or a
-/// dynamic N or K. --fp8-select-config derives every spec with it, once.
+/// dense GEMM per group, batchOf); with its quantizing epilogue when marked
+/// fp8.epilogue (passes/EpilogueChain.h). Failure (with `why`) for other
+/// ops, a dynamic N or K, or a mark whose chain does not hold.
+/// --fp8-select-config derives every spec with it, once.
 FailureOr<::fp8::KernelSpec> gemmSpecOf(Operation *op, ::fp8::Arch arch,
                                         std::string &why);
 

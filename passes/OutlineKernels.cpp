@@ -1,15 +1,18 @@
 //===- OutlineKernels.cpp - --fp8-outline-kernels -------------------------===//
 //
 // One kernel per step: the GEMM spec of every FP8 GEMM (its fp8.gemm), an
-// ElementwiseSpec on every quantize, transpose, elementwise op and row sum
-// (a linalg reduction along the last dimension: a norm's statistics; its
-// zero fill needs no kernel), an elementwise op feeding only a quantize
-// fused into it, each as an fp8.kernel attribute. Any other op is one the
-// runtime cannot execute: an error naming it.
+// ElementwiseSpec on every quantize, transpose, interleave, elementwise op
+// and row sum (a linalg reduction along the last dimension: a norm's
+// statistics; its zero fill needs no kernel), an elementwise op feeding only
+// a quantize fused into it, the chain of a GEMM quantized in its epilogue
+// (passes/EpilogueChain.h) fused into the GEMM's kernel, each as an
+// fp8.kernel attribute. Any other op is one the runtime cannot execute: an
+// error naming it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/ElementwiseProgram.h"
+#include "passes/EpilogueChain.h"
 #include "passes/KernelAttrs.h"
 #include "passes/Passes.h"
 
@@ -65,13 +68,34 @@ struct OutlineKernelsPass
       return emitError(fn.getLoc(), "expected a single-block function, found ")
              << fn.getBody().getBlocks().size() << " blocks";
     Block &body = fn.getBody().front();
+    // The ops a GEMM's epilogue computes: its chain after the matmul.
+    llvm::DenseMap<Operation *, Operation *> inEpilogue;
+    for (auto mm : body.getOps<ScaledMatmulOp>()) {
+      std::optional<::fp8::KernelSpec> spec = getGemmSpec(mm);
+      if (mm->hasAttr(kEpilogueAttr) && (!spec || !spec->epilogue))
+        return mm.emitOpError("is marked fp8.epilogue but its GEMM spec has "
+                              "no epilogue (run --fp8-select-config after "
+                              "--fp8-fuse-epilogue)");
+      if (!spec || !spec->epilogue)
+        continue;
+      std::string why;
+      FailureOr<EpilogueChain> chain = epilogueChainOf(mm, why);
+      if (failed(chain))
+        return mm.emitOpError("has a quantizing epilogue but its chain does "
+                              "not hold: ")
+               << why;
+      for (Operation *op : {chain->split.getOperation(), chain->program,
+                            chain->quantize.getOperation()})
+        if (op)
+          inEpilogue[op] = mm;
+    }
     // Which elementwise op each quantize absorbs.
     llvm::DenseMap<Operation *, ElementwiseMatch> fused;
     if (fuseElementwise)
       for (auto q : body.getOps<QuantizeOp>()) {
         Operation *def = q.getInput().getDefiningOp();
         if (!def || def->getBlock() != &body || !def->hasOneUse() ||
-            !isElementwiseCandidate(def))
+            !isElementwiseCandidate(def) || inEpilogue.count(q))
           continue;
         std::string why;
         FailureOr<ElementwiseMatch> m = matchElementwise(def, why);
@@ -100,6 +124,11 @@ struct OutlineKernelsPass
       LogicalResult ok = success();
       if (initFills.count(&op))
         continue; // written whole by the kernel of the op it starts
+      if (auto it = inEpilogue.find(&op); it != inEpilogue.end()) {
+        // Computed by the epilogue of the GEMM before it (outlined first).
+        fusedInto[&op] = getKernel(it->second)->name;
+        continue;
+      }
       if (isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op)) {
         ok = outlineGemm(&op);
       } else if (auto permute = dyn_cast<MoePermuteOp>(op)) {
@@ -124,6 +153,18 @@ struct OutlineKernelsPass
         ok = outlineQuantize(q, it == fused.end() ? nullptr : &it->second);
         if (succeeded(ok) && it != fused.end())
           fusedInto[it->second.result.getDefiningOp()] = getKernel(q)->name;
+      } else if (auto i = dyn_cast<InterleaveRowsOp>(op)) {
+        ::fp8::ElementwiseSpec spec;
+        spec.kind = ::fp8::AuxKind::Interleave;
+        spec.arch = arch;
+        spec.program = ::fp8::EwProgram::identity(*elementDType(i.getA()));
+        spec.out = spec.program.inputs[0];
+        setKernel(i, "interleave", spec.kernelName(), ::fp8::toJSON(spec));
+      } else if (isa<DeinterleaveColsOp>(op)) {
+        ok = op.emitError("the runtime runs 'fp8.deinterleave_cols' only in "
+                          "the epilogue of the GEMM that produces its input "
+                          "(--fp8-fuse-epilogue arranges it), found it on "
+                          "its own");
       } else if (auto t = dyn_cast<TransposeOp>(op)) {
         ::fp8::ElementwiseSpec spec;
         spec.kind = ::fp8::AuxKind::Transpose;
@@ -139,8 +180,8 @@ struct OutlineKernelsPass
         ok = op.emitError("the runtime cannot execute '")
              << op.getName()
              << "': a plan runs FP8 GEMMs, quantize, transpose, "
-                "elementwise, row-sum and MoE permute and unpermute steps "
-                "only";
+                "elementwise, row-sum, interleave and MoE permute and "
+                "unpermute steps only";
       }
       if (failed(ok))
         return failure();

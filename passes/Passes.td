@@ -134,6 +134,70 @@ def FP8VerifyTarget : Pass<"fp8-verify-target", "ModuleOp"> {
   ];
 }
 
+def FP8FuseEpilogue : Pass<"fp8-fuse-epilogue", "ModuleOp"> {
+  let summary = "quantizes GEMM results in the GEMM's epilogue";
+  let description = [{
+    Where the result of an `fp8.scaled_matmul` reaches an `fp8.quantize`
+    only through elementwise ops, the GEMM's epilogue can compute them and
+    quantize, writing FP8 codes and scales: the high-precision result never
+    reaches memory, and the elementwise-and-quantize step goes away. This
+    pass finds those chains and marks their matmul `fp8.epilogue`; the
+    matmul's GEMM spec then carries the epilogue (`--fp8-select-config`
+    chooses a tile for it) and `--fp8-outline-kernels` folds the chain into
+    the GEMM's kernel (passes/EpilogueChain.h).
+
+    A chain is the matmul (no C), its result's only user, an elementwise op
+    (`linalg.generic`, named linalg and arith/math ops, as the outliner reads
+    them) reading that result and nothing else, and that op's only user, an
+    `fp8.quantize` with current scaling in row blocks (`1xC` or `per_row`),
+    without statistics; or the matmul and the quantize alone. The target's
+    generator must have a tile that holds whole scale blocks of the result
+    (`codegen/Gemm.h`, checkGemmSpec with the tile it would choose): on
+    sm_90a, blocks of at most 256 columns (128 for pairs), whole rows of at
+    most that; sm_100a has no quantizing epilogue.
+
+    Gate and up projections (with `pairs`): two matmuls with the same A
+    and recipe whose B are quantizes of two `[N, K]` tensors (weights) with
+    the same recipe, whose results feed one elementwise op (a SwiGLU) and
+    nothing else, become one GEMM over `fp8.interleave_rows` of the two
+    (128-row blocks, so B's scale blocks stay whole: its blocks must divide
+    128) whose result `fp8.deinterleave_cols` separates for the elementwise
+    op: each output tile then holds a block of gate columns next to its up
+    columns, and the epilogue computes the SwiGLU and quantizes it.
+
+    ```mlir
+    // Before (after --fp8-quantize-annotated, DeepSeek recipe):
+    %gate = fp8.scaled_matmul %xq scale %xs ..., %wgq scale %wgs ...
+    %up = fp8.scaled_matmul %xq scale %xs ..., %wuq scale %wus ...
+    %h = linalg.generic ... ins(%gate, %up ...) { SwiGLU }
+    %hq, %hs = fp8.quantize %h granularity <1x128> ...
+    // After:
+    %w = fp8.interleave_rows %w_gate, %w_up block 128 ...
+    %wq, %ws = fp8.quantize %w granularity <128x128> ...
+    %gu = fp8.scaled_matmul %xq scale %xs ..., %wq scale %ws ...
+          {fp8.epilogue} : ... -> tensor<?x22016xbf16>
+    %gate, %up = fp8.deinterleave_cols %gu block 128 ...
+    %h = linalg.generic ... ins(%gate, %up ...) { SwiGLU }
+    %hq, %hs = fp8.quantize %h granularity <1x128> ...
+    ```
+
+    Left alone: a result with a second user, a non-elementwise op on the
+    way (a row sum, a transpose), an elementwise op reading another tensor
+    (a residual, a bias), a quantize of delayed scaling, with statistics or
+    in blocks of several rows, and scale blocks wider than any tile. Needs
+    the module's `fp8.target` (run `--fp8-verify-target` first). Not in
+    `fp8-compile` unless `fuse-epilogue=true`: the fused sm_90a kernels
+    are verified on the CPU (the epilogue's code under the CUDA emulator,
+    NVRTC) but not yet measured on a GPU.
+  }];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
+  let options = [
+    Option<"pairs", "pairs", "bool", /*default=*/"true",
+           "Make gate and up projections that share an input one GEMM over "
+           "interleaved weights">,
+  ];
+}
+
 def FP8SelectConfig : Pass<"fp8-select-config", "ModuleOp"> {
   let summary = "chooses the tile configuration of every FP8 GEMM";
   let description = [{

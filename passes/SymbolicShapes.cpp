@@ -160,6 +160,8 @@ LogicalResult SymbolicShapes::shape(Operation *op) {
     set(p.getPositions(), ids);
     return success();
   }
+  if (isa<InterleaveRowsOp, DeinterleaveColsOp>(op))
+    return pairShape(op);
   if (auto u = dyn_cast<MoeUnpermuteOp>(op)) {
     const SymShape pos = shapes_.at(u.getPositions());
     unifyShapes(pos, shapes_.at(u.getWeights()));
@@ -212,6 +214,38 @@ LogicalResult SymbolicShapes::shape(Operation *op) {
   for (Value r : op->getResults())
     if (auto t = dyn_cast<RankedTensorType>(r.getType()))
       set(r, fresh(t));
+  return success();
+}
+
+LogicalResult SymbolicShapes::pairShape(Operation *op) {
+  auto set = [&](Value v, SymShape s) { shapes_[v] = std::move(s); };
+  auto typeShape = [&](Value v) -> SymShape {
+    return fresh(cast<RankedTensorType>(v.getType()));
+  };
+  if (auto il = dyn_cast<InterleaveRowsOp>(op)) {
+    // Twice the rows of each input: 2 * R of a dynamic R.
+    const SymShape a = shapes_.at(il.getA());
+    unifyShapes(a, shapes_.at(il.getB()));
+    SymShape r = typeShape(il.getResult());
+    if (!a[0].isStatic()) {
+      if (!a[0].isPlain())
+        return op->emitError("cannot follow the interleaved rows' size: "
+                             "expected static rows or a plain dimension");
+      r[0] = a[0];
+      r[0].scale = 2;
+    }
+    set(il.getResult(), r);
+    return success();
+  }
+  // A deinterleave: the input's rows, half its columns.
+  auto sp = cast<DeinterleaveColsOp>(op);
+  const SymShape in = shapes_.at(sp.getInput());
+  SymShape r = typeShape(sp.getFirst());
+  if (!in[0].isStatic() && !in[0].isPlain())
+    r[0] = in[0]; // the permuted rows' expression
+  unifyShapes(r, in);
+  set(sp.getFirst(), r);
+  set(sp.getSecond(), r);
   return success();
 }
 

@@ -61,6 +61,9 @@ private:
   std::optional<SymDim> indexDim(Value v);
   FailureOr<SymShape> scaleShape(Operation *op, const SymShape &s,
                                  const ::fp8::Granularity &g);
+  /// fp8.interleave_rows (twice the rows) and fp8.deinterleave_cols (the
+  /// input's rows).
+  LogicalResult pairShape(Operation *op);
   std::string className(int cls);
 
   std::vector<int> parent_;

@@ -875,3 +875,51 @@ func.func @unpermute_out(%y: tensor<?x64xbf16>, %p: tensor<8x2xi32>, %w: tensor<
       : tensor<?x64xbf16>, tensor<8x2xi32>, tensor<8x2xf32> -> tensor<7x64xbf16>
   return
 }
+
+// -----
+
+func.func @interleave_rows_block(%g: tensor<200x64xbf16>) {
+  // expected-error @+1 {{'fp8.interleave_rows' op expected the rows (200) to be a multiple of the block (128)}}
+  %w = fp8.interleave_rows %g, %g block 128 : tensor<200x64xbf16> -> tensor<400x64xbf16>
+  return
+}
+
+// -----
+
+func.func @interleave_rows_result(%g: tensor<256x64xbf16>) {
+  // expected-error @+1 {{'fp8.interleave_rows' op expected a result of twice the rows of 'tensor<256x64xbf16>', found 'tensor<256x64xbf16>'}}
+  %w = fp8.interleave_rows %g, %g block 128 : tensor<256x64xbf16> -> tensor<256x64xbf16>
+  return
+}
+
+// -----
+
+func.func @interleave_rows_type(%g: tensor<256x64xbf16>) {
+  // expected-error @+1 {{'fp8.interleave_rows' op expected the result's element type 'bf16', found 'f32'}}
+  %w = fp8.interleave_rows %g, %g block 128 : tensor<256x64xbf16> -> tensor<512x64xf32>
+  return
+}
+
+// -----
+
+func.func @interleave_rows_zero_block(%g: tensor<256x64xbf16>) {
+  // expected-error @+1 {{'fp8.interleave_rows' op attribute 'block' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %w = fp8.interleave_rows %g, %g block 0 : tensor<256x64xbf16> -> tensor<512x64xbf16>
+  return
+}
+
+// -----
+
+func.func @deinterleave_cols_block(%d: tensor<?x384xbf16>) {
+  // expected-error @+1 {{'fp8.deinterleave_cols' op expected the columns (384) to be a multiple of twice the block (256)}}
+  %a, %b = fp8.deinterleave_cols %d block 128 : tensor<?x384xbf16> -> tensor<?x192xbf16>
+  return
+}
+
+// -----
+
+func.func @deinterleave_cols_result(%d: tensor<8x512xbf16>) {
+  // expected-error @+1 {{'fp8.deinterleave_cols' op expected results of half the columns of 'tensor<8x512xbf16>', found 'tensor<8x512xbf16>'}}
+  %a, %b = fp8.deinterleave_cols %d block 128 : tensor<8x512xbf16> -> tensor<8x512xbf16>
+  return
+}

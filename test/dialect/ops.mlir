@@ -295,3 +295,23 @@ func.func @moe(%x: tensor<?x64xbf16>, %ids: tensor<?x2xi32>, %w: tensor<4x32x64x
       : tensor<?x64xbf16>, tensor<?x32xbf16> -> tensor<4x64x32xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// fp8.interleave_rows, fp8.deinterleave_cols
+//===----------------------------------------------------------------------===//
+
+// A gate and an up projection's weights in 128-row blocks, and one GEMM's
+// result split again.
+// CHECK-LABEL: func.func @interleave
+// CHECK: fp8.interleave_rows %{{.*}}, %{{.*}} block 128 : tensor<256x64xbf16> -> tensor<512x64xbf16>
+// CHECK: fp8.deinterleave_cols %{{.*}} block 128 : tensor<?x512xbf16> -> tensor<?x256xbf16>
+// CHECK: fp8.interleave_rows %{{.*}}, %{{.*}} block 3 : tensor<?x7xf32> -> tensor<?x7xf32>
+func.func @interleave(%g: tensor<256x64xbf16>, %u: tensor<256x64xbf16>,
+                      %d: tensor<?x512xbf16>, %x: tensor<?x7xf32>) {
+  %w = fp8.interleave_rows %g, %u block 128
+      : tensor<256x64xbf16> -> tensor<512x64xbf16>
+  %a, %b = fp8.deinterleave_cols %d block 128
+      : tensor<?x512xbf16> -> tensor<?x256xbf16>
+  %y = fp8.interleave_rows %x, %x block 3 : tensor<?x7xf32> -> tensor<?x7xf32>
+  return
+}

@@ -98,7 +98,7 @@ module {
 
 module attributes {fp8.target = "sm_90a"} {
   func.func @unsupported_op(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
-    // expected-error @+1 {{the runtime cannot execute 'tensor.extract_slice': a plan runs FP8 GEMMs, quantize, transpose, elementwise, row-sum and MoE permute and unpermute steps only}}
+    // expected-error @+1 {{the runtime cannot execute 'tensor.extract_slice': a plan runs FP8 GEMMs, quantize, transpose, elementwise, row-sum, interleave and MoE permute and unpermute steps only}}
     %s = tensor.extract_slice %x[0, 0] [4, 8] [1, 1] : tensor<8x8xf32> to tensor<4x8xf32>
     return %s : tensor<4x8xf32>
   }
@@ -401,7 +401,7 @@ module attributes {fp8.target = "sm_90a"} {
     %zero = arith.constant 0.0 : f32
     %es = tensor.empty() : tensor<64xf32>
     %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<64xf32>) -> tensor<64xf32>
-    // expected-error @+1 {{the runtime cannot execute 'linalg.generic': a plan runs FP8 GEMMs, quantize, transpose, elementwise, row-sum and MoE permute and unpermute steps only}}
+    // expected-error @+1 {{the runtime cannot execute 'linalg.generic': a plan runs FP8 GEMMs, quantize, transpose, elementwise, row-sum, interleave and MoE permute and unpermute steps only}}
     %p = linalg.generic {indexing_maps = [#id, #cl], iterator_types = ["reduction", "parallel"]}
            ins(%x : tensor<8x64xf32>) outs(%zs : tensor<64xf32>) {
     ^bb0(%a: f32, %acc: f32):
@@ -424,9 +424,36 @@ module attributes {fp8.target = "sm_90a"} {
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<64x128xf32>
     %z = linalg.fill ins(%zero : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
-    // expected-error @+1 {{the runtime cannot execute 'linalg.matmul': a plan runs FP8 GEMMs, quantize, transpose, elementwise, row-sum and MoE permute and unpermute steps only}}
+    // expected-error @+1 {{the runtime cannot execute 'linalg.matmul': a plan runs FP8 GEMMs, quantize, transpose, elementwise, row-sum, interleave and MoE permute and unpermute steps only}}
     %p = linalg.matmul indexing_maps = [#mk, #nk, #mn]
            ins(%a, %w : tensor<64x256xbf16>, tensor<128x256xbf16>) outs(%z : tensor<64x128xf32>) -> tensor<64x128xf32>
     return %p : tensor<64x128xf32>
+  }
+}
+
+// -----
+
+// A deinterleave that no GEMM's epilogue computes has no kernel.
+module attributes {fp8.target = "sm_90a"} {
+  func.func @lone_deinterleave(%d: tensor<?x512xbf16>) -> tensor<?x256xbf16> {
+    // expected-error @+1 {{the runtime runs 'fp8.deinterleave_cols' only in the epilogue of the GEMM that produces its input (--fp8-fuse-epilogue arranges it), found it on its own}}
+    %a, %b = fp8.deinterleave_cols %d block 128 : tensor<?x512xbf16> -> tensor<?x256xbf16>
+    return %a : tensor<?x256xbf16>
+  }
+}
+
+// -----
+
+// A matmul marked fp8.epilogue whose GEMM spec has none: the spec was
+// selected before the fusion.
+module attributes {fp8.target = "sm_90a"} {
+  func.func @stale_spec(%xq: tensor<?x256xf8E4M3FN>, %xs: tensor<?x2xf32>, %w: tensor<256x256xf8E4M3FN>, %ws: tensor<2x2xf32>)
+      -> (tensor<?x256xf8E4M3FN>, tensor<?x2xf32>) {
+    // expected-error @+1 {{'fp8.scaled_matmul' op is marked fp8.epilogue but its GEMM spec has no epilogue (run --fp8-select-config after --fp8-fuse-epilogue)}}
+    %g = fp8.scaled_matmul %xq scale %xs granularity <1x128>, %w scale %ws granularity <128x128>
+           promotion_interval 128 {fp8.epilogue, fp8.gemm = #fp8.gemm<{a = {format = "e4m3fn", granularity = "1x128"}, arch = "sm_90a", b = {format = "e4m3fn", granularity = "128x128"}, k = 256, m = -1, n = 256, out = "bf16", promotion_interval = 128, tile = {block_m = 128, block_n = 128, block_k = 128, stages = 4}}>}
+        : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<256x256xf8E4M3FN>, tensor<2x2xf32> -> tensor<?x256xbf16>
+    %hq, %hs = fp8.quantize %g granularity <1x128> : tensor<?x256xbf16> -> tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
+    return %hq, %hs : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
   }
 }
