@@ -16,6 +16,9 @@
 #   --bench at M=16 for mlp, attention-proj, moe and llama-layer (decode:
 #     launch-bound),
 #     the steps launched back to back against one graph launch;
+# mlp and llama-layer also as compiled with fuse-epilogue=true
+# (examples/plans/*.fused.sm_90a.plan.json: gate and up one GEMM whose
+# epilogue computes the SwiGLU and quantizes it);
 # and the generated models' plans (test/models/Inputs) under --verify at
 # M=512 with the bounds derived from each plan.
 #
@@ -67,7 +70,7 @@ verify() {
 # plan; the MoE block's two quantizations on its worst path give 3.5e-3;
 # bench M 4096 unless stated)
 examples=("mlp:1e-3" "attention-proj:1e-3" "grad-projection:3e-3" "moe:"
-          "moe-wgrad::32768" "llama-layer:")
+          "moe-wgrad::32768" "llama-layer:" "mlp.fused:1e-3" "llama-layer.fused:")
 for entry in "${examples[@]}"; do
   IFS=: read -r ex bound bench_m <<<"$entry"
   plan="$root/examples/plans/$ex.sm_90a.plan.json"
@@ -86,7 +89,8 @@ done
 
 # Decode (M = 16): launch-bound, so the run phase as one CUDA graph against
 # the steps launched back to back.
-decode=("mlp" "attention-proj" "moe" "llama-layer")
+decode=("mlp" "attention-proj" "moe" "llama-layer" "mlp.fused"
+        "llama-layer.fused")
 for ex in "${decode[@]}"; do
   timeout 300 "$run" "$root/examples/plans/$ex.sm_90a.plan.json" --dim M=16 \
       --random --bench --iters 50 --no-outputs \

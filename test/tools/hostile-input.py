@@ -317,6 +317,49 @@ def main():
     wgrad_case("reference a_layout = k_major (A [R, M] read as [M, R])",
                lambda p: wgrad_ref(p).__setitem__("a_layout", "k_major"))
 
+    # The feed-forward block with its GEMM results quantized in their
+    # epilogues: an interleave step and a GEMM step with an epilogue.
+    fused = json.loads(subprocess.run(
+        [os.path.join(bin_dir, "fp8-translate"), "--fp8-to-plan"],
+        input=subprocess.run([os.path.join(bin_dir, "fp8-opt"),
+                              os.path.join(src_root, "examples/mlp.mlir"),
+                              "--fp8-compile=arch=sm_90a fuse-epilogue=true"],
+                             check=True, capture_output=True).stdout,
+        check=True, capture_output=True).stdout)
+
+    def fused_case(note, mutate):
+        plan_case("fused epilogue: " + note, mutate, base=fused,
+                  args=["--compile-only", "--dim", "M=3"])
+    fused_gemm = lambda p: next(st for st in p["steps"] if st["kind"] == "gemm"
+                                and "epilogue" in st["spec"])
+    epilogue = lambda p: fused_gemm(p)["spec"]["epilogue"]
+    for value in [0, -128, 100, 2**40, "128", 1.5, None]:
+        fused_case(f"block = {json.dumps(value)}",
+                   lambda p, v=value: step_of(p, "interleave").__setitem__("block", v))
+    fused_case("block on a quantize step",
+               lambda p: step_of(p, "quantize").__setitem__("block", 128))
+    fused_case("an interleave of one input",
+               lambda p: step_of(p, "interleave")["inputs"].pop())
+    for value in [-8, 100, 65536, 2**40, 64.5, "128", None]:
+        fused_case(f"pair_block = {json.dumps(value)}",
+                   lambda p, v=value: epilogue(p).__setitem__("pair_block", v))
+    for value in ["bf16", "ue8m0", 7, None]:
+        fused_case(f"epilogue format = {json.dumps(value)}",
+                   lambda p, v=value: epilogue(p).__setitem__("format", v))
+    for value in ["128x128", "per_tensor", "1x0", "1x-8", "x"]:
+        fused_case(f"epilogue granularity = {json.dumps(value)}",
+                   lambda p, v=value: epilogue(p).__setitem__("granularity", v))
+    fused_case("an epilogue program of one input",
+               lambda p: epilogue(p)["program"]["inputs"].pop())
+    fused_case("an epilogue program of f32 inputs",
+               lambda p: epilogue(p)["program"].__setitem__("inputs", ["f32", "f32"]))
+    fused_case("an epilogue program = []",
+               lambda p: epilogue(p).__setitem__("program", []))
+    fused_case("a fused GEMM with one output",
+               lambda p: fused_gemm(p)["outputs"].pop())
+    fused_case("a fused GEMM accumulating into C",
+               lambda p: fused_gemm(p)["spec"].__setitem__("accumulate", True))
+
     cases.append(Case("hostile plan fields", "fp8-run", [w("small.plan.json"), "--compile-only",
                                                          "--sm-count", "0"], {1, 2},
                       note="--sm-count 0"))

@@ -467,3 +467,31 @@ TEST(PlanScaleMirror, TheExampleMlpReadsMirrorsInEveryGemm) {
   EXPECT_EQ(w.pitch(), 88);
   EXPECT_EQ(w.bytes(), 32 * 88 * 4);
 }
+
+TEST(PlanScaleMirror, AGemmQuantizedInItsEpilogueWritesTheNextGemmsMirror) {
+  auto p =
+      loadPlan(std::string(FP8_EXAMPLE_PLANS) + "/mlp.fused.sm_90a.plan.json");
+  ASSERT_TRUE(p.isOk()) << p.message();
+  auto r = resolvePlan(*p, {{"M", 129}});
+  ASSERT_TRUE(r.isOk()) << r.message();
+  const ScaleMirrorPlan mp = planScaleMirrors(*p, *r);
+  // gemm_4 (gate and up, SwiGLU and the 1x128 quantize in its epilogue)
+  // writes the transposed mirror of its scales, which gemm_5 (down) reads
+  // as its A scales, [86][132].
+  std::vector<std::string> got;
+  for (size_t i = 0; i < p->steps.size(); ++i)
+    got.push_back(p->steps[i].name + ":" + std::to_string(mp.writes[i]) + "," +
+                  std::to_string(mp.readsA[i]) + "," +
+                  std::to_string(mp.readsB[i]));
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "quantize_0:0,-1,-1", "quantize_1:2,-1,-1",
+                     "interleave_2:-1,-1,-1", "quantize_3:-1,-1,-1",
+                     "gemm_4:1,0,-1", "gemm_5:-1,1,2",
+                     "elementwise_6:-1,-1,-1"}));
+  const ScaleMirror &m = mp.mirrors[1];
+  EXPECT_EQ(m.writer, 4u);
+  EXPECT_EQ(m.rows, 129);
+  EXPECT_EQ(m.kBlocks, 86);
+  EXPECT_TRUE(m.transposed());
+  EXPECT_EQ(m.pitch(), 132);
+}
