@@ -78,12 +78,11 @@ TEST_P(FusedEpilogueGpu, MatchesTheOracleAndTheUnfusedPlan) {
   auto steps = checkSteps(fused, *got, {});
   ASSERT_TRUE(steps.isOk()) << steps.message();
   for (const StepCheck &c : *steps) {
-    std::printf("[fused M=%lld] step %s %s: %s (%s %.3g, bound %.2g) %s\n",
-                (long long)m, c.step.c_str(), c.kind.c_str(),
-                c.passed ? "ok" : "FAILED",
-                c.exact ? "mismatches" : c.metric.c_str(),
-                c.exact ? double(c.mismatches) : c.relError, c.bound,
-                c.detail.c_str());
+    std::printf(
+        "[fused M=%lld] step %s %s: %s (%s %.3g, bound %.2g) %s\n",
+        (long long)m, c.step.c_str(), c.kind.c_str(),
+        c.passed ? "ok" : "FAILED", c.exact ? "mismatches" : c.metric.c_str(),
+        c.exact ? double(c.mismatches) : c.relError, c.bound, c.detail.c_str());
     EXPECT_TRUE(c.passed) << c.step << ": " << c.detail;
   }
   OutputCheckOptions o;
@@ -100,8 +99,9 @@ TEST_P(FusedEpilogueGpu, MatchesTheOracleAndTheUnfusedPlan) {
   // epilogue writes.
   auto want = runOnGpu(plain, *plainShapes, plainInputs);
   ASSERT_TRUE(want.isOk()) << want.message();
-  const PlanStep *epi = stepWhere(
-      fused, StepKind::Gemm, [](const PlanStep &s) { return !!s.gemm.epilogue; });
+  const PlanStep *epi = stepWhere(fused, StepKind::Gemm, [](const PlanStep &s) {
+    return !!s.gemm.epilogue;
+  });
   const PlanStep *swiglu =
       stepWhere(plain, StepKind::Quantize,
                 [](const PlanStep &s) { return s.inputs.size() == 2; });
