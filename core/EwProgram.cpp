@@ -126,6 +126,22 @@ DType EwProgram::resultType() const {
   return DType::F32;
 }
 
+EwProgram swigluProgram() {
+  using A = EwArg;
+  EwProgram p;
+  p.inputs = {DType::BF16, DType::BF16};
+  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
+              {EwOp::Convert, {A::input(1)}, DType::F32},
+              {EwOp::Neg, {A::result(0)}, DType::F32},
+              {EwOp::Exp, {A::result(2)}, DType::F32},
+              {EwOp::Add, {A::result(3), A::constant(1.0f)}, DType::F32},
+              {EwOp::Div, {A::result(0), A::result(4)}, DType::F32},
+              {EwOp::Mul, {A::result(5), A::result(1)}, DType::F32},
+              {EwOp::Convert, {A::result(6)}, DType::BF16}};
+  p.result = A::result(7);
+  return p;
+}
+
 static Status checkArg(const EwArg &a, size_t inputs, size_t before,
                        const std::string &where) {
   if (a.kind == EwArg::Kind::Input &&

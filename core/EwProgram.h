@@ -105,6 +105,12 @@ struct EwProgram {
   bool operator==(const EwProgram &o) const;
 };
 
+/// SwiGLU as a Llama-style feed-forward block writes it (examples/mlp.mlir,
+/// read by the passes): in0 / (1 + e^-in0) * in1 over two bf16 inputs (the
+/// gate and the up projection), in f32, rounded to bf16. The benches and the
+/// tests of its kernels take this one.
+EwProgram swigluProgram();
+
 /// Checks a program: 1..4 inputs of bf16/f16/f32, operands that exist and
 /// come earlier, arities, result types f32/bf16/f16, a broadcast per input
 /// (or none) with input 0 unbroadcast.

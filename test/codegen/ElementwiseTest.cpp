@@ -12,24 +12,10 @@ using namespace fp8;
 namespace {
 using A = EwArg;
 
-EwProgram swiglu() {
-  EwProgram p;
-  p.inputs = {DType::BF16, DType::BF16};
-  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
-              {EwOp::Neg, {A::result(0)}, DType::F32},
-              {EwOp::Exp, {A::result(1)}, DType::F32},
-              {EwOp::Add, {A::constant(1.0f), A::result(2)}, DType::F32},
-              {EwOp::Div, {A::result(0), A::result(3)}, DType::F32},
-              {EwOp::Mul, {A::result(4), A::input(1)}, DType::F32},
-              {EwOp::Convert, {A::result(5)}, DType::BF16}};
-  p.result = A::result(6);
-  return p;
-}
-
 ElementwiseSpec quantizeSpec(Granularity g, ScalingMode mode) {
   ElementwiseSpec s;
   s.kind = AuxKind::Quantize;
-  s.program = swiglu();
+  s.program = swigluProgram();
   s.quant.granularity = g;
   s.quant.mode = mode;
   return s;
@@ -37,7 +23,7 @@ ElementwiseSpec quantizeSpec(Granularity g, ScalingMode mode) {
 } // namespace
 
 TEST(Elementwise, ProgramJSONRoundTrips) {
-  EwProgram p = swiglu();
+  EwProgram p = swigluProgram();
   p.instrs.push_back({EwOp::Fma,
                       {A::constant(0.1f), A::constant(-2.5e-8f), A::result(6)},
                       DType::F16});
@@ -57,7 +43,7 @@ TEST(Elementwise, SpecJSONRoundTripsForEveryKind) {
   q.quant.delayed.algo = AmaxAlgo::MostRecent;
   ElementwiseSpec e;
   e.kind = AuxKind::Elementwise;
-  e.program = swiglu();
+  e.program = swigluProgram();
   e.out = DType::F32;
   ElementwiseSpec t;
   t.kind = AuxKind::Transpose;
@@ -76,20 +62,20 @@ TEST(Elementwise, SpecJSONRoundTripsForEveryKind) {
 }
 
 TEST(Elementwise, BadProgramsAndSpecsSayWhy) {
-  EwProgram p = swiglu();
+  EwProgram p = swigluProgram();
   p.instrs[1].args = {A::result(3)};
   EXPECT_EQ(checkProgram(p).message(),
             "expected instruction %1 to use results of earlier instructions "
             "(%0..%0), found %3");
-  p = swiglu();
-  p.instrs[5].args.pop_back();
+  p = swigluProgram();
+  p.instrs[6].args.pop_back();
   EXPECT_EQ(checkProgram(p).message(),
-            "expected 2 operands for 'mul' in instruction %5, found 1");
-  p = swiglu();
+            "expected 2 operands for 'mul' in instruction %6, found 1");
+  p = swigluProgram();
   p.inputs = {DType::BF16, DType::E4M3FN};
   EXPECT_EQ(checkProgram(p).message(),
             "expected program input 1 to be bf16, f16 or f32, found e4m3fn");
-  p = swiglu();
+  p = swigluProgram();
   p.inputs.assign(5, DType::F32);
   EXPECT_EQ(checkProgram(p).message(),
             "expected 1 to 4 program inputs, found 5");
@@ -265,9 +251,9 @@ TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
   EXPECT_EQ((*k)[1].source, src);
   EXPECT_EQ((*k)[0].name, s.kernelName() + "_amax");
   EXPECT_NE(src.find("#include \"fp8/elementwise.cuh\""), std::string::npos);
-  EXPECT_NE(src.find("const float v2 = exp(v1);"), std::string::npos) << src;
-  EXPECT_NE(src.find("add(0x1p+0f, v2)"), std::string::npos) << src;
-  EXPECT_NE(src.find("round_to(v5, kBF16)"), std::string::npos) << src;
+  EXPECT_NE(src.find("const float v3 = exp(v2);"), std::string::npos) << src;
+  EXPECT_NE(src.find("add(v3, 0x1p+0f)"), std::string::npos) << src;
+  EXPECT_NE(src.find("round_to(v6, kBF16)"), std::string::npos) << src;
   EXPECT_NE(src.find("kBlockRows = 128"), std::string::npos);
   EXPECT_NE(src.find("quantize_scales_body<fp8k::Q>"), std::string::npos);
   // The tile path's one entry point.

@@ -73,16 +73,7 @@ static KernelSpec pairedSpec() {
   s.k = 4096;
   s.tile.blockN = 256;
   GemmEpilogue e;
-  e.program.inputs = {DType::BF16, DType::BF16};
-  using A = EwArg;
-  e.program.instrs = {
-      {EwOp::Convert, {A::input(0)}, DType::F32},
-      {EwOp::Neg, {A::result(0)}, DType::F32},
-      {EwOp::Exp, {A::result(1)}, DType::F32},
-      {EwOp::Add, {A::result(2), A::constant(1.0f)}, DType::F32},
-      {EwOp::Div, {A::result(0), A::result(3)}, DType::F32},
-      {EwOp::Mul, {A::result(4), A::input(1)}, DType::BF16}};
-  e.program.result = A::result(5);
+  e.program = swigluProgram();
   e.pairBlock = 128;
   e.granularity = Granularity::block(1, 128);
   s.epilogue = e;
@@ -103,7 +94,7 @@ TEST(KernelSpec, AnEpilogueRoundTripsAndNamesTheKernel) {
   EXPECT_NE(s.kernelName().find("_qe4m31x128pb128_"), std::string::npos)
       << s.kernelName();
   KernelSpec other = s;
-  other.epilogue->program.instrs[5].op = EwOp::Add;
+  other.epilogue->program.instrs[6].op = EwOp::Add;
   EXPECT_NE(s.kernelName(), other.kernelName());
   EXPECT_NE(s.problemKey(), other.problemKey());
   other = s;

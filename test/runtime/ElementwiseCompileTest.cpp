@@ -27,22 +27,6 @@ using namespace fp8;
 namespace {
 using A = EwArg;
 
-/// silu(g) * u from bf16 inputs, f32 math, bf16 result.
-EwProgram swiglu() {
-  EwProgram p;
-  p.inputs = {DType::BF16, DType::BF16};
-  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
-              {EwOp::Convert, {A::input(1)}, DType::F32},
-              {EwOp::Neg, {A::result(0)}, DType::F32},
-              {EwOp::Exp, {A::result(2)}, DType::F32},
-              {EwOp::Add, {A::constant(1.0f), A::result(3)}, DType::F32},
-              {EwOp::Div, {A::result(0), A::result(4)}, DType::F32},
-              {EwOp::Mul, {A::result(5), A::result(1)}, DType::F32},
-              {EwOp::Convert, {A::result(6)}, DType::BF16}};
-  p.result = A::result(7);
-  return p;
-}
-
 /// GELU, tanh form, in f32.
 EwProgram gelu() {
   EwProgram p;
@@ -107,7 +91,8 @@ std::vector<Case> cases() {
         Granularity::perRow(), DType::E5M2);
   quant("rows_mx", EwProgram::identity(DType::BF16), Granularity::mx(),
         DType::E4M3FN);
-  quant("rows_swiglu", swiglu(), Granularity::block(1, 128), DType::E4M3FN);
+  quant("rows_swiglu", swigluProgram(), Granularity::block(1, 128),
+        DType::E4M3FN);
   quant("rows_gelu_pow2", gelu(),
         Granularity::block(1, 128, ScaleFormat::F32Pow2), DType::E4M3FN);
   quant("tiles_128x128", EwProgram::identity(DType::BF16),
@@ -120,10 +105,10 @@ std::vector<Case> cases() {
         DType::E4M3FN);
   quant("blocks_ragged", EwProgram::identity(DType::BF16),
         Granularity::block(37, 5), DType::E5M2);
-  quant("delayed", swiglu(), Granularity::perTensor(), DType::E4M3FN,
+  quant("delayed", swigluProgram(), Granularity::perTensor(), DType::E4M3FN,
         ScalingMode::Delayed);
   for (auto [name, out_, p] : {std::tuple<const char *, DType, EwProgram>{
-                                   "ew_swiglu", DType::BF16, swiglu()},
+                                   "ew_swiglu", DType::BF16, swigluProgram()},
                                {"ew_gelu_f32", DType::F32, gelu()},
                                {"ew_every_op_f16", DType::F16, everyOp()}}) {
     ElementwiseSpec s;

@@ -18,21 +18,6 @@ using namespace fp8;
 namespace {
 using A = EwArg;
 
-EwProgram swiglu() {
-  EwProgram p;
-  p.inputs = {DType::BF16, DType::BF16};
-  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
-              {EwOp::Convert, {A::input(1)}, DType::F32},
-              {EwOp::Neg, {A::result(0)}, DType::F32},
-              {EwOp::Exp, {A::result(2)}, DType::F32},
-              {EwOp::Add, {A::result(3), A::constant(1.0f)}, DType::F32},
-              {EwOp::Div, {A::result(0), A::result(4)}, DType::F32},
-              {EwOp::Mul, {A::result(5), A::result(1)}, DType::F32},
-              {EwOp::Convert, {A::result(6)}, DType::BF16}};
-  p.result = A::result(7);
-  return p;
-}
-
 EwProgram gelu() {
   EwProgram p;
   p.inputs = {DType::BF16};
@@ -60,17 +45,20 @@ struct Case {
 const Case kCases[] = {
     // mlp's gate and up (Llama-2 7B), DeepSeek recipe: 128x256 tiles.
     {"swiglu_pairs", 22016, 4096, Granularity::block(128, 128), DType::BF16,
-     swiglu(), 128, Granularity::block(1, 128), 128, 256, 1, 1},
+     swigluProgram(), 128, Granularity::block(1, 128), 128, 256, 1, 1},
     {"swiglu_pairs_c2x1", 22016, 4096, Granularity::block(128, 128),
-     DType::BF16, swiglu(), 128, Granularity::block(1, 128), 128, 256, 2, 1},
+     DType::BF16, swigluProgram(), 128, Granularity::block(1, 128), 128, 256, 2,
+     1},
     {"swiglu_pairs_c1x2", 22016, 4096, Granularity::block(128, 128),
-     DType::BF16, swiglu(), 128, Granularity::block(1, 128), 128, 256, 1, 2},
+     DType::BF16, swigluProgram(), 128, Granularity::block(1, 128), 128, 256, 1,
+     2},
     // Decode: one consumer warpgroup.
     {"swiglu_pairs_m64", 28672, 4096, Granularity::block(128, 128), DType::BF16,
-     swiglu(), 128, Granularity::block(1, 128), 64, 256, 1, 1},
+     swigluProgram(), 128, Granularity::block(1, 128), 64, 256, 1, 1},
     // Narrower pairs of per-channel weights.
     {"swiglu_pairs64_per_channel", 22016, 4096, Granularity::perRow(),
-     DType::BF16, swiglu(), 64, Granularity::block(1, 64), 128, 128, 1, 1},
+     DType::BF16, swigluProgram(), 64, Granularity::block(1, 64), 128, 128, 1,
+     1},
     // One input: three consumer warpgroups of 152 registers.
     {"gelu_192x128", 11008, 4096, Granularity::block(128, 128), DType::BF16,
      gelu(), 0, Granularity::block(1, 128), 192, 128, 1, 1},

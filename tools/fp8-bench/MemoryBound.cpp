@@ -26,22 +26,6 @@ namespace fp8::bench {
 namespace {
 using A = EwArg;
 
-/// silu(gate) * up in f32, rounded to bf16 as the graph's tensor is.
-EwProgram swigluProgram() {
-  EwProgram p;
-  p.inputs = {DType::BF16, DType::BF16};
-  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
-              {EwOp::Neg, {A::result(0)}, DType::F32},
-              {EwOp::Exp, {A::result(1)}, DType::F32},
-              {EwOp::Add, {A::result(2), A::constant(1.0f)}, DType::F32},
-              {EwOp::Div, {A::result(0), A::result(3)}, DType::F32},
-              {EwOp::Convert, {A::input(1)}, DType::F32},
-              {EwOp::Mul, {A::result(4), A::result(5)}, DType::F32},
-              {EwOp::Convert, {A::result(6)}, DType::BF16}};
-  p.result = A::result(7);
-  return p;
-}
-
 EwProgram addProgram() {
   EwProgram p;
   p.inputs = {DType::BF16, DType::BF16};

@@ -29,21 +29,6 @@ using namespace fp8;
 namespace {
 using A = EwArg;
 
-EwProgram swiglu() {
-  EwProgram p;
-  p.inputs = {DType::BF16, DType::BF16};
-  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
-              {EwOp::Neg, {A::result(0)}, DType::F32},
-              {EwOp::Exp, {A::result(1)}, DType::F32},
-              {EwOp::Add, {A::result(2), A::constant(1.0f)}, DType::F32},
-              {EwOp::Div, {A::result(0), A::result(3)}, DType::F32},
-              {EwOp::Convert, {A::input(1)}, DType::F32},
-              {EwOp::Mul, {A::result(4), A::result(5)}, DType::F32},
-              {EwOp::Convert, {A::result(6)}, DType::BF16}};
-  p.result = A::result(7);
-  return p;
-}
-
 EwProgram gelu() {
   EwProgram p;
   p.inputs = {DType::F32};
@@ -139,13 +124,14 @@ std::vector<ElementwiseSpec> specs() {
   out.push_back(quantize(EwProgram::identity(DType::F32), Granularity::perRow(),
                          DType::E5M2));
   out.push_back(quantize(bf16, Granularity::mx(), DType::E4M3FN));
-  out.push_back(quantize(swiglu(),
+  out.push_back(quantize(swigluProgram(),
                          Granularity::block(1, 128, ScaleFormat::F32Pow2),
                          DType::E4M3FN));
   // The column path (R x 1 blocks: the weight gradients' activations).
   out.push_back(quantize(bf16, Granularity::block(128, 1), DType::E4M3FN));
-  out.push_back(quantize(
-      swiglu(), Granularity::block(16, 1, ScaleFormat::F32Pow2), DType::E5M2));
+  out.push_back(quantize(swigluProgram(),
+                         Granularity::block(16, 1, ScaleFormat::F32Pow2),
+                         DType::E5M2));
   // Blocks taller than 256 rows: a thread per column, evaluated twice.
   out.push_back(quantize(bf16, Granularity::block(300, 1), DType::E4M3FN));
   // The tile path (a CTA per block, read twice): 128x128 (the weights),
@@ -159,7 +145,8 @@ std::vector<ElementwiseSpec> specs() {
   out.push_back(quantize(bf16, Granularity::block(200, 64), DType::E4M3FN));
   // The block path: warp-uniform (16x384), CTA-uniform (4x512) and
   // per-thread blocks (32x2, 37x5, per column); the per-tensor walk.
-  out.push_back(quantize(swiglu(), Granularity::block(32, 2), DType::E4M3FN));
+  out.push_back(
+      quantize(swigluProgram(), Granularity::block(32, 2), DType::E4M3FN));
   out.push_back(quantize(bf16, Granularity::block(16, 384), DType::E4M3FN));
   out.push_back(quantize(bf16, Granularity::block(4, 512), DType::E5M2));
   out.push_back(quantize(EwProgram::identity(DType::F16),
@@ -168,11 +155,11 @@ std::vector<ElementwiseSpec> specs() {
   out.push_back(quantize(bf16, Granularity::block(37, 5), DType::E5M2));
   // Delayed scaling: the codes written with the history's scale, rewritten
   // on the first step and on a non-finite one.
-  out.push_back(quantize(swiglu(), Granularity::perTensor(), DType::E4M3FN,
-                         ScalingMode::Delayed));
+  out.push_back(quantize(swigluProgram(), Granularity::perTensor(),
+                         DType::E4M3FN, ScalingMode::Delayed));
   // Elementwise and transpose.
   for (auto [p, t] : {std::pair<EwProgram, DType>{gelu(), DType::F32},
-                      {swiglu(), DType::BF16},
+                      {swigluProgram(), DType::BF16},
                       {everyOp(), DType::F16}}) {
     ElementwiseSpec s;
     s.kind = AuxKind::Elementwise;
@@ -272,10 +259,10 @@ std::vector<KernelSpec> epilogueSpecs() {
   };
   return {
       // A feed-forward block's gate and up projection: SwiGLU, 1x128.
-      spec(768, 256, DType::BF16, swiglu(), 128, Granularity::block(1, 128),
-           DType::E4M3FN),
+      spec(768, 256, DType::BF16, swigluProgram(), 128,
+           Granularity::block(1, 128), DType::E4M3FN),
       // Narrower pairs, E5M2, power-of-two scales.
-      spec(384, 128, DType::BF16, swiglu(), 64,
+      spec(384, 128, DType::BF16, swigluProgram(), 64,
            Granularity::block(1, 64, ScaleFormat::F32Pow2), DType::E5M2),
       // One input: GELU; a ragged last tile (N = 200).
       spec(200, 128, DType::BF16, geluErf(DType::BF16), 0,
