@@ -324,6 +324,18 @@ emitElementwise(const ElementwiseSpec &s) {
   return out;
 }
 
+std::vector<ElementwiseEntryLaunch>
+elementwiseLaunches(const ElementwiseSpec &s, int64_t batch, int64_t rows,
+                    int64_t cols, int smCount) {
+  const std::vector<std::string> entries = elementwiseEntries(s);
+  const std::string base = s.kernelName();
+  std::vector<ElementwiseEntryLaunch> out;
+  for (size_t e = 0; e < entries.size(); ++e)
+    out.push_back({entries.size() == 1 ? base : base + "_" + entries[e], e,
+                   elementwiseLaunch(s, e, batch, rows, cols, smCount)});
+  return out;
+}
+
 AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
                             int64_t batch, int64_t rows, int64_t cols,
                             int smCount) {

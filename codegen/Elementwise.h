@@ -134,6 +134,21 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &spec, size_t entry,
                             int64_t batch, int64_t rows, int64_t cols,
                             int smCount);
 
+/// One kernel launch of a spec: the entry point, its index in
+/// emitElementwise's list, and its grid.
+struct ElementwiseEntryLaunch {
+  std::string kernel;
+  size_t entry = 0;
+  AuxLaunch launch;
+};
+
+/// The launches of `spec` over `batch` matrices of [rows, cols] (the
+/// input's), in order, every entry's grid from elementwiseLaunch (an MoE
+/// step's batches differ per entry: runtime/plan/PlanKernels.h).
+std::vector<ElementwiseEntryLaunch>
+elementwiseLaunches(const ElementwiseSpec &spec, int64_t batch, int64_t rows,
+                    int64_t cols, int smCount);
+
 /// Evaluates the program on one element: `in[i]` is input i's element
 /// widened to float. Bit-identical to the device's Prog::eval.
 float evalProgram(const EwProgram &p, const float *in);

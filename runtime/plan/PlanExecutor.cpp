@@ -7,6 +7,7 @@
 #include "codegen/kernels/elementwise_params.h"
 #include "runtime/Gemm.h"
 #include "runtime/GroupedGemm.h"
+#include "runtime/ElementwiseLaunch.h"
 #include "runtime/LoadedKernels.h"
 #include "runtime/plan/PlanKernels.h"
 
@@ -244,7 +245,6 @@ Status GpuPlan::download(const std::string &name, HostTensor &out) const {
 }
 
 Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
-  const CudaDriver &d = *device_->driver;
   void *mirror = nullptr;
   int64_t strideRows = 0, strideCols = 0;
   const int mi = mirrors_.writes[index];
@@ -261,31 +261,10 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
       },
       reinterpret_cast<void *>(amaxScratch_[index].ptr()), mirror, strideRows,
       strideCols);
-  for (const AuxStepLaunch &l :
-       auxStepLaunches(s, shapes_.shapes, device_->smCount)) {
-    auto k = loadKernel(l.kernel, [&]() -> Expected<GeneratedKernel> {
-      auto ks = emitElementwise(s.aux);
-      if (!ks)
-        return ks.status();
-      return (*ks)[l.entry];
-    });
-    if (!k)
-      return k.status().withContext("step '" + s.name + "'");
-    CUlaunchConfig cfg{};
-    cfg.gridDimX = l.launch.grid[0];
-    cfg.gridDimY = l.launch.grid[1];
-    cfg.gridDimZ = l.launch.grid[2];
-    cfg.blockDimX = l.launch.block[0];
-    cfg.blockDimY = l.launch.block[1];
-    cfg.blockDimZ = l.launch.block[2];
-    cfg.sharedMemBytes = 0;
-    cfg.hStream = stream_;
-    void *args[] = {&p};
-    Status ls = cuCheck(d.cuLaunchKernelEx(&cfg, (*k)->function, args, nullptr),
-                        "cuLaunchKernelEx");
-    if (!ls.isOk())
-      return ls.withContext("step '" + s.name + "', kernel " + l.kernel);
-  }
+  Status ls = launchElementwise(
+      s.aux, auxStepLaunches(s, shapes_.shapes, device_->smCount), p, stream_);
+  if (!ls.isOk())
+    return ls.withContext("step '" + s.name + "'");
   return Status::ok();
 }
 

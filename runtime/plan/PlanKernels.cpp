@@ -7,7 +7,7 @@ namespace fp8 {
 static_assert(fp8k::kMaxMoeExperts == kMaxMoeExperts,
               "the routing kernel's shared counters hold every expert");
 
-std::vector<AuxStepLaunch>
+std::vector<ElementwiseEntryLaunch>
 auxStepLaunches(const PlanStep &s, const StepShapes &shapes, int smCount) {
   Geometry g = geometry(shapes.at(s.inputs[0]));
   const bool permute = s.kind == StepKind::Permute;
@@ -15,9 +15,9 @@ auxStepLaunches(const PlanStep &s, const StepShapes &shapes, int smCount) {
     g = geometry(shapes.at(s.outputs[0]));
   const std::vector<std::string> entries = elementwiseEntries(s.aux);
   const std::string base = s.aux.kernelName();
-  std::vector<AuxStepLaunch> out;
+  std::vector<ElementwiseEntryLaunch> out;
   for (size_t e = 0; e < entries.size(); ++e) {
-    AuxStepLaunch l;
+    ElementwiseEntryLaunch l;
     l.kernel = entries.size() == 1 ? base : base + "_" + entries[e];
     l.entry = e;
     if (permute) // the route: one CTA per expert; the quantize: per token

@@ -22,12 +22,6 @@
 
 namespace fp8 {
 
-/// One kernel launch of a step.
-struct AuxStepLaunch {
-  std::string kernel; ///< the entry point
-  size_t entry = 0;   ///< its index in emitElementwise's list
-  AuxLaunch launch;
-};
 
 /// The concrete shapes of a step's buffers, by name (ResolvedPlan::shapes).
 using StepShapes = std::map<std::string, Shape>;
@@ -35,7 +29,7 @@ using StepShapes = std::map<std::string, Shape>;
 /// The launches of a non-GEMM step (shapes of its first input: rank 2, or 3
 /// for a stack of matrices; an MoE step's from all its operands) on a GPU
 /// of `smCount` SMs.
-std::vector<AuxStepLaunch>
+std::vector<ElementwiseEntryLaunch>
 auxStepLaunches(const PlanStep &step, const StepShapes &shapes, int smCount);
 
 /// The kernel parameter of a non-GEMM step: `address(name)` is where a

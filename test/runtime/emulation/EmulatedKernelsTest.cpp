@@ -95,12 +95,12 @@ void runEmulated(const EmulatedKernel &k, const PlanStep &step,
         return buffers.at(name).data.data();
       },
       amax.data(), mirror, mirrorStrideRows, mirrorStrideCols);
-  const std::vector<AuxStepLaunch> launches =
+  const std::vector<ElementwiseEntryLaunch> launches =
       auxStepLaunches(step, shapes, /*smCount=*/1);
   ASSERT_EQ(launches.size(), k.entries.size());
-  for (const AuxStepLaunch &l : launches)
+  for (const ElementwiseEntryLaunch &l : launches)
     ASSERT_EQ(l.kernel, k.names[l.entry]);
-  for (const AuxStepLaunch &l : launches)
+  for (const ElementwiseEntryLaunch &l : launches)
     cudaemu::launch({l.launch.grid[0], l.launch.grid[1], l.launch.grid[2]},
                     {l.launch.block[0], l.launch.block[1], l.launch.block[2]},
                     [&] { k.entries[l.entry](p); });

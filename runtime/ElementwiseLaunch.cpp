@@ -1,0 +1,45 @@
+//===- ElementwiseLaunch.cpp - Launching quantize and elementwise kernels -===//
+
+#include "runtime/ElementwiseLaunch.h"
+
+#include "runtime/CudaDriver.h"
+#include "runtime/LoadedKernels.h"
+
+namespace fp8 {
+
+Status launchElementwise(const ElementwiseSpec &spec,
+                         const std::vector<ElementwiseEntryLaunch> &launches,
+                         const fp8k::EwParams &p, CUstream stream) {
+  auto drv = CudaDriver::get();
+  if (!drv)
+    return drv.status();
+  fp8k::EwParams param = p;
+  for (const ElementwiseEntryLaunch &l : launches) {
+    auto k = loadKernel(l.kernel, [&]() -> Expected<GeneratedKernel> {
+      auto ks = emitElementwise(spec);
+      if (!ks)
+        return ks.status();
+      return (*ks)[l.entry];
+    });
+    if (!k)
+      return k.status();
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = l.launch.grid[0];
+    cfg.gridDimY = l.launch.grid[1];
+    cfg.gridDimZ = l.launch.grid[2];
+    cfg.blockDimX = l.launch.block[0];
+    cfg.blockDimY = l.launch.block[1];
+    cfg.blockDimZ = l.launch.block[2];
+    cfg.sharedMemBytes = 0;
+    cfg.hStream = stream;
+    void *args[] = {&param};
+    Status ls =
+        cuCheck((*drv)->cuLaunchKernelEx(&cfg, (*k)->function, args, nullptr),
+                "cuLaunchKernelEx");
+    if (!ls.isOk())
+      return ls.withContext("kernel " + l.kernel);
+  }
+  return Status::ok();
+}
+
+} // namespace fp8

@@ -1,0 +1,153 @@
+//===- Quantize.cpp - The runtime's FP8 quantize on device tensors --------===//
+
+#include "runtime/Quantize.h"
+
+#include "codegen/Elementwise.h"
+#include "codegen/kernels/elementwise_params.h"
+#include "core/RecipeRules.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/ElementwiseLaunch.h"
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+namespace fp8 {
+
+namespace {
+/// The largest rows, columns and batch a call takes: as the plans' dims.
+constexpr int64_t kMaxExtent = int64_t(1) << 40;
+/// And elements in all: the plans' largest buffer.
+constexpr int64_t kMaxElements = int64_t(1) << 47;
+
+/// The block path's amax scratch (one u32 per scale, zero between calls:
+/// the kernels reset it), one per stream, grown on demand.
+struct Scratch {
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+};
+std::mutex gScratchMutex;
+std::unordered_map<CUstream, Scratch> gScratch;
+
+Expected<CUdeviceptr> amaxScratch(const CudaDriver &d, CUstream stream,
+                                  size_t bytes) {
+  std::lock_guard<std::mutex> lock(gScratchMutex);
+  Scratch &s = gScratch[stream];
+  if (s.bytes >= bytes)
+    return s.ptr;
+  if (s.ptr) {
+    // Earlier launches on this stream may still use the old scratch.
+    FP8_RETURN_IF_ERROR(
+        cuCheck(d.cuStreamSynchronize(stream), "cuStreamSynchronize"));
+    d.cuMemFree(s.ptr);
+    s = Scratch{};
+  }
+  FP8_RETURN_IF_ERROR(
+      cuCheck(d.cuMemAlloc(&s.ptr, bytes), "cuMemAlloc(amax scratch)"));
+  s.bytes = bytes;
+  FP8_RETURN_IF_ERROR(cuCheck(d.cuMemsetD8Async(s.ptr, 0, bytes, stream),
+                              "cuMemsetD8Async(amax scratch)"));
+  return s.ptr;
+}
+
+bool misaligned(const void *p, int64_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % uint64_t(bytes) != 0;
+}
+} // namespace
+
+int64_t amaxHistoryBytes(int64_t length) {
+  return fp8k::amax_history_bytes(length);
+}
+
+Status checkQuantizeArgs(const QuantRecipe &r, int64_t rows, int64_t cols,
+                         const QuantizeTensors &t) {
+  FP8_RETURN_IF_ERROR(checkQuantRecipe(r, "x"));
+  if (!isWide(t.xType))
+    return errorf("expected x to be bf16, f16 or f32, found ",
+                  toString(t.xType));
+  if (rows < 0 || cols < 0 || rows >= kMaxExtent || cols >= kMaxExtent)
+    return errorf("expected rows and cols in [0, 2^40), found ", rows, " x ",
+                  cols);
+  if (t.batch < 1 || t.batch >= kMaxExtent)
+    return errorf("expected a batch in [1, 2^40), found ", t.batch);
+  int64_t elements = 0;
+  if (__builtin_mul_overflow(t.batch, rows, &elements) ||
+      __builtin_mul_overflow(elements, cols, &elements) ||
+      elements > kMaxElements)
+    return errorf("expected at most 2^47 elements, found a batch of ", t.batch,
+                  " matrices of ", rows, " x ", cols);
+  if (!t.x || !t.codes || !t.scales)
+    return errorf("expected device pointers for x, codes and scales, found "
+                  "x = ",
+                  t.x, ", codes = ", t.codes, ", scales = ", t.scales);
+  if (misaligned(t.x, sizeOf(t.xType)))
+    return errorf("expected x to be aligned to its element size (",
+                  sizeOf(t.xType), " bytes), found ", t.x);
+  if (r.granularity.scale != ScaleFormat::UE8M0 && misaligned(t.scales, 4))
+    return errorf("expected the f32 scales to be 4-byte aligned, found ",
+                  t.scales);
+  const bool delayed = r.mode == ScalingMode::Delayed;
+  if (delayed && !t.history)
+    return errorf("expected an amax history state (history: ",
+                  amaxHistoryBytes(r.delayed.historyLength),
+                  " bytes, zeroed before the first call) with delayed "
+                  "scaling");
+  if (!delayed && t.history)
+    return errorf("expected no amax history with current scaling");
+  if (delayed && t.batch != 1)
+    return errorf("expected one matrix with delayed scaling (one amax "
+                  "history), found a batch of ",
+                  t.batch);
+  if (delayed && misaligned(t.history, 4))
+    return errorf("expected the amax history to be 4-byte aligned, found ",
+                  t.history);
+  return Status::ok();
+}
+
+Status quantize(const QuantRecipe &r, int64_t rows, int64_t cols,
+                const QuantizeTensors &t, CUstream stream) {
+  FP8_RETURN_IF_ERROR(checkQuantizeArgs(r, rows, cols, t));
+  if (rows == 0 || cols == 0)
+    return Status::ok();
+  auto dev = CudaDevice::get();
+  if (!dev)
+    return dev.status();
+  const CudaDevice &d = **dev;
+  ElementwiseSpec spec;
+  spec.kind = AuxKind::Quantize;
+  if (d.ccMajor == 9 && d.ccMinor == 0)
+    spec.arch = Arch::SM90a;
+  else if (d.ccMajor == 10 && d.ccMinor == 0)
+    spec.arch = Arch::SM100a;
+  else
+    return errorf("expected an sm_90a or sm_100a device for the quantize "
+                  "kernels, found device ",
+                  d.ordinal, " (", d.name, ") of compute capability ",
+                  d.ccMajor, ".", d.ccMinor);
+  spec.program = EwProgram::identity(t.xType);
+  spec.quant = r;
+  FP8_RETURN_IF_ERROR(checkElementwiseSpec(spec));
+
+  fp8k::EwParams p{};
+  p.in[0] = t.x;
+  p.out = t.codes;
+  p.scale = t.scales;
+  p.history = t.history;
+  p.batch = t.batch;
+  p.rows = rows;
+  p.cols = cols;
+  p.scaleRows = r.granularity.scaleRows(rows);
+  p.scaleCols = r.granularity.scaleCols(cols);
+  if (!quantizeIsOnePass(spec)) {
+    auto scratch = amaxScratch(*d.driver, stream,
+                               size_t(t.batch * p.scaleRows * p.scaleCols) * 4);
+    if (!scratch)
+      return scratch.status();
+    p.amax = reinterpret_cast<fp8k::u32 *>(*scratch);
+  }
+  return launchElementwise(
+      spec, elementwiseLaunches(spec, t.batch, rows, cols, d.smCount), p,
+      stream);
+}
+
+} // namespace fp8

@@ -1,0 +1,68 @@
+//===- Quantize.h - The runtime's FP8 quantize on device tensors -*- C++
+//-*-===//
+//
+// What a framework calls to quantize a tensor on the GPU at any granularity
+// of the recipe vocabulary (core/Recipe.h): per tensor, per row or column,
+// 1 x C and R x C blocks, MX; current or delayed scaling. The kernels are
+// the plan's quantize kernels (codegen/Elementwise.h, generated and
+// JIT-compiled on first use, bit-identical to the CPU oracle's
+// numerics::quantize); every argument is checked before anything reaches the
+// GPU.
+//
+//   fp8::QuantizeTensors t{.x = X, .codes = Q, .scales = S};
+//   fp8::QuantRecipe r;                     // E4M3, 1x128 tiles (DeepSeek)
+//   r.granularity = fp8::Granularity::block(1, 128);
+//   if (fp8::Status s = fp8::quantize(r, rows, cols, t, stream); !s)
+//     std::cerr << s.message() << "\n";
+//
+// Layouts: x, codes row-major [batch, rows, cols], contiguous; scales
+// row-major [batch, ceil(rows / r), ceil(cols / c)] for r x c blocks of
+// each matrix (f32, or UE8M0 bytes) — the layout fp8::gemm reads by
+// default. Delayed scaling (per tensor, one matrix) keeps its amax history
+// in a device state buffer of amaxHistoryBytes(length) bytes, zeroed before
+// its first use and passed unchanged to every later call.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_RUNTIME_QUANTIZE_H
+#define FP8_RUNTIME_QUANTIZE_H
+
+#include "core/Recipe.h"
+#include "core/Status.h"
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace fp8 {
+
+/// Device pointers of one quantize.
+struct QuantizeTensors {
+  const void *x = nullptr; ///< the input, of type `xType`
+  DType xType = DType::BF16;
+  void *codes = nullptr;  ///< FP8 codes, x's shape
+  void *scales = nullptr; ///< the scales (layout above)
+  /// Delayed scaling: the amax history state (zeroed before the first call).
+  void *history = nullptr;
+  int64_t batch = 1; ///< matrices stacked along a leading dimension
+};
+
+/// Bytes of the state of a delayed-scaling history of `length` amaxes.
+int64_t amaxHistoryBytes(int64_t length);
+
+/// Checks the arguments without touching the GPU: the recipe
+/// (checkQuantRecipe), the shape (rows, cols >= 0, batch >= 1, below 2^40
+/// elements each way), the pointers and their alignment (x to its element
+/// size, f32 scales to 4 bytes), a history exactly for delayed scaling (of
+/// one matrix). Errors name the argument.
+Status checkQuantizeArgs(const QuantRecipe &recipe, int64_t rows, int64_t cols,
+                         const QuantizeTensors &t);
+
+/// Quantizes `batch` [rows, cols] matrices on `stream` (asynchronous, like a
+/// kernel launch) on the runtime's device, after checkQuantizeArgs. A
+/// machine without a GPU gets the driver's message at this first GPU call.
+Status quantize(const QuantRecipe &recipe, int64_t rows, int64_t cols,
+                const QuantizeTensors &t, CUstream stream);
+
+} // namespace fp8
+
+#endif // FP8_RUNTIME_QUANTIZE_H

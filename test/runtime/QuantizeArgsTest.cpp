@@ -1,0 +1,130 @@
+//===- QuantizeArgsTest.cpp - fp8::quantize's checks before launch --------===//
+//
+// Everything fp8::quantize (runtime/Quantize.h) refuses without a GPU, each
+// with the argument it names; and, on a machine without a CUDA driver, the
+// driver's message at the first call that needs the GPU (not a crash).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Quantize.h"
+
+#include "runtime/CudaDriver.h"
+
+#include <gtest/gtest.h>
+
+using namespace fp8;
+
+namespace {
+
+/// Plausible (never dereferenced) device addresses, 256-byte aligned.
+void *fakePtr(uintptr_t i) {
+  return reinterpret_cast<void *>(uintptr_t(0x7f0000000000) + i * 256);
+}
+
+QuantizeTensors tensors() {
+  QuantizeTensors t;
+  t.x = fakePtr(1);
+  t.codes = fakePtr(2);
+  t.scales = fakePtr(3);
+  return t;
+}
+
+QuantRecipe tiles() {
+  QuantRecipe r;
+  r.granularity = Granularity::block(1, 128);
+  return r;
+}
+
+std::string problem(QuantRecipe r, int64_t rows, int64_t cols,
+                    QuantizeTensors t) {
+  return checkQuantizeArgs(r, rows, cols, t).message();
+}
+
+} // namespace
+
+TEST(QuantizeArgs, AcceptsEveryGranularityAndScaling) {
+  EXPECT_TRUE(checkQuantizeArgs(tiles(), 4096, 7168, tensors()).isOk());
+  QuantRecipe r = tiles();
+  for (Granularity g : {Granularity::perTensor(), Granularity::perRow(),
+                        Granularity::perColumn(), Granularity::block(128, 128),
+                        Granularity::mx(), Granularity::block(128, 1)}) {
+    r.granularity = g;
+    EXPECT_TRUE(checkQuantizeArgs(r, 129, 7, tensors()).isOk()) << toString(g);
+  }
+  r.granularity = Granularity::perTensor();
+  r.mode = ScalingMode::Delayed;
+  QuantizeTensors t = tensors();
+  t.history = fakePtr(4);
+  EXPECT_TRUE(checkQuantizeArgs(r, 64, 64, t).isOk());
+  EXPECT_EQ(amaxHistoryBytes(16), 16 + 4 * 16);
+}
+
+TEST(QuantizeArgs, RefusalsNameTheArgument) {
+  QuantRecipe r = tiles();
+  r.format = DType::BF16;
+  EXPECT_EQ(problem(r, 8, 8, tensors()),
+            "expected x to be quantized to an FP8 format (e4m3fn or e5m2), "
+            "found bf16");
+  QuantizeTensors t = tensors();
+  t.xType = DType::E4M3FN;
+  EXPECT_EQ(problem(tiles(), 8, 8, t),
+            "expected x to be bf16, f16 or f32, found e4m3fn");
+  EXPECT_EQ(problem(tiles(), -1, 8, tensors()),
+            "expected rows and cols in [0, 2^40), found -1 x 8");
+  t = tensors();
+  t.batch = 0;
+  EXPECT_EQ(problem(tiles(), 8, 8, t),
+            "expected a batch in [1, 2^40), found 0");
+  t = tensors();
+  t.batch = int64_t(1) << 20;
+  EXPECT_EQ(problem(tiles(), int64_t(1) << 20, int64_t(1) << 20, t),
+            "expected at most 2^47 elements, found a batch of 1048576 "
+            "matrices of 1048576 x 1048576");
+  t = tensors();
+  t.scales = nullptr;
+  EXPECT_NE(problem(tiles(), 8, 8, t)
+                .find("expected device pointers for x, codes and scales"),
+            std::string::npos);
+  t = tensors();
+  t.x = static_cast<char *>(fakePtr(1)) + 1;
+  EXPECT_NE(problem(tiles(), 8, 8, t)
+                .find("expected x to be aligned to its element size (2 "
+                      "bytes)"),
+            std::string::npos);
+  t = tensors();
+  t.scales = static_cast<char *>(fakePtr(3)) + 2;
+  EXPECT_NE(problem(tiles(), 8, 8, t)
+                .find("expected the f32 scales to be 4-byte aligned"),
+            std::string::npos);
+  r = tiles();
+  r.granularity.scale = ScaleFormat::UE8M0; // bytes: any address
+  EXPECT_TRUE(checkQuantizeArgs(r, 8, 8, t).isOk());
+  // Delayed scaling: per tensor, a history, one matrix.
+  r = tiles();
+  r.mode = ScalingMode::Delayed;
+  EXPECT_NE(problem(r, 8, 8, tensors()).find("per_tensor"), std::string::npos);
+  r.granularity = Granularity::perTensor();
+  EXPECT_EQ(problem(r, 8, 8, tensors()),
+            "expected an amax history state (history: 80 bytes, zeroed "
+            "before the first call) with delayed scaling");
+  t = tensors();
+  t.history = fakePtr(4);
+  t.batch = 2;
+  EXPECT_EQ(problem(r, 8, 8, t),
+            "expected one matrix with delayed scaling (one amax history), "
+            "found a batch of 2");
+  EXPECT_EQ(problem(tiles(), 8, 8, t),
+            "expected no amax history with current scaling");
+}
+
+TEST(QuantizeArgs, WithoutADriverTheFirstGpuCallSaysSo) {
+  if (CudaDriver::get().isOk())
+    GTEST_SKIP() << "a CUDA driver is present: this test is for machines "
+                    "without one (CI)";
+  // An empty tensor needs no GPU.
+  EXPECT_TRUE(quantize(tiles(), 0, 128, tensors(), nullptr).isOk());
+  const Status s = quantize(tiles(), 8, 128, tensors(), nullptr);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("no CUDA driver found"), std::string::npos)
+      << s.message();
+}
