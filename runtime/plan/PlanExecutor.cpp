@@ -5,9 +5,9 @@
 #include "codegen/Elementwise.h"
 #include "codegen/Gemm.h"
 #include "codegen/kernels/elementwise_params.h"
+#include "runtime/ElementwiseLaunch.h"
 #include "runtime/Gemm.h"
 #include "runtime/GroupedGemm.h"
-#include "runtime/ElementwiseLaunch.h"
 #include "runtime/LoadedKernels.h"
 #include "runtime/plan/PlanKernels.h"
 

@@ -22,7 +22,6 @@
 
 namespace fp8 {
 
-
 /// The concrete shapes of a step's buffers, by name (ResolvedPlan::shapes).
 using StepShapes = std::map<std::string, Shape>;
 
