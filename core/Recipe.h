@@ -125,6 +125,16 @@ struct QuantRecipe {
   DelayedScaling delayed;
 };
 
+/// The recipe of one GEMM D = A * B^T as `#fp8.recipe` states it on a
+/// matmul: how A ([M, K]) and B ([N, K]) are quantized, in that logical
+/// frame; the promotion interval (nullopt: tensor-core accumulation only);
+/// the result type (bf16 or f32).
+struct MatmulRecipe {
+  QuantRecipe a, b;
+  std::optional<int64_t> promotionInterval = 128;
+  DType out = DType::BF16;
+};
+
 //===----------------------------------------------------------------------===//
 // Names, as the dialect and the JSON plans spell them.
 //===----------------------------------------------------------------------===//

@@ -69,12 +69,12 @@ Status checkGranularity(const Granularity &g, std::string_view name) {
 }
 
 Status checkDelayedScaling(const DelayedScaling &d) {
-  if (d.historyLength < 1)
-    return errorf("expected the amax history length to be positive, found ",
-                  d.historyLength);
-  if (d.updateInterval < 1)
-    return errorf("expected the amax update interval to be positive, found ",
-                  d.updateInterval);
+  if (d.historyLength < 1 || d.historyLength > kMaxHistoryLength)
+    return errorf("expected the amax history length to be in [1, ",
+                  kMaxHistoryLength, "], found ", d.historyLength);
+  if (d.updateInterval < 1 || d.updateInterval > kMaxUpdateInterval)
+    return errorf("expected the amax update interval to be in [1, ",
+                  kMaxUpdateInterval, "], found ", d.updateInterval);
   if (d.margin < 0 || d.margin > kMaxMargin)
     return errorf("expected the margin to be in [0, ", kMaxMargin,
                   "] (a headroom of 2^margin on the amax), found ", d.margin);
@@ -232,6 +232,16 @@ Status checkGemmRecipe(const OperandSpec &a, const OperandSpec &b,
   FP8_RETURN_IF_ERROR(checkMXPair(a, b));
   FP8_RETURN_IF_ERROR(checkKBlocks(a, b));
   return checkPromotionInterval(promotionInterval, a, b);
+}
+
+Status checkMatmulRecipe(const MatmulRecipe &r) {
+  FP8_RETURN_IF_ERROR(checkQuantRecipe(r.a, "A"));
+  FP8_RETURN_IF_ERROR(checkQuantRecipe(r.b, "B"));
+  if (r.out != DType::BF16 && r.out != DType::F32)
+    return errorf("expected out to be bf16 or f32, found ", toString(r.out));
+  return checkGemmRecipe({r.a.format, Layout::KMajor, r.a.granularity},
+                         {r.b.format, Layout::KMajor, r.b.granularity},
+                         r.promotionInterval, r.out);
 }
 
 /// "a dense", "a contiguous grouped", "a masked grouped".

@@ -42,6 +42,10 @@ inline constexpr int64_t kMmaK = 32;
 /// Largest delayed-scaling margin: the scale is amax * 2^margin / format max
 /// (x ~= q * scale), and an f32 scale has no room for more than 2^127.
 inline constexpr int64_t kMaxMargin = 127;
+/// Longest delayed-scaling amax history (a 4 MiB state) and longest update
+/// interval: the kernels count both in 32-bit integers.
+inline constexpr int64_t kMaxHistoryLength = int64_t(1) << 20;
+inline constexpr int64_t kMaxUpdateInterval = (int64_t(1) << 31) - 1;
 
 /// The most experts and the largest group padding of an MoE routing
 /// (fp8.moe_permute, the plan's permute step): its kernel keeps one counter
@@ -86,8 +90,8 @@ bool isMX(const Granularity &stored, Layout layout);
 /// ("A's granularity").
 Status checkGranularity(const Granularity &g, std::string_view name);
 
-/// Delayed-scaling parameters: history length and update interval positive,
-/// margin in [0, kMaxMargin].
+/// Delayed-scaling parameters: history length in [1, kMaxHistoryLength],
+/// update interval in [1, kMaxUpdateInterval], margin in [0, kMaxMargin].
 Status checkDelayedScaling(const DelayedScaling &d);
 
 /// Delayed scaling keeps one amax history per tensor, so it needs per-tensor
@@ -157,6 +161,11 @@ struct ScaledGemmArgs {
   Shape groupShape;
   std::optional<int64_t> promotionInterval;
 };
+
+/// The recipe a matmul's `#fp8.recipe` states: each operand's recipe
+/// (checkQuantRecipe), bf16 or f32 out, then checkGemmRecipe over the
+/// operands K-major (the recipe's logical frame).
+Status checkMatmulRecipe(const MatmulRecipe &r);
 
 /// checkGemmRecipe, then ranks, M/N/K/G consistency, scale shapes and types,
 /// and the group tensor's shape.

@@ -307,8 +307,12 @@ LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  Type out) {
   if (!isa<BFloat16Type, Float32Type>(out))
     return emitError() << "expected out to be bf16 or f32, found " << out;
-  ::fp8::Status s = ::fp8::checkGemmRecipe(toOperandSpec(a), toOperandSpec(b),
-                                           promotionInterval, *toDType(out));
+  ::fp8::MatmulRecipe r;
+  r.a = toRecipe(a);
+  r.b = toRecipe(b);
+  r.promotionInterval = promotionInterval;
+  r.out = *toDType(out);
+  ::fp8::Status s = ::fp8::checkMatmulRecipe(r);
   if (!s)
     return emitError() << s.message();
   return success();

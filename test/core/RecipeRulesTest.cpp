@@ -172,12 +172,21 @@ TEST(RecipeRules, DelayedScalingMessages) {
   DelayedScaling d;
   EXPECT_TRUE(checkDelayedScaling(d).isOk());
   d.historyLength = 0;
-  expectError(checkDelayedScaling(d),
-              "expected the amax history length to be positive, found 0");
+  expectError(
+      checkDelayedScaling(d),
+      "expected the amax history length to be in [1, 1048576], found 0");
   d = DelayedScaling();
   d.updateInterval = -3;
-  expectError(checkDelayedScaling(d),
-              "expected the amax update interval to be positive, found -3");
+  expectError(
+      checkDelayedScaling(d),
+      "expected the amax update interval to be in [1, 2147483647], found -3");
+  d = DelayedScaling();
+  d.historyLength = kMaxHistoryLength + 1; // the kernels count in 32 bits
+  expectError(checkDelayedScaling(d), "expected the amax history length to "
+                                      "be in [1, 1048576], found 1048577");
+  d = DelayedScaling();
+  d.updateInterval = int64_t(1) << 40;
+  EXPECT_FALSE(checkDelayedScaling(d).isOk());
   d = DelayedScaling();
   d.margin = 128;
   expectError(checkDelayedScaling(d), "expected the margin to be in [0, 127] "

@@ -28,12 +28,12 @@ func.func @scaling_current_params() attributes {fp8.s = #fp8.scaling<current, hi
 
 // -----
 
-// expected-error @+1 {{expected the amax history length to be positive, found 0}}
+// expected-error @+1 {{expected the amax history length to be in [1, 1048576], found 0}}
 func.func @scaling_history() attributes {fp8.s = #fp8.scaling<delayed, history = 0>}
 
 // -----
 
-// expected-error @+1 {{expected the amax update interval to be positive, found -1}}
+// expected-error @+1 {{expected the amax update interval to be in [1, 2147483647], found -1}}
 func.func @scaling_interval() attributes {fp8.s = #fp8.scaling<delayed, interval = -1>}
 
 // -----

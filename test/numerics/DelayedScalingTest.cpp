@@ -182,6 +182,7 @@ TEST(DelayedScaling, RejectsMismatchedOrInvalidParameters) {
   DelayedScaling bad = d;
   bad.updateInterval = 0;
   AmaxHistory hb(bad);
-  EXPECT_EQ(quantize(x, 2, 2, delayed(bad), nullptr, &hb).message(),
-            "expected the amax update interval to be positive, found 0");
+  EXPECT_EQ(
+      quantize(x, 2, 2, delayed(bad), nullptr, &hb).message(),
+      "expected the amax update interval to be in [1, 2147483647], found 0");
 }
