@@ -23,6 +23,7 @@ bool AmaxHistory::measuresNextStep() const {
 
 void AmaxHistory::record(float amax) {
   values_.push_back(amax);
+  ++recorded_;
   int64_t keep = std::max<int64_t>(params_.historyLength, 1);
   if (int64_t(values_.size()) > keep)
     values_.erase(values_.begin(), values_.end() - keep);
@@ -31,6 +32,8 @@ void AmaxHistory::record(float amax) {
 void AmaxHistory::reset() {
   values_.clear();
   steps_ = 0;
+  recorded_ = 0;
+  refit_ = false;
 }
 
 bool sameParams(const DelayedScaling &a, const DelayedScaling &b) {

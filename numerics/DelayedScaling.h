@@ -45,6 +45,18 @@ public:
   /// The recorded amaxes, oldest first (at most historyLength).
   const std::vector<float> &values() const { return values_; }
   bool empty() const { return values_.empty(); }
+  /// Amaxes recorded since the start (or reset), dropped ones included: the
+  /// position of a device ring buffer holding values() (head = recorded()
+  /// mod historyLength, as the kernels keep it).
+  int64_t recorded() const { return recorded_; }
+  /// Sets recorded() (a history read back from a device ring, whose head is
+  /// all it tells of the count: any n >= values().size() with the same
+  /// remainder).
+  void setRecorded(int64_t n) { recorded_ = n; }
+  /// True when the last step's scale was not the history's prediction (an
+  /// empty history, a non-finite amax): the kernels' `refit` flag.
+  bool refit() const { return refit_; }
+  void setRefit(bool r) { refit_ = r; }
 
   /// The amax delayed scaling uses at the next step: the largest recorded
   /// (AmaxAlgo::Max) or the last (MostRecent); nullopt while empty.
@@ -64,6 +76,8 @@ private:
   DelayedScaling params_;
   std::vector<float> values_;
   int64_t steps_ = 0;
+  int64_t recorded_ = 0;
+  bool refit_ = false;
 };
 
 /// True when two parameter sets are equal.

@@ -281,6 +281,7 @@ ScaleResult blockScales(const AmaxResult &amax, const Blocks &b,
   if (recipe.mode == ScalingMode::Delayed) {
     if (history->measuresNextStep() && amax.firstNonFinite < 0)
       history->record(amax.amax.empty() ? 0.0f : amax.amax[0]);
+    history->setRefit(!res.usedHistory);
     history->advance();
   }
   return res;
