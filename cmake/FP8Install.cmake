@@ -6,6 +6,7 @@
 #     fp8::core fp8::numerics fp8::codegen fp8::runtime (fp8::gemm,
 #     fp8::quantize, fp8::groupedGemm: runtime/*.h) fp8::plan
 #     fp8::plan_executor (plans on the CPU oracle and the GPU)
+#     fp8::host_oracle (the runtime's entry points on host memory)
 #   P/bin: fp8-run, fp8-codegen, fp8-numerics, fp8-bench.
 # The same names are aliases in this build, for add_subdirectory consumers.
 # The CUDA toolkit is found where this build found it (FP8_CUDA_ROOT); the
@@ -18,7 +19,8 @@ include(CMakePackageConfigHelpers)
 set(_fp8_exported
   FP8Core:core FP8Numerics:numerics FP8Codegen:codegen
   FP8MemoryBudget:memory_budget FP8Runtime:runtime FP8Plan:plan
-  FP8PlanExecutor:plan_executor fp8_cuda_headers:cuda_headers
+  FP8PlanExecutor:plan_executor FP8HostOracle:host_oracle
+  fp8_cuda_headers:cuda_headers
   fp8_nvrtc:nvrtc)
 set(_fp8_targets "")
 foreach(entry ${_fp8_exported})

@@ -17,6 +17,18 @@
 
 namespace fp8 {
 
+std::string_view toString(CubinOrigin o) {
+  switch (o) {
+  case CubinOrigin::Memory:
+    return "memory";
+  case CubinOrigin::Disk:
+    return "disk cache";
+  case CubinOrigin::Compiled:
+    return "compiled";
+  }
+  return "?";
+}
+
 namespace {
 constexpr char kMagic[8] = {'F', 'P', '8', 'C', 'U', 'B', 'N', '2'};
 constexpr size_t kHeader = 8 + 8 + 32; // magic, payload size, SHA-256

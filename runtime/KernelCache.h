@@ -26,12 +26,15 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace fp8 {
 
 /// Where a cubin came from.
 enum class CubinOrigin { Memory, Disk, Compiled };
+/// "memory", "disk cache", "compiled".
+std::string_view toString(CubinOrigin o);
 
 /// A cached cubin.
 struct CubinHandle {

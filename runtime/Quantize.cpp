@@ -1,4 +1,4 @@
-//===- Quantize.cpp - The runtime's FP8 quantize on device tensors --------===//
+//===- Quantize.cpp - FP8 quantize and transpose on the GPU ---------------===//
 
 #include "runtime/Quantize.h"
 
@@ -53,6 +53,34 @@ Expected<CUdeviceptr> amaxScratch(const CudaDriver &d, CUstream stream,
 bool misaligned(const void *p, int64_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % uint64_t(bytes) != 0;
 }
+
+/// The shape rules of both entry points: the plans' bounds.
+Status checkExtents(int64_t rows, int64_t cols, int64_t batch) {
+  if (rows < 0 || cols < 0 || rows >= kMaxExtent || cols >= kMaxExtent)
+    return errorf("expected rows and cols in [0, 2^40), found ", rows, " x ",
+                  cols);
+  if (batch < 1 || batch >= kMaxExtent)
+    return errorf("expected a batch in [1, 2^40), found ", batch);
+  int64_t elements = 0;
+  if (__builtin_mul_overflow(batch, rows, &elements) ||
+      __builtin_mul_overflow(elements, cols, &elements) ||
+      elements > kMaxElements)
+    return errorf("expected at most 2^47 elements, found a batch of ", batch,
+                  " matrices of ", rows, " x ", cols);
+  return Status::ok();
+}
+
+/// The arch whose kernels run on `d`.
+Expected<Arch> kernelArch(const CudaDevice &d) {
+  if (d.ccMajor == 9 && d.ccMinor == 0)
+    return Arch::SM90a;
+  if (d.ccMajor == 10 && d.ccMinor == 0)
+    return Arch::SM100a;
+  return errorf("expected an sm_90a or sm_100a device for the quantize and "
+                "transpose kernels, found device ",
+                d.ordinal, " (", d.name, ") of compute capability ", d.ccMajor,
+                ".", d.ccMinor);
+}
 } // namespace
 
 int64_t amaxHistoryBytes(int64_t length) {
@@ -65,17 +93,7 @@ Status checkQuantizeArgs(const QuantRecipe &r, int64_t rows, int64_t cols,
   if (!isWide(t.xType))
     return errorf("expected x to be bf16, f16 or f32, found ",
                   toString(t.xType));
-  if (rows < 0 || cols < 0 || rows >= kMaxExtent || cols >= kMaxExtent)
-    return errorf("expected rows and cols in [0, 2^40), found ", rows, " x ",
-                  cols);
-  if (t.batch < 1 || t.batch >= kMaxExtent)
-    return errorf("expected a batch in [1, 2^40), found ", t.batch);
-  int64_t elements = 0;
-  if (__builtin_mul_overflow(t.batch, rows, &elements) ||
-      __builtin_mul_overflow(elements, cols, &elements) ||
-      elements > kMaxElements)
-    return errorf("expected at most 2^47 elements, found a batch of ", t.batch,
-                  " matrices of ", rows, " x ", cols);
+  FP8_RETURN_IF_ERROR(checkExtents(rows, cols, t.batch));
   if (!t.x || !t.codes || !t.scales)
     return errorf("expected device pointers for x, codes and scales, found "
                   "x = ",
@@ -113,17 +131,12 @@ Status quantize(const QuantRecipe &r, int64_t rows, int64_t cols,
   if (!dev)
     return dev.status();
   const CudaDevice &d = **dev;
+  Expected<Arch> arch = kernelArch(d);
+  if (!arch)
+    return arch.status();
   ElementwiseSpec spec;
   spec.kind = AuxKind::Quantize;
-  if (d.ccMajor == 9 && d.ccMinor == 0)
-    spec.arch = Arch::SM90a;
-  else if (d.ccMajor == 10 && d.ccMinor == 0)
-    spec.arch = Arch::SM100a;
-  else
-    return errorf("expected an sm_90a or sm_100a device for the quantize "
-                  "kernels, found device ",
-                  d.ordinal, " (", d.name, ") of compute capability ",
-                  d.ccMajor, ".", d.ccMinor);
+  spec.arch = *arch;
   spec.program = EwProgram::identity(t.xType);
   spec.quant = r;
   FP8_RETURN_IF_ERROR(checkElementwiseSpec(spec));
@@ -145,6 +158,60 @@ Status quantize(const QuantRecipe &r, int64_t rows, int64_t cols,
       return scratch.status();
     p.amax = reinterpret_cast<fp8k::u32 *>(*scratch);
   }
+  return launchElementwise(
+      spec, elementwiseLaunches(spec, t.batch, rows, cols, d.smCount), p,
+      stream);
+}
+
+Status checkTransposeArgs(DType format, const Granularity &g, int64_t rows,
+                          int64_t cols, const TransposeTensors &t) {
+  if (!isFP8(format))
+    return errorf("expected the codes to be FP8 (e4m3fn or e5m2), found ",
+                  toString(format));
+  FP8_RETURN_IF_ERROR(checkGranularity(g, "the codes' granularity"));
+  FP8_RETURN_IF_ERROR(checkExtents(rows, cols, t.batch));
+  if (!t.codes || !t.scales || !t.outCodes || !t.outScales)
+    return errorf("expected device pointers for codes, scales, outCodes and "
+                  "outScales, found codes = ",
+                  t.codes, ", scales = ", t.scales, ", outCodes = ", t.outCodes,
+                  ", outScales = ", t.outScales);
+  if (g.scale != ScaleFormat::UE8M0 &&
+      (misaligned(t.scales, 4) || misaligned(t.outScales, 4)))
+    return errorf("expected the f32 scales to be 4-byte aligned, found "
+                  "scales = ",
+                  t.scales, ", outScales = ", t.outScales);
+  return Status::ok();
+}
+
+Status transpose(DType format, const Granularity &g, int64_t rows, int64_t cols,
+                 const TransposeTensors &t, CUstream stream) {
+  FP8_RETURN_IF_ERROR(checkTransposeArgs(format, g, rows, cols, t));
+  if (rows == 0 || cols == 0)
+    return Status::ok();
+  auto dev = CudaDevice::get();
+  if (!dev)
+    return dev.status();
+  const CudaDevice &d = **dev;
+  Expected<Arch> arch = kernelArch(d);
+  if (!arch)
+    return arch.status();
+  ElementwiseSpec spec;
+  spec.kind = AuxKind::Transpose;
+  spec.arch = *arch;
+  spec.quant.format = format;
+  spec.quant.granularity = g;
+  FP8_RETURN_IF_ERROR(checkElementwiseSpec(spec));
+
+  fp8k::EwParams p{};
+  p.in[0] = t.codes;
+  p.scaleIn = t.scales;
+  p.out = t.outCodes;
+  p.scale = t.outScales;
+  p.batch = t.batch;
+  p.rows = rows;
+  p.cols = cols;
+  p.scaleRows = g.scaleRows(rows);
+  p.scaleCols = g.scaleCols(cols);
   return launchElementwise(
       spec, elementwiseLaunches(spec, t.batch, rows, cols, d.smCount), p,
       stream);

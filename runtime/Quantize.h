@@ -1,5 +1,4 @@
-//===- Quantize.h - The runtime's FP8 quantize on device tensors -*- C++
-//-*-===//
+//===- Quantize.h - FP8 quantize and transpose on the GPU -------*- C++ -*-===//
 //
 // What a framework calls to quantize a tensor on the GPU at any granularity
 // of the recipe vocabulary (core/Recipe.h): per tensor, per row or column,
@@ -62,6 +61,30 @@ Status checkQuantizeArgs(const QuantRecipe &recipe, int64_t rows, int64_t cols,
 /// machine without a GPU gets the driver's message at this first GPU call.
 Status quantize(const QuantRecipe &recipe, int64_t rows, int64_t cols,
                 const QuantizeTensors &t, CUstream stream);
+
+/// Device pointers of an FP8 transpose.
+struct TransposeTensors {
+  const void *codes = nullptr;  ///< FP8 codes, [batch, rows, cols]
+  const void *scales = nullptr; ///< their scales (granularity g, as above)
+  void *outCodes = nullptr;     ///< [batch, cols, rows]
+  /// [batch, g.scaleCols(cols), g.scaleRows(rows)]: the scales of the
+  /// transposed codes, granularity (g.cols, g.rows).
+  void *outScales = nullptr;
+  int64_t batch = 1;
+};
+
+/// Checks the arguments of transpose() without touching the GPU: an FP8
+/// format, the granularity, the shape (as checkQuantizeArgs), the pointers,
+/// f32 scales 4-byte aligned. Errors name the argument.
+Status checkTransposeArgs(DType format, const Granularity &g, int64_t rows,
+                          int64_t cols, const TransposeTensors &t);
+
+/// The FP8 transpose of quantized tensors (codes and scales, exact: what
+/// quantizing the transposed input with the transposed granularity gives),
+/// on `stream`: the on-demand transpose of an operand that a K-major-only
+/// FP8 GEMM needs the other way round (a weight's for the input gradient).
+Status transpose(DType format, const Granularity &g, int64_t rows, int64_t cols,
+                 const TransposeTensors &t, CUstream stream);
 
 } // namespace fp8
 

@@ -44,7 +44,7 @@ Status fillInputs(const Plan &plan, HostBuffers &buffers,
       continue;
     HostTensor &t = buffers.at(b.name);
     const int64_t n = t.elements();
-    if (options.dir.empty()) {
+    if (options.dir.empty() && !options.arrays) {
       nm::RandomSpec spec;
       spec.seed = nameSeed(b.name, options.seed);
       if (b.role == BufferRole::Weight && !t.shape.empty() &&
@@ -74,14 +74,25 @@ Status fillInputs(const Plan &plan, HostBuffers &buffers,
       }
       continue;
     }
-    const std::string path = options.dir + "/" + b.name + ".npy";
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0)
-      return errorf("missing ", toString(b.role), " '", b.name, "': expected ",
-                    path, " (", describe(t), ")");
-    auto arr = nm::readNpy(path);
-    if (!arr)
-      return arr.status();
+    Expected<nm::NpyArray> arr = nm::NpyArray{};
+    std::string path;
+    if (options.arrays) {
+      path = "the array given";
+      auto it = options.arrays->find(b.name);
+      if (it == options.arrays->end())
+        return errorf("missing ", toString(b.role), " '", b.name,
+                      "': expected an array (", describe(t), ")");
+      arr = it->second;
+    } else {
+      path = options.dir + "/" + b.name + ".npy";
+      struct stat st;
+      if (::stat(path.c_str(), &st) != 0)
+        return errorf("missing ", toString(b.role), " '", b.name,
+                      "': expected ", path, " (", describe(t), ")");
+      arr = nm::readNpy(path);
+      if (!arr)
+        return arr.status();
+    }
     if (arr->shape != t.shape)
       return errorf(toString(b.role), " '", b.name, "' (", path,
                     "): expected shape ", formatShape(t.shape), ", found ",

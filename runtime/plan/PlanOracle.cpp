@@ -154,31 +154,54 @@ int64_t hostRunBytes(const Plan &plan, const ResolvedPlan &shapes, RunOn where,
 // Delayed-scaling state
 //===----------------------------------------------------------------------===//
 
-nm::AmaxHistory historyFromState(const HostTensor &state,
+nm::AmaxHistory historyFromState(const uint8_t *state,
                                  const DelayedScaling &params) {
   fp8k::AmaxHistoryState hdr;
-  std::memcpy(&hdr, state.data.data(), sizeof(hdr));
-  const auto *values =
-      reinterpret_cast<const float *>(state.data.data() + sizeof(hdr));
+  std::memcpy(&hdr, state, sizeof(hdr));
+  const uint8_t *values = state + sizeof(hdr);
   const uint32_t len = uint32_t(params.historyLength);
   nm::AmaxHistory h(params);
-  for (uint32_t i = 0; i < hdr.count && len; ++i)
-    h.record(values[(hdr.head + len - hdr.count + i) % len]);
+  for (uint32_t i = 0; i < hdr.count && len; ++i) {
+    float v;
+    std::memcpy(&v, values + 4 * ((hdr.head + len - hdr.count + i) % len),
+                sizeof(v));
+    h.record(v);
+  }
   for (uint32_t i = 0; i < hdr.steps; ++i)
     h.advance();
+  h.setRefit(hdr.refit != 0);
+  // The ring's position: recorded() = head (mod len), at least count.
+  if (len)
+    h.setRecorded(int64_t(hdr.count) +
+                  int64_t((hdr.head + len - hdr.count % len) % len));
   return h;
 }
 
-void stateFromHistory(const nm::AmaxHistory &h, HostTensor &state) {
+nm::AmaxHistory historyFromState(const HostTensor &state,
+                                 const DelayedScaling &params) {
+  return historyFromState(state.data.data(), params);
+}
+
+void stateFromHistory(const nm::AmaxHistory &h, uint8_t *state, size_t bytes) {
   fp8k::AmaxHistoryState hdr{};
   const int64_t len = h.params().historyLength;
   hdr.steps = uint32_t(h.steps());
   hdr.count = uint32_t(h.values().size());
-  hdr.head = len ? uint32_t(int64_t(hdr.count) % len) : 0;
-  std::fill(state.data.begin(), state.data.end(), 0);
-  std::memcpy(state.data.data(), &hdr, sizeof(hdr));
-  std::memcpy(state.data.data() + sizeof(hdr), h.values().data(),
-              h.values().size() * sizeof(float));
+  hdr.head = len ? uint32_t(h.recorded() % len) : 0;
+  hdr.refit = h.refit() ? 1u : 0u;
+  std::fill(state, state + bytes, uint8_t(0));
+  std::memcpy(state, &hdr, sizeof(hdr));
+  // The values where the kernels' ring holds them: the newest just before
+  // head (fp8_math.h, delayed_scale_step), so that the bytes are the GPU's.
+  for (uint32_t i = 0; i < hdr.count && len; ++i)
+    std::memcpy(
+        state + sizeof(hdr) +
+            4 * ((hdr.head + uint32_t(len) - hdr.count + i) % uint32_t(len)),
+        &h.values()[i], sizeof(float));
+}
+
+void stateFromHistory(const nm::AmaxHistory &h, HostTensor &state) {
+  stateFromHistory(h, state.data.data(), state.data.size());
 }
 
 //===----------------------------------------------------------------------===//

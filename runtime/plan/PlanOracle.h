@@ -22,6 +22,7 @@
 #include "numerics/Accumulator.h"
 #include "numerics/DelayedScaling.h"
 #include "numerics/Metrics.h"
+#include "numerics/Npy.h"
 #include "runtime/plan/Plan.h"
 
 #include <cstdint>
@@ -73,6 +74,9 @@ struct InputOptions {
   /// (bf16: ml_dtypes' '<V2', '<u2' bit patterns or '<f4' (rounded); f32:
   /// '<f4'); empty: random values.
   std::string dir;
+  /// Instead of `dir`: the arrays by buffer name, as a .npy file would
+  /// hold them (the Python bindings' inputs); read with the same checks.
+  const std::map<std::string, numerics::NpyArray> *arrays = nullptr;
   uint64_t seed = 1;
 };
 
@@ -90,10 +94,16 @@ Status fillInputs(const Plan &plan, HostBuffers &buffers,
 Status writeTensorNpy(const std::string &dir, const std::string &name,
                       const HostTensor &tensor);
 
-/// The amax history a state buffer holds.
+/// The amax history a state buffer holds (the GPU's layout,
+/// fp8k::AmaxHistoryState and the values: amaxHistoryBytes(historyLength)
+/// bytes at `state`).
+numerics::AmaxHistory historyFromState(const uint8_t *state,
+                                       const DelayedScaling &params);
 numerics::AmaxHistory historyFromState(const HostTensor &state,
                                        const DelayedScaling &params);
-/// Stores `history` into a state buffer.
+/// Stores `history` into a state buffer of that layout (`bytes` long).
+void stateFromHistory(const numerics::AmaxHistory &history, uint8_t *state,
+                      size_t bytes);
 void stateFromHistory(const numerics::AmaxHistory &history, HostTensor &state);
 
 /// Runs one step of the plan on the CPU, reading and writing `buffers`.

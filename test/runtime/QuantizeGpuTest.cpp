@@ -3,9 +3,10 @@
 // Runs on the GPU machine (ctest label "gpu", via scripts/gpu-check.sh):
 // fp8::quantize (runtime/Quantize.h) on random bf16 tensors of ragged shapes
 // at every granularity of the vocabulary, current scaling, and per-tensor
-// delayed scaling over three calls on one history, against
-// numerics::quantizeBF16 bit for bit (codes and scales). Codes and scales
-// are poisoned first, so an unwritten element fails.
+// delayed scaling over six calls on one history of four (the ring wraps),
+// against numerics::quantizeBF16 bit for bit (codes and scales); fp8::transpose
+// of a batch of quantized tensors against fp8::transposeOnHost. Outputs are
+// poisoned first, so an unwritten element fails.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +15,9 @@
 #include "numerics/Random.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/DeviceBuffer.h"
+#include "runtime/HostOracle.h"
 #include "runtime/Quantize.h"
+#include "runtime/plan/PlanOracle.h"
 
 #include <gtest/gtest.h>
 
@@ -93,7 +96,7 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values(Shape2{1, 256}, Shape2{7, 384}, Shape2{129, 200},
                           Shape2{512, 4096})));
 
-TEST(QuantizeGpuDelayed, ThreeStepsOnOneHistoryMatchTheOracle) {
+TEST(QuantizeGpuDelayed, SixStepsOnOneHistoryMatchTheOracle) {
   QuantRecipe r;
   r.granularity = Granularity::perTensor();
   r.mode = ScalingMode::Delayed;
@@ -102,7 +105,7 @@ TEST(QuantizeGpuDelayed, ThreeStepsOnOneHistoryMatchTheOracle) {
   ASSERT_TRUE(history.isOk()) << history.message();
   ASSERT_TRUE(history->fill(0).isOk());
   numerics::AmaxHistory oracle(r.delayed);
-  for (int step = 0; step < 3; ++step) {
+  for (int step = 0; step < 6; ++step) {
     numerics::RandomSpec spec;
     spec.seed = uint64_t(step + 1);
     spec.scale = float(1 + step);
@@ -111,7 +114,68 @@ TEST(QuantizeGpuDelayed, ThreeStepsOnOneHistoryMatchTheOracle) {
     ASSERT_TRUE(want.isOk()) << want.message();
     expectSame(r, x, 129, 200, &*history, *want,
                "delayed step " + std::to_string(step));
+    // The state's bytes too: the oracle writes the kernels' ring layout.
+    std::vector<uint8_t> got(size_t(amaxHistoryBytes(4))), expect(got.size());
+    ASSERT_TRUE(history->download(got).isOk());
+    stateFromHistory(oracle, expect.data(), expect.size());
+    EXPECT_EQ(got, expect) << "history state after step " << step;
   }
 }
+
+class TransposeGpu
+    : public ::testing::TestWithParam<std::tuple<Granularity, Shape2>> {};
+
+TEST_P(TransposeGpu, MatchesTheHostOracleBitForBit) {
+  auto [g, shape] = GetParam();
+  const int64_t batch = 2, rows = shape.rows, cols = shape.cols;
+  QuantRecipe r;
+  r.granularity = g;
+  // Two quantized matrices, one after the other (codes, then scales).
+  std::vector<uint8_t> codes, scales;
+  for (int64_t b = 0; b < batch; ++b) {
+    numerics::RandomSpec spec;
+    spec.seed = uint64_t(b + 11);
+    const std::vector<uint16_t> x =
+        numerics::randomTensorBF16(rows * cols, spec);
+    auto q = numerics::quantizeBF16(x.data(), rows, cols, r);
+    ASSERT_TRUE(q.isOk()) << q.message();
+    codes.insert(codes.end(), q->codes.begin(), q->codes.end());
+    const auto *f = reinterpret_cast<const uint8_t *>(q->scales.data());
+    scales.insert(scales.end(), f, f + q->scales.size() * 4);
+  }
+  std::vector<uint8_t> wantCodes(codes.size()), wantScales(scales.size());
+  TransposeTensors h{codes.data(), scales.data(), wantCodes.data(),
+                     wantScales.data(), batch};
+  Status hs = transposeOnHost(DType::E4M3FN, g, rows, cols, h);
+  ASSERT_TRUE(hs.isOk()) << hs.message();
+
+  auto dc = DeviceBuffer::fromHost(codes);
+  auto ds = DeviceBuffer::fromHost(scales);
+  auto oc = DeviceBuffer::alloc(codes.size());
+  auto os = DeviceBuffer::alloc(scales.size());
+  ASSERT_TRUE(dc.isOk() && ds.isOk() && oc.isOk() && os.isOk());
+  ASSERT_TRUE(oc->fill(0x5A).isOk());
+  ASSERT_TRUE(os->fill(0x5A).isOk());
+  TransposeTensors t{dc->get(), ds->get(), oc->get(), os->get(), batch};
+  const std::string what =
+      toString(g) + " on " + std::to_string(rows) + "x" + std::to_string(cols);
+  Status s = transpose(DType::E4M3FN, g, rows, cols, t, nullptr);
+  ASSERT_TRUE(s.isOk()) << what << ": " << s.message();
+  ASSERT_TRUE(waitStream(nullptr, 60, what).isOk());
+  std::vector<uint8_t> gotCodes(codes.size()), gotScales(scales.size());
+  ASSERT_TRUE(oc->download(gotCodes).isOk());
+  ASSERT_TRUE(os->download(gotScales).isOk());
+  EXPECT_EQ(gotCodes, wantCodes) << what << ": codes";
+  EXPECT_EQ(gotScales, wantScales) << what << ": scales";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Granularities, TransposeGpu,
+    ::testing::Combine(::testing::Values(Granularity::block(1, 128),
+                                         Granularity::block(128, 128),
+                                         Granularity::perTensor(),
+                                         Granularity::block(32, 64)),
+                       ::testing::Values(Shape2{1, 256}, Shape2{129, 520},
+                                         Shape2{512, 4096})));
 
 } // namespace

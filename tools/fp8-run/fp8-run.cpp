@@ -220,18 +220,6 @@ std::string mib(double bytes) {
   return buf;
 }
 
-std::string_view originName(CubinOrigin o) {
-  switch (o) {
-  case CubinOrigin::Memory:
-    return "memory";
-  case CubinOrigin::Disk:
-    return "disk cache";
-  case CubinOrigin::Compiled:
-    return "compiled";
-  }
-  return "?";
-}
-
 double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
       .count();
@@ -335,11 +323,11 @@ Expected<size_t> compileKernels(const Options &o, json &results,
     }
     std::printf("  kernel %-12s %-58s %-10s %6.3f s %7zu B cubin, %d regs\n",
                 k.step.c_str(), k.name.c_str(),
-                std::string(originName(k.origin)).c_str(), k.seconds,
+                std::string(toString(k.origin)).c_str(), k.seconds,
                 k.cubinBytes, k.registers);
     jk.push_back({{"step", k.step},
                   {"name", k.name},
-                  {"origin", std::string(originName(k.origin))},
+                  {"origin", std::string(toString(k.origin))},
                   {"seconds", k.seconds},
                   {"cubin_bytes", k.cubinBytes},
                   {"registers", k.registers},
