@@ -23,7 +23,8 @@ if [ -x /usr/lib/llvm-22/bin/ld.lld ] && ! command -v ld.lld >/dev/null 2>&1; th
   export PATH="/usr/lib/llvm-22/bin:$PATH"
 fi
 
-if [ ! -f "$build/CMakeCache.txt" ] || ! grep -q "FP8_ENABLE_MLIR:BOOL=$mlir" "$build/CMakeCache.txt"; then
+# Configured once; again when the MLIR choice changes or options are given.
+if [ ! -f "$build/CMakeCache.txt" ] || ! grep -q "FP8_ENABLE_MLIR:BOOL=$mlir" "$build/CMakeCache.txt" || [ "${#extra[@]}" -gt 0 ]; then
   cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DFP8_ENABLE_MLIR="$mlir" "${linker[@]}" "${extra[@]}"
 fi

@@ -11,7 +11,7 @@
 #   scripts/gpu-check.sh [OUTDIR]
 #
 # GPU_CHECK_STEPS selects steps (default: all of build,cpu,gpu,memcheck,
-# bench,grouped,memory,extra); a later run with other steps reuses the build
+# bench,grouped,memory,python,extra); a later run with other steps reuses the build
 # and appends to summary.md. Exit status: non-zero when any test fails or a
 # benchmark cannot run.
 set -uo pipefail
@@ -22,7 +22,7 @@ out="$(cd "$out" && pwd)"
 build="${BUILD_DIR:-$root/build-gpu}"
 summary="$out/summary.md"
 export FP8_CACHE_DIR="${FP8_CACHE_DIR:-$build/jit-cache}"
-steps="${GPU_CHECK_STEPS:-build,cpu,gpu,memcheck,bench,grouped,memory,extra}"
+steps="${GPU_CHECK_STEPS:-build,cpu,gpu,memcheck,bench,grouped,memory,python,extra}"
 status=0
 want() { case ",$steps," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
@@ -156,7 +156,39 @@ else
   status=1
 fi
 
-# 6. Extra GPU checks of later stages (the pipeline's examples), if present.
+# 6. The Python package on the GPU: pip builds fp8kit from this tree (no
+# MLIR here: no compiler in it), pytest's GPU tests run against the install
+# (every API against the CPU oracle and torch._scaled_mm, torch.compile, the
+# FP8 Linear's gradients, the call overhead), and the training example
+# draws its loss curves (FP8_TRAIN_OUT). The machine has no package index: nanobind,
+# scikit-build-core and pytest come as wheels in FP8_PY_WHEELS (default
+# .whl/: pip download them elsewhere), PyTorch from its Python.
+if want python; then
+  t0=$(date +%s)
+  if py="$(PY_ENV="$build/pyenv" FP8_PY_WHEELS="${FP8_PY_WHEELS:-$root/.whl}" \
+           "$root/scripts/setup-python.sh" 2>"$out/python-build.log" | tail -n 1)" &&
+     "$py" -m pip install -q --no-build-isolation --no-deps --upgrade \
+       --target "$build/py-site" "$root" >>"$out/python-build.log" 2>&1; then
+    if FP8_TRAIN_OUT="$out" PYTHONPATH="$build/py-site" "$py" -m pytest -q -s \
+         -p no:cacheprovider -m gpu "$root/python/tests" >"$out/python-tests.log" 2>&1; then
+      log "- Python GPU tests: $(tail -1 "$out/python-tests.log") ($(( $(date +%s) - t0 )) s)"
+    else
+      log "- Python GPU tests: FAILED ($(tail -1 "$out/python-tests.log"))"
+      grep -E '^FAILED|^E ' "$out/python-tests.log" | head -20 | tee -a "$summary"
+      status=1
+    fi
+    grep -E '^per call:' "$out/python-tests.log" | sed 's/^/  - /' | tee -a "$summary"
+    # The training example ran in the tests (test_training_example_...).
+    [ -f "$out/train_mlp.log" ] &&
+      log "  - examples/python/train_mlp.py: $(tail -1 "$out/train_mlp.log")"
+  else
+    log "- Python package: the build FAILED (see python-build.log)"
+    tail -20 "$out/python-build.log" | tee -a "$summary"
+    status=1
+  fi
+fi
+
+# 7. Extra GPU checks of later stages (the pipeline's examples), if present.
 if want extra && [ -x "$root/scripts/gpu-check-extra.sh" ]; then
   "$root/scripts/gpu-check-extra.sh" "$build" "$out" "$summary" || status=1
 fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test: installs what is missing, builds, then ctest runs the unit
-# tests, the lit suite and the format check; then the sanitizer pass
-# (scripts/test-sanitizers.sh: our code built with ASan + UBSan into
+# Runs every test: installs what is missing (scripts/setup.sh, and the Python
+# environment: scripts/setup-python.sh), builds, then ctest runs the unit
+# tests, the lit suite, the Python package's tests (build tree and pip-built
+# wheel) and the format check; then the sanitizer pass
+# (scripts/test-sanitizers.sh: our C++ built with ASan + UBSan into
 # build-sanitize/, the lit suite and the unit tests but the NVRTC compile
 # matrices). Any failure fails the command.
 #   scripts/test.sh [--no-mlir] [--no-sanitize]
@@ -17,7 +19,10 @@ for arg in "$@"; do
   esac
 done
 "$root/scripts/setup.sh" "${args[@]}"
-"$root/scripts/build.sh" "${args[@]}"
+# The Python package's build and test environment (build/pyenv).
+python="$("$root/scripts/setup-python.sh" | tail -n 1)"
+"$root/scripts/build.sh" "${args[@]}" -DFP8_ENABLE_PYTHON=ON \
+  "-DPython_EXECUTABLE=$python"
 build="${BUILD_DIR:-$root/build}"
 cd "$build"
 echo "test.sh: the GPU tests (ctest label 'gpu') need an H100 and run through"

@@ -1,0 +1,25 @@
+//===- Plans.h - fp8kit.Plan's object ----------------------------*- C++
+//-*-===//
+#ifndef FP8_PYTHON_PLANS_H
+#define FP8_PYTHON_PLANS_H
+
+#include "runtime/plan/Plan.h"
+
+#include <memory>
+#include <string>
+
+namespace fp8::python {
+
+/// What a fp8kit.Plan holds: the validated plan (shared, immutable) and
+/// where it came from (a path, "<string>", "compiled from <file>").
+struct PlanHandle {
+  std::shared_ptr<const Plan> plan;
+  std::string where;
+};
+
+/// A handle on `plan` (the compiler's result).
+PlanHandle planHandle(Plan plan, std::string where);
+
+} // namespace fp8::python
+
+#endif // FP8_PYTHON_PLANS_H

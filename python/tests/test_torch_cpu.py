@@ -1,0 +1,192 @@
+"""The PyTorch integration on CPU tensors (the CPU oracle): torch dtypes and
+layouts, the torch.library custom ops (opcheck: schema, fake
+implementations, torch.compile's dispatch), fp8kit.nn.Linear's autograd
+against the same FP8 steps spelled out and against BF16, delayed-scaling
+state in state_dict, and torch.compile of a module using it."""
+
+import pytest
+import torch
+
+import fp8kit
+import fp8kit.library as fl
+import fp8kit.nn as fnn
+from fp8kit import Granularity, QuantRecipe, Recipe, Scaling
+
+
+def rel(a, b):
+    return ((a.float() - b.float()).norm() / b.float().norm()).item()
+
+
+def test_codes_are_torch_float8_of_x_over_scale():
+    torch.manual_seed(0)
+    x = torch.randn(33, 384, dtype=torch.bfloat16)
+    for fmt, dt in (("e4m3fn", torch.float8_e4m3fn), ("e5m2", torch.float8_e5m2)):
+        q = fp8kit.quantize(x, fmt, "1x128")
+        assert q.codes.dtype == dt and q.scales.dtype == torch.float32
+        s = q.scales.repeat_interleave(128, dim=1)
+        want = (x.float() / s).to(dt)
+        assert torch.equal(q.codes.view(torch.uint8), want.view(torch.uint8))
+
+
+def test_ue8m0_scales_are_float8_e8m0fnu():
+    q = fp8kit.quantize(torch.randn(4, 64), "e4m3fn", "mx")
+    assert q.scales.dtype == getattr(torch, "float8_e8m0fnu", torch.uint8)
+    assert q.scales.shape == (4, 2)
+
+
+def test_torch_and_numpy_agree():
+    torch.manual_seed(1)
+    a, b = torch.randn(16, 256), torch.randn(48, 256)
+    r = Recipe.preset("deepseek")
+    qa, qb = fp8kit.quantize(a, r.a), fp8kit.quantize(b, r.b)
+    d = fp8kit.gemm(qa.codes, qa.scales, qb.codes, qb.scales, r)
+    assert d.dtype == torch.bfloat16
+    na, nb = fp8kit.quantize(a.numpy(), r.a), fp8kit.quantize(b.numpy(), r.b)
+    assert (na.codes == qa.codes.view(torch.uint8).numpy()).all()
+    nd = fp8kit.gemm(na.codes, na.scales, nb.codes, nb.scales, r)
+    assert (nd == d.float().numpy()).all()
+
+
+def test_wrong_torch_dtypes_are_named():
+    r = Recipe.preset("deepseek")
+    qa = fp8kit.quantize(torch.randn(8, 128), "e5m2", "1x128")
+    qb = fp8kit.quantize(torch.randn(8, 128), r.b)
+    with pytest.raises(ValueError) as e:
+        fp8kit.gemm(qa.codes, qa.scales, qb.codes, qb.scales, r)
+    assert str(e.value) == ("fp8kit.gemm: a: expected torch.float8_e4m3fn (the "
+                            "recipe's format) or uint8 codes, found "
+                            "torch.float8_e5m2")
+    with pytest.raises(ValueError, match="out_dtype: expected bfloat16"):
+        fp8kit.gemm(qb.codes, qb.scales, qb.codes, qb.scales, r,
+                    out_dtype=torch.float32)
+
+
+# opcheck's test_schema compares outputs with arithmetic that PyTorch does not
+# implement for float8 on the CPU; the others run.
+CHECKS = ("test_faketensor", "test_autograd_registration",
+          "test_aot_dispatch_dynamic")
+
+
+def test_custom_ops_pass_opcheck():
+    torch.manual_seed(2)
+    x = torch.randn(9, 256, dtype=torch.bfloat16)
+    r = Recipe.preset("deepseek")
+    q = r.a
+    torch.library.opcheck(torch.ops.fp8kit.quantize.default,
+                          (x, "e4m3fn", "1x128", "current", 16, 1, 0, "max", None),
+                          test_utils=CHECKS)
+    d = QuantRecipe("e4m3fn", "per_tensor", Scaling("delayed", history=8))
+    h = fp8kit.amax_history(d, x)
+    torch.library.opcheck(torch.ops.fp8kit.quantize.default,
+                          (x, "e4m3fn", "per_tensor", "delayed", 8, 1, 0, "max", h),
+                          test_utils=CHECKS)
+    codes, scales = fl.quantize(x, q)
+    torch.library.opcheck(torch.ops.fp8kit.transpose.default,
+                          (codes, scales, "e4m3fn", "1x128"),
+                          test_utils=CHECKS)
+    w = torch.randn(64, 256, dtype=torch.bfloat16)
+    wc, ws = fl.quantize(w, r.b)
+    torch.library.opcheck(torch.ops.fp8kit.gemm.default,
+                          (codes, scales, wc, ws, "e4m3fn", "1x128", "e4m3fn",
+                           "128x128", 128, "bf16", None),
+                          test_utils=CHECKS)
+
+
+def manual_linear(x, w, b, dy, recipe, grad):
+    """The FP8 Linear's steps spelled out with fp8kit.ops (module doc)."""
+    t = x.shape[0]
+    pad = -t % 16
+    ga = recipe.a.granularity
+    gt = Granularity(ga.cols, ga.rows, ga.scale)
+    xq, wq = fp8kit.quantize(x, recipe.a), fp8kit.quantize(w, recipe.b)
+    y = fp8kit.gemm(xq.codes, xq.scales, wq.codes, wq.scales, recipe) + b
+    dyq = fp8kit.quantize(dy, grad)
+    wt = fp8kit.transpose(wq.codes, wq.scales, "e4m3fn", recipe.b.granularity)
+    dx = fp8kit.gemm(dyq.codes, dyq.scales, wt.codes, wt.scales,
+                     Recipe(grad, recipe.b, recipe.promotion_interval))
+    padded = lambda v: torch.nn.functional.pad(v, (0, 0, 0, pad))
+    xt = fp8kit.quantize(padded(x), "e4m3fn", gt)
+    xt = fp8kit.transpose(xt.codes, xt.scales, "e4m3fn", gt)
+    dyt = fp8kit.quantize(padded(dy), grad.format, gt)
+    dyt = fp8kit.transpose(dyt.codes, dyt.scales, grad.format, gt)
+    wgrad = Recipe(QuantRecipe(grad.format, ga), recipe.a,
+                   recipe.promotion_interval, "f32")
+    dw = fp8kit.gemm(dyt.codes, dyt.scales, xt.codes, xt.scales, wgrad)
+    return y, dx, dw.to(w.dtype), dy.float().sum(0).to(b.dtype)
+
+
+@pytest.mark.parametrize("tokens", [7, 64, 129])
+def test_linear_is_the_fp8_steps_and_near_bf16(tokens):
+    torch.manual_seed(tokens)
+    layer = fnn.Linear(256, 128)
+    x = torch.randn(tokens, 256, dtype=torch.bfloat16, requires_grad=True)
+    y = layer(x)
+    dy = torch.randn_like(y)
+    y.backward(dy)
+    want = manual_linear(x.detach(), layer.weight.detach(),
+                         layer.bias.detach(), dy, layer.recipe, layer.grad)
+    for got, ref in zip((y, x.grad, layer.weight.grad, layer.bias.grad), want):
+        assert torch.equal(got, ref)
+    # Against the BF16 layer: E4M3 forward, E5M2 gradients.
+    ref = torch.nn.Linear(256, 128, dtype=torch.bfloat16)
+    ref.load_state_dict({"weight": layer.weight.detach(),
+                         "bias": layer.bias.detach()})
+    x2 = x.detach().clone().requires_grad_()
+    y2 = ref(x2)
+    y2.backward(dy)
+    assert rel(y, y2) < 0.06
+    assert rel(x.grad, x2.grad) < 0.12
+    assert rel(layer.weight.grad, ref.weight.grad) < 0.12
+
+
+def test_linear_with_rectangular_weight_blocks_requantizes_for_dgrad():
+    torch.manual_seed(3)
+    r = Recipe("1x128", "per_row", 128)
+    layer = fnn.Linear(128, 64, recipe=r)
+    x = torch.randn(16, 128, dtype=torch.bfloat16, requires_grad=True)
+    layer(x).sum().backward()
+    assert x.grad.shape == x.shape and layer.weight.grad.shape == (64, 128)
+    assert rel(x.grad, torch.ones(16, 64, dtype=torch.bfloat16) @
+               layer.weight.detach()) < 0.12
+
+
+def test_linear_delayed_scaling_state_round_trips():
+    torch.manual_seed(4)
+    d = Scaling("delayed", history=4)
+    r = Recipe(QuantRecipe("e4m3fn", "per_tensor", d),
+               QuantRecipe("e4m3fn", "per_tensor", d), None)
+    layer = fnn.Linear(128, 32, recipe=r)
+    names = {k for k in layer.state_dict() if k.startswith("amax_history_")}
+    assert names == {"amax_history_x", "amax_history_w", "amax_history_dy",
+                     "amax_history_xt", "amax_history_dyt"}
+    for _ in range(3):
+        layer(torch.randn(16, 128, dtype=torch.bfloat16)).sum().backward()
+    state = layer.state_dict()
+    assert state["amax_history_x"].any()
+    fresh = fnn.Linear(128, 32, recipe=r)
+    fresh.load_state_dict(state)
+    x = torch.randn(16, 128, dtype=torch.bfloat16)
+    assert torch.equal(fresh(x), layer(x))
+
+
+def test_linear_refusals():
+    with pytest.raises(ValueError, match="expected in_features to be a positive multiple of 16"):
+        fnn.Linear(100, 64)
+    with pytest.raises(ValueError, match="expected a recipe with bf16 out"):
+        fnn.Linear(128, 64, recipe=Recipe("1x128", "128x128", 128, "f32"))
+    layer = fnn.Linear(128, 64)
+    with pytest.raises(ValueError, match=r"expected inputs \[..., 128\]"):
+        layer(torch.randn(4, 64, dtype=torch.bfloat16))
+
+
+def test_torch_compile_of_a_module_equals_eager():
+    torch.manual_seed(5)
+    model = torch.nn.Sequential(fnn.Linear(256, 128), torch.nn.GELU(),
+                                fnn.Linear(128, 64))
+    compiled = torch.compile(model)
+    for tokens in (33, 20):
+        x = torch.randn(tokens, 256, dtype=torch.bfloat16, requires_grad=True)
+        y = compiled(x)
+        assert torch.equal(y, model(x))
+        y.float().sum().backward()
+        assert x.grad is not None and torch.isfinite(x.grad.float()).all()
