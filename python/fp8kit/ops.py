@@ -35,24 +35,36 @@ class Quantized(NamedTuple):
 
 
 def _is_torch(x):
-    return type(x).__module__.split(".")[0] == "torch"
+    t = type(x)
+    return t.__module__ == "torch" or t.__module__.split(".")[0] == "torch"
+
+
+_torch_module = None
 
 
 def _torch():
-    import torch
+    global _torch_module
+    if _torch_module is None:
+        import torch
 
-    return torch
+        _torch_module = torch
+    return _torch_module
+
+
+_raw_stream = None
 
 
 def _stream(t):
     """The current CUDA stream of t's device (0 for host tensors)."""
+    global _raw_stream
     if not _is_torch(t) or not t.is_cuda:
         return 0
-    torch = _torch()
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:  # a plain int, without a Stream object
-        return raw(t.get_device())
-    return torch.cuda.current_stream(t.device).cuda_stream
+    if _raw_stream is None:
+        torch = _torch()
+        # A plain int, without making a Stream object each call.
+        _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+            lambda i: torch.cuda.current_stream(i).cuda_stream)
+    return _raw_stream(t.get_device())
 
 
 def _bytes_view(t):
@@ -195,15 +207,19 @@ def gemm(a, a_scale, b, b_scale, recipe, out_dtype=None, c=None, *, out=None):
         if name != _OUT_TORCH[recipe.out]:
             raise ValueError(f"{fn}: out_dtype: expected {_OUT_TORCH[recipe.out]} "
                              f"(the recipe's out, {recipe.out}), found {name}")
-    if _is_torch(a) and a.is_cuda and a.dim() == 2 and len(b.shape) == 2:
+    if _is_torch(a) and a.is_cuda and a.dim() == 2:
         # The launch path: the extension reads the tensors' own attributes
         # and checks every argument (messages name it) before the launch.
         d = out
         if d is None:
             torch = _torch()
+            # b's rank is checked with the rest (a 1-D b is refused).
             d = torch.empty((a.shape[0], b.shape[0]), device=a.device,
                             dtype=getattr(torch, _OUT_TORCH[recipe.out]))
-        _core.gemm(a, a_scale, b, b_scale, d, recipe, c, _stream(a))
+        if _raw_stream is None:
+            _stream(a)
+        _core.gemm(a, a_scale, b, b_scale, d, recipe, c,
+                   _raw_stream(a.get_device()))
         return d
     _check_codes(a, recipe.a.format, fn, "a")
     _check_codes(b, recipe.b.format, fn, "b")

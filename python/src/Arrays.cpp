@@ -58,7 +58,7 @@ std::string Array::deviceName() const {
 }
 
 void fail(const Array &a, const std::string &what) {
-  throw nb::value_error((a.label + ": " + what).c_str());
+  throw nb::value_error((a.label() + ": " + what).c_str());
 }
 
 void throwIfError(const Status &s, const char *fn) {
@@ -82,7 +82,8 @@ void nameDType(Array &v, const std::string &name) {
 
 Array viewArray(const nb::ndarray<> &a, const char *fn, const char *name) {
   Array v;
-  v.label = std::string(fn) + ": " + name;
+  v.fn = fn;
+  v.name = name;
   const dl::dtype t = a.dtype();
   v.dtypeName = "an unsupported element type (DLPack code " +
                 std::to_string(t.code) + ", " + std::to_string(t.bits) +
@@ -176,9 +177,8 @@ int64_t expectRowPitch(const Array &a) {
 
 void expectSameDevice(const Array &ref, const Array &a) {
   if (a.where != ref.where || a.device != ref.device)
-    fail(a, "expected it on " + ref.deviceName() + ", as " +
-                ref.label.substr(ref.label.rfind(": ") + 2) + ", found " +
-                a.deviceName());
+    fail(a, "expected it on " + ref.deviceName() + ", as " + ref.name +
+                ", found " + a.deviceName());
 }
 
 void expectBytes(const Array &a, int64_t bytes) {
@@ -193,7 +193,8 @@ Array viewArg(nb::handle h, const char *fn, const char *name) {
   nb::ndarray<> a;
   if (!nb::try_cast(h, a)) {
     Array v;
-    v.label = std::string(fn) + ": " + name;
+    v.fn = fn;
+    v.name = name;
     fail(v, "expected an array (a torch tensor, a NumPy array or an object "
             "with __dlpack__), found " +
                 nb::cast<std::string>(nb::str(h.type().attr("__name__"))));

@@ -28,7 +28,10 @@ enum class Where : uint8_t { Host, Cuda };
 
 /// One array argument.
 struct Array {
-  std::string label; ///< "fp8kit.quantize: x"
+  /// The function and the argument, for messages ("fp8kit.quantize", "x"):
+  /// strings that outlive the view (literals), joined only on an error.
+  const char *fn = "";
+  const char *name = "";
   void *data = nullptr;
   /// The element type, when it is one of ours. Unsigned integers are raw
   /// bit patterns: uint8 FP8 codes, UE8M0 scales or a history state, uint16
@@ -42,6 +45,8 @@ struct Array {
   int device = 0;
 
   int64_t rank() const { return int64_t(shape.size()); }
+  /// "fp8kit.quantize: x"
+  std::string label() const { return std::string(fn) + ": " + name; }
   int64_t elements() const;
   /// "cpu", "cuda:0".
   std::string deviceName() const;

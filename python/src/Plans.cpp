@@ -183,8 +183,8 @@ nb::dict runOnCpu(const PlanHandle &p,
         throw nb::value_error(("fp8kit.Plan.run_cpu: inputs: '" + name +
                                "' is not an input or a weight of the plan")
                                   .c_str());
-      arrays[name] =
-          npyOf(viewArray(array, fn, ("inputs['" + name + "']").c_str()));
+      const std::string arg = "inputs['" + name + "']"; // outlives the view
+      arrays[name] = npyOf(viewArray(array, fn, arg.c_str()));
     }
     options.inputs.arrays = &arrays;
   }

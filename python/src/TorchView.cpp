@@ -5,7 +5,8 @@
 // __dlpack__ is Python code that checks and may synchronize streams, several
 // microseconds a tensor, which a GEMM call of five tensors cannot afford
 // (the call overhead budget of python/tests/test_gpu.py). The view and its
-// checks are the same as for a DLPack array (Arrays.h).
+// checks are the same as for a DLPack array (Arrays.h). A sparse tensor has
+// no strides: refused, naming the argument.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,30 +22,22 @@ namespace fp8::python {
 
 namespace {
 
-/// torch.Tensor and torch.strided once torch is imported (null before: no
-/// argument can then be a tensor). Held for the life of the process.
-struct TorchTypes {
-  PyObject *tensor = nullptr;
-  PyObject *strided = nullptr;
-};
-
-const TorchTypes &torchTypes() {
-  static TorchTypes t;
-  if (t.tensor)
-    return t;
+/// torch.Tensor once torch is imported (null before: no argument can then
+/// be a tensor). Held for the life of the process.
+PyObject *torchTensorType() {
+  static PyObject *tensor = nullptr;
+  if (tensor)
+    return tensor;
   PyObject *mod = PyImport_GetModule(nb::str("torch").ptr());
   if (!mod) {
     PyErr_Clear();
-    return t;
+    return nullptr;
   }
-  t.tensor = PyObject_GetAttrString(mod, "Tensor");
-  t.strided = PyObject_GetAttrString(mod, "strided");
+  tensor = PyObject_GetAttrString(mod, "Tensor");
   Py_DECREF(mod);
-  if (!t.tensor || !t.strided) {
+  if (!tensor)
     PyErr_Clear();
-    t = TorchTypes();
-  }
-  return t;
+  return tensor;
 }
 
 /// A torch dtype's entry (its name without "torch.", its width), by the
@@ -68,6 +61,8 @@ const TorchDType &dtypeOf(nb::handle dtype) {
   return seen.back();
 }
 
+nb::handle intern(const char *s) { return PyUnicode_InternFromString(s); }
+
 std::vector<int64_t> intTuple(nb::handle t) {
   std::vector<int64_t> v;
   const Py_ssize_t n = PyTuple_Size(t.ptr());
@@ -82,32 +77,44 @@ std::vector<int64_t> intTuple(nb::handle t) {
 } // namespace
 
 bool isTorchTensor(nb::handle h) {
-  const TorchTypes &t = torchTypes();
-  return t.tensor && PyObject_IsInstance(h.ptr(), t.tensor) == 1;
+  PyObject *tensor = torchTensorType();
+  return tensor && (Py_TYPE(h.ptr()) == (PyTypeObject *)tensor ||
+                    PyObject_IsInstance(h.ptr(), tensor) == 1);
 }
 
 Array viewTorch(nb::handle h, const char *fn, const char *name) {
+  // Attribute names made once (a lookup by a C string builds one a call),
+  // never freed (no destructor runs after the interpreter is gone).
+  static const nb::handle kDType = intern("dtype"), kShape = intern("shape"),
+                          kStride = intern("stride"),
+                          kIsCuda = intern("is_cuda"),
+                          kIsCpu = intern("is_cpu"),
+                          kGetDevice = intern("get_device"),
+                          kDataPtr = intern("data_ptr"),
+                          kDevice = intern("device");
   Array v;
-  v.label = std::string(fn) + ": " + name;
-  if (h.attr("layout").ptr() != torchTypes().strided)
-    fail(v, "expected a strided (dense) tensor, found layout " +
-                nb::cast<std::string>(nb::str(h.attr("layout"))));
-  const TorchDType &d = dtypeOf(h.attr("dtype"));
+  v.fn = fn;
+  v.name = name;
+  const TorchDType &d = dtypeOf(h.attr(kDType));
   nameDType(v, d.name);
   v.itemBytes = d.itemBytes;
-  v.shape = intTuple(h.attr("shape"));
-  v.strides = intTuple(h.attr("stride")());
-  if (nb::cast<bool>(h.attr("is_cuda"))) {
+  v.shape = intTuple(h.attr(kShape));
+  try {
+    v.strides = intTuple(h.attr(kStride)());
+  } catch (nb::python_error &e) { // sparse and other layouts have none
+    fail(v, std::string("expected a strided (dense) tensor: ") + e.what());
+  }
+  if (h.attr(kIsCuda).ptr() == Py_True) {
     v.where = Where::Cuda;
-    v.device = nb::cast<int>(h.attr("get_device")());
-  } else if (nb::cast<bool>(h.attr("is_cpu"))) {
+    v.device = nb::cast<int>(h.attr(kGetDevice)());
+  } else if (h.attr(kIsCpu).ptr() == Py_True) {
     v.where = Where::Host;
   } else {
     fail(v, "expected a tensor in host memory or on a CUDA device, found "
             "one on " +
-                nb::cast<std::string>(nb::str(h.attr("device"))));
+                nb::cast<std::string>(nb::str(h.attr(kDevice))));
   }
-  v.data = reinterpret_cast<void *>(nb::cast<uintptr_t>(h.attr("data_ptr")()));
+  v.data = reinterpret_cast<void *>(nb::cast<uintptr_t>(h.attr(kDataPtr)()));
   return v;
 }
 
