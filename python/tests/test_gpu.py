@@ -124,6 +124,16 @@ def test_gemm_against_torch_scaled_mm_rowwise_and_per_tensor():
         assert rel(ours, theirs) < 2.0 ** -7, (m, n, k)
 
 
+def test_the_readme_snippet(root):
+    # The README's 10-line snippet, as it is: quantize two tensors, multiply
+    # them, and match torch._scaled_mm within the similarity bound.
+    text = (root / "README.md").read_text()
+    marker = "<!-- python-snippet:"
+    block = text[text.index(marker):].split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(block.strip().splitlines()) <= 10, block
+    exec(compile(block, "README.md", "exec"), {})
+
+
 def test_column_major_scales_as_torch_keeps_them():
     r = Recipe.preset("deepseek")
     a = torch.randn(129, 1024, device=DEV)

@@ -65,3 +65,12 @@ def test_arrays_on_other_devices_are_refused():
     assert str(e.value) == (
         "fp8kit.quantize: x: expected an array in host memory or on a CUDA "
         "device, found one on DLPack device type 7")
+
+
+def test_the_readme_snippet_is_ten_lines_of_python(root):
+    # test_gpu.py runs it on the GPU; here: it is there, short and valid.
+    text = (root / "README.md").read_text()
+    block = text[text.index("<!-- python-snippet:"):].split("```python\n", 1)[1]
+    block = block.split("```", 1)[0]
+    assert 0 < len(block.strip().splitlines()) <= 10
+    compile(block, "README.md", "exec")
