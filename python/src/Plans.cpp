@@ -1,10 +1,10 @@
-//===- Plans.cpp - Plans from Python
-//---------------------------------------===//
+//===- Plans.cpp - Plans from Python --------------------------------------===//
 //
 // fp8kit.Plan: a plan (runtime/plan/Plan.h) loaded from a file or JSON text,
 // or compiled from a model (Compiler.cpp); its buffers, steps and shapes;
 // its kernels JIT-compiled without a GPU (fp8-run --compile-only); a run on
-// the CPU oracle (fp8-run --cpu) with the inputs given as arrays or drawn
+// the CPU oracle (fp8-run --cpu) or on the GPU (fp8-run's GPU run, through
+// runtime/plan/PlanGpuRunner.h) with the inputs given as arrays or drawn
 // at random, the outputs returned as NumPy arrays.
 //
 //===----------------------------------------------------------------------===//
@@ -14,7 +14,9 @@
 #include "python/src/Bindings.h"
 
 #include "core/Target.h"
+#include "runtime/CudaDriver.h"
 #include "runtime/plan/PlanExecutor.h"
+#include "runtime/plan/PlanGpuRunner.h"
 #include "runtime/plan/PlanRunner.h"
 
 #include <nanobind/ndarray.h>
@@ -165,6 +167,37 @@ nb::list compileKernels(const PlanHandle &p,
   return out;
 }
 
+/// The run's inputs: `inputs` (every input and weight by name, viewed into
+/// `arrays`) or, without them, random values drawn with `seed`.
+PlanInputOptions inputOptionsOf(
+    const Plan &plan,
+    const std::optional<std::map<std::string, nb::ndarray<>>> &inputs,
+    std::map<std::string, numerics::NpyArray> &arrays, uint64_t seed,
+    const char *fn) {
+  PlanInputOptions options;
+  options.inputs.seed = seed;
+  if (inputs) {
+    for (const auto &[name, array] : *inputs) {
+      const PlanBuffer *b = plan.buffer(name);
+      if (!b || (b->role != BufferRole::Input && b->role != BufferRole::Weight))
+        throw nb::value_error((std::string(fn) + ": inputs: '" + name +
+                               "' is not an input or a weight of the plan")
+                                  .c_str());
+      const std::string arg = "inputs['" + name + "']"; // outlives the view
+      arrays[name] = npyOf(viewArray(array, fn, arg.c_str()));
+    }
+    options.inputs.arrays = &arrays;
+  }
+  return options;
+}
+
+nb::dict outputsOf(const Plan &plan, const HostBuffers &values) {
+  nb::dict out;
+  for (const std::string &name : plan.outputs)
+    out[name.c_str()] = toNumpy(values.at(name));
+  return out;
+}
+
 nb::dict runOnCpu(const PlanHandle &p,
                   const std::map<std::string, int64_t> &given,
                   std::optional<std::map<std::string, nb::ndarray<>>> inputs,
@@ -174,29 +207,51 @@ nb::dict runOnCpu(const PlanHandle &p,
   const DimValues dims = dimsOf(plan, given, fn);
   const ResolvedPlan shapes = resolved(plan, dims, fn);
   std::map<std::string, numerics::NpyArray> arrays;
-  PlanInputOptions options;
-  options.inputs.seed = seed;
-  if (inputs) {
-    for (const auto &[name, array] : *inputs) {
-      const PlanBuffer *b = plan.buffer(name);
-      if (!b || (b->role != BufferRole::Input && b->role != BufferRole::Weight))
-        throw nb::value_error(("fp8kit.Plan.run_cpu: inputs: '" + name +
-                               "' is not an input or a weight of the plan")
-                                  .c_str());
-      const std::string arg = "inputs['" + name + "']"; // outlives the view
-      arrays[name] = npyOf(viewArray(array, fn, arg.c_str()));
-    }
-    options.inputs.arrays = &arrays;
-  }
+  const PlanInputOptions options =
+      inputOptionsOf(plan, inputs, arrays, seed, fn);
   Expected<CpuPlanRun> run = [&] {
     nb::gil_scoped_release release;
     return runPlanOnCpuOracle(plan, shapes, dims, options, /*verify=*/false);
   }();
   check(run.status(), fn);
-  nb::dict out;
-  for (const std::string &name : plan.outputs)
-    out[name.c_str()] = toNumpy(run->values.at(name));
-  return out;
+  return outputsOf(plan, run->values);
+}
+
+/// fp8-run's GPU run: the plan set up on the runtime's device (buffers
+/// allocated, inputs uploaded), its prepare steps, one run, the outputs
+/// read back. A machine without a GPU gets RuntimeError with the driver's
+/// message.
+nb::dict runOnGpu(const PlanHandle &p,
+                  const std::map<std::string, int64_t> &given,
+                  std::optional<std::map<std::string, nb::ndarray<>>> inputs,
+                  uint64_t seed) {
+  const char *fn = "fp8kit.Plan.run_gpu";
+  const Plan &plan = *p.plan;
+  const DimValues dims = dimsOf(plan, given, fn);
+  const ResolvedPlan shapes = resolved(plan, dims, fn);
+  std::map<std::string, numerics::NpyArray> arrays;
+  const PlanInputOptions options =
+      inputOptionsOf(plan, inputs, arrays, seed, fn);
+  Expected<HostBuffers> values = [&]() -> Expected<HostBuffers> {
+    nb::gil_scoped_release release;
+    if (Expected<const CudaDevice *> dev = CudaDevice::get(); !dev)
+      return Status::error("no GPU to run the plan on: " + dev.message() +
+                           " (run_cpu runs it on the CPU oracle)");
+    HostBuffers host;
+    auto gpu = setUpGpuPlan(plan, shapes, dims, options, false, host);
+    if (!gpu)
+      return gpu.status();
+    if (auto prepared = runPrepareSteps(**gpu); !prepared)
+      return prepared.status();
+    HostBuffers statesBefore;
+    if (Status s =
+            runIterations(**gpu, plan, 1, statesBefore, [](int, double) {});
+        !s)
+      return s;
+    return readResults(**gpu, plan, false);
+  }();
+  throwIfFailed(values.status(), fn);
+  return outputsOf(plan, *values);
 }
 
 PlanHandle loaded(Expected<Plan> plan, const std::string &where) {
@@ -267,6 +322,12 @@ void bindPlans(nb::module_ &m) {
            "Runs the plan on the CPU oracle; returns the graph outputs "
            "(float32 for bf16, uint8 FP8 codes). inputs: every input and "
            "weight by name, or None to draw them all at random (seeded).")
+      .def("run_gpu", &runOnGpu,
+           nb::arg("dims") = std::map<std::string, int64_t>{},
+           nb::arg("inputs").none() = nb::none(), nb::arg("seed") = 1,
+           "Runs the plan on the GPU as fp8-run does (set up, prepare steps, "
+           "one run) and returns the graph outputs as run_cpu does; the "
+           "same inputs (or seed) give the oracle's run to compare with.")
       .def("__repr__", [](const PlanHandle &p) {
         return "<fp8kit.Plan @" + p.plan->function + " for " +
                std::string(toString(p.plan->arch)) + ": " +

@@ -65,6 +65,15 @@ def test_run_on_the_cpu_oracle(mlp):
     assert not np.array_equal(other[mlp.outputs[0]], y)
 
 
+@pytest.mark.nogpu
+def test_run_on_the_gpu_without_one_says_so(mlp):
+    # Its arguments first (a ValueError naming them), then the driver.
+    with pytest.raises(ValueError, match="'nope' is not an input or a weight"):
+        mlp.run_gpu({"M": 2}, {"nope": np.zeros((2, 2), np.float32)})
+    with pytest.raises(RuntimeError, match="no GPU to run the plan on.*run_cpu"):
+        mlp.run_gpu({"M": 2})
+
+
 def test_run_with_inputs(mlp):
     shapes = mlp.shapes({"M": 2})
     rng = np.random.default_rng(1)
