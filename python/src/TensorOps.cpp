@@ -300,10 +300,14 @@ void gemmArrays(nb::handle a, nb::handle aScale, nb::handle b,
     t.ldc = expectRowPitch(C);
     t.c = C.data;
   }
-  throwIfError(checkGemmArgs(r, m, n, k, t), fn);
+  const bool host = A.where == Where::Host;
+  // The tensors' checks (checkGemmArgs) before any work; on the GPU path
+  // fp8::gemm runs them itself before its launch, and they are run again
+  // only to raise its refusal as the caller's error (ValueError).
+  if (host || m == 0)
+    throwIfError(checkGemmArgs(r, m, n, k, t), fn);
   if (m == 0)
     return;
-  const bool host = A.where == Where::Host;
   int smCount = targetInfo(Arch::SM90a).smCount;
   if (!host)
     smCount = expectRuntimeDevice(A, fn).smCount;
@@ -318,8 +322,12 @@ void gemmArrays(nb::handle a, nb::handle aScale, nb::handle b,
   } else {
     GemmOptions options;
     options.tile = spec->tile;
-    nb::gil_scoped_release release;
-    s = gemm(*spec, m, t, toStream(stream), options);
+    {
+      nb::gil_scoped_release release;
+      s = gemm(*spec, m, t, toStream(stream), options);
+    }
+    if (!s)
+      throwIfError(checkGemmArgs(r, m, n, k, t), fn);
   }
   throwIfFailed(s, fn);
 }

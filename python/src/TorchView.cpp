@@ -63,6 +63,15 @@ const TorchDType &dtypeOf(nb::handle dtype) {
 
 nb::handle intern(const char *s) { return PyUnicode_InternFromString(s); }
 
+/// h.name() without a bound method object in between.
+nb::object callNoArgs(nb::handle h, nb::handle name) {
+  PyObject *args[] = {h.ptr()};
+  PyObject *r = PyObject_VectorcallMethod(name.ptr(), args, 1, nullptr);
+  if (!r)
+    throw nb::python_error();
+  return nb::steal(r);
+}
+
 std::vector<int64_t> intTuple(nb::handle t) {
   std::vector<int64_t> v;
   const Py_ssize_t n = PyTuple_Size(t.ptr());
@@ -100,13 +109,13 @@ Array viewTorch(nb::handle h, const char *fn, const char *name) {
   v.itemBytes = d.itemBytes;
   v.shape = intTuple(h.attr(kShape));
   try {
-    v.strides = intTuple(h.attr(kStride)());
+    v.strides = intTuple(callNoArgs(h, kStride));
   } catch (nb::python_error &e) { // sparse and other layouts have none
     fail(v, std::string("expected a strided (dense) tensor: ") + e.what());
   }
   if (h.attr(kIsCuda).ptr() == Py_True) {
     v.where = Where::Cuda;
-    v.device = nb::cast<int>(h.attr(kGetDevice)());
+    v.device = nb::cast<int>(callNoArgs(h, kGetDevice));
   } else if (h.attr(kIsCpu).ptr() == Py_True) {
     v.where = Where::Host;
   } else {
@@ -114,7 +123,8 @@ Array viewTorch(nb::handle h, const char *fn, const char *name) {
             "one on " +
                 nb::cast<std::string>(nb::str(h.attr(kDevice))));
   }
-  v.data = reinterpret_cast<void *>(nb::cast<uintptr_t>(h.attr(kDataPtr)()));
+  v.data =
+      reinterpret_cast<void *>(nb::cast<uintptr_t>(callNoArgs(h, kDataPtr)));
   return v;
 }
 
