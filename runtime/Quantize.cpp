@@ -70,12 +70,21 @@ Status checkExtents(int64_t rows, int64_t cols, int64_t batch) {
   return Status::ok();
 }
 
-/// The arch whose kernels run on `d`.
-Expected<Arch> kernelArch(const CudaDevice &d) {
+/// The runtime's device and the arch of the kernels it runs.
+struct KernelDevice {
+  const CudaDevice *dev;
+  Arch arch;
+};
+
+Expected<KernelDevice> kernelDevice() {
+  auto dev = CudaDevice::get();
+  if (!dev)
+    return dev.status();
+  const CudaDevice &d = **dev;
   if (d.ccMajor == 9 && d.ccMinor == 0)
-    return Arch::SM90a;
+    return KernelDevice{&d, Arch::SM90a};
   if (d.ccMajor == 10 && d.ccMinor == 0)
-    return Arch::SM100a;
+    return KernelDevice{&d, Arch::SM100a};
   return errorf("expected an sm_90a or sm_100a device for the quantize and "
                 "transpose kernels, found device ",
                 d.ordinal, " (", d.name, ") of compute capability ", d.ccMajor,
@@ -127,16 +136,13 @@ Status quantize(const QuantRecipe &r, int64_t rows, int64_t cols,
   FP8_RETURN_IF_ERROR(checkQuantizeArgs(r, rows, cols, t));
   if (rows == 0 || cols == 0)
     return Status::ok();
-  auto dev = CudaDevice::get();
-  if (!dev)
-    return dev.status();
-  const CudaDevice &d = **dev;
-  Expected<Arch> arch = kernelArch(d);
-  if (!arch)
-    return arch.status();
+  Expected<KernelDevice> kd = kernelDevice();
+  if (!kd)
+    return kd.status();
+  const CudaDevice &d = *kd->dev;
   ElementwiseSpec spec;
   spec.kind = AuxKind::Quantize;
-  spec.arch = *arch;
+  spec.arch = kd->arch;
   spec.program = EwProgram::identity(t.xType);
   spec.quant = r;
   FP8_RETURN_IF_ERROR(checkElementwiseSpec(spec));
@@ -188,16 +194,13 @@ Status transpose(DType format, const Granularity &g, int64_t rows, int64_t cols,
   FP8_RETURN_IF_ERROR(checkTransposeArgs(format, g, rows, cols, t));
   if (rows == 0 || cols == 0)
     return Status::ok();
-  auto dev = CudaDevice::get();
-  if (!dev)
-    return dev.status();
-  const CudaDevice &d = **dev;
-  Expected<Arch> arch = kernelArch(d);
-  if (!arch)
-    return arch.status();
+  Expected<KernelDevice> kd = kernelDevice();
+  if (!kd)
+    return kd.status();
+  const CudaDevice &d = *kd->dev;
   ElementwiseSpec spec;
   spec.kind = AuxKind::Transpose;
-  spec.arch = *arch;
+  spec.arch = kd->arch;
   spec.quant.format = format;
   spec.quant.granularity = g;
   FP8_RETURN_IF_ERROR(checkElementwiseSpec(spec));

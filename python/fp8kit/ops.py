@@ -1,7 +1,8 @@
 """The tensor API: quantize, transpose and gemm on torch tensors or NumPy arrays.
 
 Outputs are allocated here, on the input's device, and filled by the
-extension (zero-copy through DLPack): CUDA tensors by the toolkit's kernels
+extension without copies (torch tensors read through their attributes,
+other arrays through DLPack): CUDA tensors by the toolkit's kernels
 on the current CUDA stream, CPU tensors and NumPy arrays by the CPU oracle.
 FP8 codes are torch.float8_e4m3fn / float8_e5m2 tensors (uint8 arrays in
 NumPy); f32 scales are float32, UE8M0 scales uint8.
@@ -65,14 +66,6 @@ def _stream(t):
         _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
             lambda i: torch.cuda.current_stream(i).cuda_stream)
     return _raw_stream(t.get_device())
-
-
-def _bytes_view(t):
-    """FP8 and e8m0 tensors as uint8 (every PyTorch version exports that
-    through DLPack)."""
-    if _is_torch(t) and t.dtype.itemsize == 1 and t.dtype.is_floating_point:
-        return t.view(_torch().uint8)
-    return t
 
 
 def _detached(t):
@@ -166,8 +159,8 @@ def quantize(x, fmt="e4m3fn", granularity=None, scale_format=None,
         host_history = history.cpu().clone() if history is not None else None
         host = quantize(x.cpu(), recipe, history=host_history, stats=True)
         host_stats = host.stats
-    got = _core.quantize(x, _bytes_view(codes), _bytes_view(scales), recipe,
-                         history, _stream(x), stats and not on_gpu)
+    got = _core.quantize(x, codes, scales, recipe, history, _stream(x),
+                         stats and not on_gpu)
     return Quantized(codes, scales, host_stats if on_gpu else got)
 
 
@@ -186,8 +179,7 @@ def transpose(codes, scales, fmt="e4m3fn", granularity="1x128"):
     sshape = tuple(scales.shape)
     out_scales = _empty(scales, sshape[:-2] + sshape[-1:] + sshape[-2:-1],
                         "ue8m0" if g.scale == "ue8m0" else "f32")
-    _core.transpose(_bytes_view(codes), _bytes_view(scales),
-                    _bytes_view(out_codes), _bytes_view(out_scales), fmt, g,
+    _core.transpose(codes, scales, out_codes, out_scales, fmt, g,
                     _stream(codes))
     return Quantized(out_codes, out_scales)
 
@@ -230,8 +222,7 @@ def gemm(a, a_scale, b, b_scale, recipe, out_dtype=None, c=None, *, out=None):
     d = _empty(a, (a.shape[0], b.shape[0]), recipe.out) if out is None else out
     if c is not None:
         c = _detached(c)
-    _core.gemm(_bytes_view(a), _bytes_view(a_scale), _bytes_view(b),
-               _bytes_view(b_scale), d, recipe, c, _stream(a))
+    _core.gemm(a, a_scale, b, b_scale, d, recipe, c, _stream(a))
     if not _is_torch(d) and recipe.out == "bf16":
         import numpy as np
 

@@ -167,28 +167,36 @@ nb::list compileKernels(const PlanHandle &p,
   return out;
 }
 
-/// The run's inputs: `inputs` (every input and weight by name, viewed into
-/// `arrays`) or, without them, random values drawn with `seed`.
-PlanInputOptions inputOptionsOf(
-    const Plan &plan,
-    const std::optional<std::map<std::string, nb::ndarray<>>> &inputs,
-    std::map<std::string, numerics::NpyArray> &arrays, uint64_t seed,
-    const char *fn) {
+/// What a run of the plan takes: its dims and shapes, and its inputs:
+/// `inputs` (every input and weight by name, viewed into `arrays`, which
+/// `options` points to) or, without them, random values drawn with `seed`.
+/// Filled in place (`options` points into it).
+struct RunArgs {
+  DimValues dims;
+  ResolvedPlan shapes;
+  std::map<std::string, numerics::NpyArray> arrays;
   PlanInputOptions options;
-  options.inputs.seed = seed;
-  if (inputs) {
-    for (const auto &[name, array] : *inputs) {
-      const PlanBuffer *b = plan.buffer(name);
-      if (!b || (b->role != BufferRole::Input && b->role != BufferRole::Weight))
-        throw nb::value_error((std::string(fn) + ": inputs: '" + name +
-                               "' is not an input or a weight of the plan")
-                                  .c_str());
-      const std::string arg = "inputs['" + name + "']"; // outlives the view
-      arrays[name] = npyOf(viewArray(array, fn, arg.c_str()));
-    }
-    options.inputs.arrays = &arrays;
+};
+
+void readRunArgs(
+    RunArgs &a, const Plan &plan, const std::map<std::string, int64_t> &given,
+    const std::optional<std::map<std::string, nb::ndarray<>>> &inputs,
+    uint64_t seed, const char *fn) {
+  a.dims = dimsOf(plan, given, fn);
+  a.shapes = resolved(plan, a.dims, fn);
+  a.options.inputs.seed = seed;
+  if (!inputs)
+    return;
+  for (const auto &[name, array] : *inputs) {
+    const PlanBuffer *b = plan.buffer(name);
+    if (!b || (b->role != BufferRole::Input && b->role != BufferRole::Weight))
+      throw nb::value_error((std::string(fn) + ": inputs: '" + name +
+                             "' is not an input or a weight of the plan")
+                                .c_str());
+    const std::string arg = "inputs['" + name + "']"; // outlives the view
+    a.arrays[name] = npyOf(viewArray(array, fn, arg.c_str()));
   }
-  return options;
+  a.options.inputs.arrays = &a.arrays;
 }
 
 nb::dict outputsOf(const Plan &plan, const HostBuffers &values) {
@@ -204,14 +212,12 @@ nb::dict runOnCpu(const PlanHandle &p,
                   uint64_t seed) {
   const char *fn = "fp8kit.Plan.run_cpu";
   const Plan &plan = *p.plan;
-  const DimValues dims = dimsOf(plan, given, fn);
-  const ResolvedPlan shapes = resolved(plan, dims, fn);
-  std::map<std::string, numerics::NpyArray> arrays;
-  const PlanInputOptions options =
-      inputOptionsOf(plan, inputs, arrays, seed, fn);
+  RunArgs a;
+  readRunArgs(a, plan, given, inputs, seed, fn);
   Expected<CpuPlanRun> run = [&] {
     nb::gil_scoped_release release;
-    return runPlanOnCpuOracle(plan, shapes, dims, options, /*verify=*/false);
+    return runPlanOnCpuOracle(plan, a.shapes, a.dims, a.options,
+                              /*verify=*/false);
   }();
   check(run.status(), fn);
   return outputsOf(plan, run->values);
@@ -227,18 +233,15 @@ nb::dict runOnGpu(const PlanHandle &p,
                   uint64_t seed) {
   const char *fn = "fp8kit.Plan.run_gpu";
   const Plan &plan = *p.plan;
-  const DimValues dims = dimsOf(plan, given, fn);
-  const ResolvedPlan shapes = resolved(plan, dims, fn);
-  std::map<std::string, numerics::NpyArray> arrays;
-  const PlanInputOptions options =
-      inputOptionsOf(plan, inputs, arrays, seed, fn);
+  RunArgs a;
+  readRunArgs(a, plan, given, inputs, seed, fn);
   Expected<HostBuffers> values = [&]() -> Expected<HostBuffers> {
     nb::gil_scoped_release release;
     if (Expected<const CudaDevice *> dev = CudaDevice::get(); !dev)
       return Status::error("no GPU to run the plan on: " + dev.message() +
                            " (run_cpu runs it on the CPU oracle)");
     HostBuffers host;
-    auto gpu = setUpGpuPlan(plan, shapes, dims, options, false, host);
+    auto gpu = setUpGpuPlan(plan, a.shapes, a.dims, a.options, false, host);
     if (!gpu)
       return gpu.status();
     if (auto prepared = runPrepareSteps(**gpu); !prepared)

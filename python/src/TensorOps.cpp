@@ -282,24 +282,22 @@ void gemmArrays(nb::handle a, nb::handle aScale, nb::handle b,
   readScales(SA, A, r.a.granularity, m, k, t.scaleALdOuter, t.scaleALdK);
   const Array SB = viewArg(bScale, fn, "b_scale");
   readScales(SB, A, r.b.granularity, n, k, t.scaleBLdOuter, t.scaleBLdK);
-  const Array D = viewArg(d, fn, "d");
-  expectSameDevice(A, D);
-  expectDType(D, r.out);
-  expectShape(D, {m, n});
-  t.ldd = expectRowPitch(D);
+  // d, and c when given: [M, N] of the recipe's out type, beside a.
+  auto result = [&](nb::handle h, const char *name, int64_t &ld) {
+    const Array R = viewArg(h, fn, name);
+    expectSameDevice(A, R);
+    expectDType(R, r.out);
+    expectShape(R, {m, n});
+    ld = expectRowPitch(R);
+    return R.data;
+  };
+  t.d = result(d, "d", t.ldd);
+  if (r.accumulate)
+    t.c = result(c, "c", t.ldc);
   t.a = A.data;
   t.b = B.data;
   t.scaleA = SA.data;
   t.scaleB = SB.data;
-  t.d = D.data;
-  if (r.accumulate) {
-    const Array C = viewArg(c, fn, "c");
-    expectSameDevice(A, C);
-    expectDType(C, r.out);
-    expectShape(C, {m, n});
-    t.ldc = expectRowPitch(C);
-    t.c = C.data;
-  }
   const bool host = A.where == Where::Host;
   // The tensors' checks (checkGemmArgs) before any work; on the GPU path
   // fp8::gemm runs them itself before its launch, and they are run again
