@@ -165,6 +165,57 @@ TEST(Fp8Math, ScaleFromAmaxMatchesOracle) {
         }
 }
 
+// quantize_codes (a block's reciprocal and two FMAs, Markstein's
+// correction) gives quantize_value's codes (the division) for every |x| <=
+// the amax: random inputs, the inputs next to every FP8 rounding boundary
+// of the block's scale (where a quotient one ulp off would change the
+// code), and the amax itself. The GPU test (Fp8ConvertGpuTest) covers every
+// float for a set of amaxes.
+TEST(Fp8Math, ScaledQuantizeEqualsTheDivision) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<float> expo(-125.0f, 127.0f);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  for (int t = 0; t < 3000; ++t) {
+    const float amax =
+        std::ldexp(1.0f + float(rng() % 1000000) / 1e6f, int(expo(rng)));
+    for (int fmt : {fp8k::kE4M3, fp8k::kE5M2}) {
+      uint8_t code;
+      const float s =
+          fp8k::scale_from_amax(amax, fmt, fp8k::kScaleF32, 0, &code);
+      const fp8k::ScaleDivisor d = fp8k::scale_divisor(s);
+      std::vector<float> xs = {amax, -amax, 0.0f, -0.0f};
+      for (int i = 0; i < 512; ++i)
+        xs.push_back(amax * unit(rng));
+      // Boundaries: midpoints between neighbouring codes, times the scale.
+      for (int c = 0; c < 127; ++c) {
+        const float lo = nm::fp8ToFloat(
+            uint8_t(c), fmt == fp8k::kE4M3 ? DType::E4M3FN : DType::E5M2);
+        const float hi = nm::fp8ToFloat(
+            uint8_t(c + 1), fmt == fp8k::kE4M3 ? DType::E4M3FN : DType::E5M2);
+        if (!std::isfinite(hi))
+          break;
+        const float mid = (lo + hi) * 0.5f * s;
+        for (float y :
+             {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e38f)})
+          if (std::fabs(y) <= amax) {
+            xs.push_back(y);
+            xs.push_back(-y);
+          }
+      }
+      while (xs.size() % 4)
+        xs.push_back(0.0f);
+      for (size_t i = 0; i < xs.size(); i += 4) {
+        uint32_t w;
+        fp8k::quantize_codes<4>(&xs[i], d, fmt, &w);
+        for (size_t k = 0; k < 4; ++k)
+          ASSERT_EQ(uint8_t(w >> (8 * k)),
+                    fp8k::quantize_value(xs[i + k], s, fmt))
+              << "x " << xs[i + k] << " amax " << amax << " fmt " << fmt;
+      }
+    }
+  }
+}
+
 namespace {
 
 /// What the generated kernels compute for one [rows, cols] matrix, with the

@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -54,21 +55,66 @@ fp8_convert_every_float(unsigned long long *mismatches, unsigned int *first) {
   if (bad4 || bad5)
     atomicMin(first, lowest);
 }
+
+// For the block amax amaxes[blockIdx.y]: the inputs x with |x| <= amax on
+// which quantize_codes (the reciprocal and two FMAs) and quantize_value
+// (the division) give different codes, in either format, and the smallest.
+extern "C" __global__ void __launch_bounds__(256)
+fp8_quantize_scaled_every_float(const float *amaxes,
+                                unsigned long long *mismatches,
+                                unsigned int *first) {
+  using namespace fp8k;
+  const float amax = amaxes[blockIdx.y];
+  unsigned char unused;
+  const float s4 = scale_from_amax(amax, kE4M3, kScaleF32, 0, &unused);
+  const float s5 = scale_from_amax(amax, kE5M2, kScaleF32, 0, &unused);
+  const ScaleDivisor d4 = scale_divisor(s4), d5 = scale_divisor(s5);
+  const unsigned long long stride =
+      (unsigned long long)gridDim.x * blockDim.x;
+  unsigned long long bad = 0;
+  unsigned int lowest = 0xFFFFFFFFu;
+  for (unsigned long long i =
+           (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+       i < (1ull << 32); i += stride) {
+    const float x = u2f((u32)i);
+    if (!(fp8k::abs(x) <= amax))
+      continue;
+    // Every byte position of a word: x, -x, -x, x.
+    const float xs[4] = {x, neg(x), neg(x), x};
+    u32 w4, w5;
+    quantize_codes<4>(xs, d4, kE4M3, &w4);
+    quantize_codes<4>(xs, d5, kE5M2, &w5);
+    bool d = false;
+    for (int k = 0; k < 4; ++k)
+      d = d || u8(w4 >> (8 * k)) != quantize_value(xs[k], s4, kE4M3) ||
+          u8(w5 >> (8 * k)) != quantize_value(xs[k], s5, kE5M2);
+    bad += d;
+    if (d && (unsigned int)i < lowest)
+      lowest = (unsigned int)i;
+  }
+  if (bad)
+    atomicAdd(mismatches, bad);
+  if (bad)
+    atomicMin(first, lowest);
+}
 )";
+
+Expected<const LoadedKernel *> loadConvertKernel(const char *name) {
+  return loadKernel(name, [name]() -> Expected<GeneratedKernel> {
+    GeneratedKernel g;
+    g.name = name;
+    g.source = kSource;
+    g.arch = Arch::SM90a;
+    return g;
+  });
+}
 
 } // namespace
 
 TEST(Fp8ConvertGpu, HardwareEqualsTheIntegerAlgorithmOnEveryFloat) {
   auto dev = CudaDevice::get();
   ASSERT_TRUE(dev.isOk()) << dev.message();
-  auto k =
-      loadKernel("fp8_convert_every_float", []() -> Expected<GeneratedKernel> {
-        GeneratedKernel g;
-        g.name = "fp8_convert_every_float";
-        g.source = kSource;
-        g.arch = Arch::SM90a;
-        return g;
-      });
+  auto k = loadConvertKernel("fp8_convert_every_float");
   ASSERT_TRUE(k.isOk()) << k.message();
   auto counts = DeviceBuffer::fromHost(std::vector<uint64_t>{0, 0});
   auto first = DeviceBuffer::fromHost(std::vector<uint32_t>{0xFFFFFFFFu});
@@ -92,4 +138,45 @@ TEST(Fp8ConvertGpu, HardwareEqualsTheIntegerAlgorithmOnEveryFloat) {
                         << lowest[0];
   EXPECT_EQ(bad[1], 0u) << "E5M2: first differing input 0x" << std::hex
                         << lowest[0];
+}
+
+// quantize_codes divides by a block's scale with its reciprocal and two
+// FMAs (Markstein's correction) instead of a division per element: for
+// the block amaxes below, every input in [-amax, amax] gets the division's
+// code. The amaxes: ordinary, ones whose scale is not a power of two in
+// every binade, the ends of ScaleDivisor's range (2^-100 * fmt_max and
+// beyond: the division) and the largest finite float.
+TEST(Fp8ConvertGpu, ScaledQuantizeEqualsTheDivisionOnEveryFloat) {
+  auto dev = CudaDevice::get();
+  ASSERT_TRUE(dev.isOk()) << dev.message();
+  auto k = loadConvertKernel("fp8_quantize_scaled_every_float");
+  ASSERT_TRUE(k.isOk()) << k.message();
+  std::vector<float> amaxes = {
+      1.0f,       448.0f, 3.0f,       0.1f,     7.0f,
+      1e-20f,     1e20f,  0x1.8p-90f, 0x1p-92f, 0x1.234p-93f,
+      0x1p-95f,   1e-30f, 1e30f,      3.4e38f,  0x1.fffffep+127f,
+      0x1.2p-120f};
+  for (int e = -60; e <= 60; e += 8)
+    amaxes.push_back(std::ldexp(1.0f + float(e + 61) / 127.0f, e));
+  auto dAmax = DeviceBuffer::fromHost(amaxes);
+  auto counts = DeviceBuffer::fromHost(std::vector<uint64_t>{0});
+  auto first = DeviceBuffer::fromHost(std::vector<uint32_t>{0xFFFFFFFFu});
+  ASSERT_TRUE(dAmax.isOk() && counts.isOk() && first.isOk());
+  const CudaDriver &d = *(*dev)->driver;
+  void *pa = dAmax->get(), *pc = counts->get(), *pf = first->get();
+  void *args[] = {&pa, &pc, &pf};
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = unsigned((*dev)->smCount) * 8;
+  cfg.gridDimY = unsigned(amaxes.size());
+  cfg.gridDimZ = 1;
+  cfg.blockDimX = 256;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  ASSERT_TRUE(cuCheck(d.cuLaunchKernelEx(&cfg, (*k)->function, args, nullptr),
+                      "cuLaunchKernelEx")
+                  .isOk());
+  std::vector<uint64_t> bad(1);
+  std::vector<uint32_t> lowest(1);
+  ASSERT_TRUE(counts->download(bad).isOk());
+  ASSERT_TRUE(first->download(lowest).isOk());
+  EXPECT_EQ(bad[0], 0u) << "first differing input 0x" << std::hex << lowest[0];
 }
