@@ -371,7 +371,8 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     // 4096x4096 1x128 quantize in 0.065 ms against 0.054 with a warp per
     // step (H100, docs/results/h100-2026-11-25-vector-paths/).
     const int lanes = fp8k::row_vec_lanes(g.cols);
-    const int64_t perWarp = lanes > 0 && cols % 8 == 0 ? 32 / lanes : 1;
+    const int64_t perWarp =
+        lanes > 0 && cols % 8 == 0 ? 32 / lanes * fp8k::kRowVecSteps : 1;
     const int64_t units = batch * rows * g.scaleCols(cols);
     l.grid[0] = clamp(ceilDiv(ceilDiv(units, perWarp), 8), waves * 8);
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <vector>
 
 namespace fp8 {
 
@@ -97,6 +98,72 @@ void emitInstructions(std::ostringstream &os, const EwProgram &p,
       os << "round_to(" << call << ", " << typeConst(in.type) << ")";
     os << ";\n";
   }
+}
+
+/// The vector path in two phases, for bodies that keep several vectors'
+/// loads in flight before the first is needed: Raw<N> holds what the loads
+/// of elements i .. i + N - 1 bring, load_raw issues them (the caller gives
+/// the elements' row: no division here), eval_raw runs the program over
+/// them.
+void emitRawPhases(std::ostringstream &os, const EwProgram &p,
+                   const std::vector<bool> &used) {
+  os << "  template <int N> struct Raw {\n";
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    if (!used[i])
+      continue;
+    if (p.broadcastOf(i) == EwBroadcast::Row)
+      os << "    float r" << i << ";\n";
+    else
+      os << "    u32 w" << i << "[VecWords<" << typeConst(p.inputs[i])
+         << ", N>::kCount];\n";
+  }
+  os << "  };\n\n"
+     << "  template <int N>\n"
+     << "  static __device__ __forceinline__ void load_raw(const EwParams &p, "
+        "i64 i, i64 row, Raw<N> &r) {\n";
+  os << "    (void)row;\n";
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    if (!used[i])
+      continue;
+    const std::string t = typeConst(p.inputs[i]);
+    const std::string in = "p.in[" + std::to_string(i) + "]";
+    switch (p.broadcastOf(i)) {
+    case EwBroadcast::None:
+      os << "    load_words<" << t << ", N>(" << in << ", i, r.w" << i
+         << ");\n";
+      break;
+    case EwBroadcast::Col:
+      os << "    load_words<" << t << ", N>(" << in << ", i - row * p.cols, r.w"
+         << i << ");\n";
+      break;
+    case EwBroadcast::Row:
+      os << "    r.r" << i << " = load_elem<" << t << ">(" << in << ", row);\n";
+      break;
+    }
+  }
+  os << "  }\n\n"
+     << "  template <int N>\n"
+     << "  static __device__ __forceinline__ void eval_raw(const Raw<N> &r, "
+        "float out[N]) {\n";
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    if (!used[i] || p.broadcastOf(i) == EwBroadcast::Row)
+      continue;
+    os << "    float a" << i << "[N];\n"
+       << "    unpack_words<" << typeConst(p.inputs[i]) << ", N>(r.w" << i
+       << ", a" << i << ");\n";
+  }
+  os << "#pragma unroll\n"
+     << "    for (int k = 0; k < N; ++k) {\n";
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    if (!used[i])
+      continue;
+    if (p.broadcastOf(i) == EwBroadcast::Row)
+      os << "      const float in" << i << " = r.r" << i << ";\n";
+    else
+      os << "      const float in" << i << " = a" << i << "[k];\n";
+  }
+  emitInstructions(os, p, "      ");
+  os << "      out[k] = " << argText(p.result) << ";\n    }\n  }\n\n";
 }
 
 } // namespace
@@ -195,6 +262,8 @@ void emitProgram(std::ostringstream &os, const EwProgram &p) {
      << "  static __device__ __forceinline__ void eval_vec(const EwParams &p, "
         "i64 i, float out[N]) {\n"
      << "    eval_n<N>(p, i, N, true, out);\n  }\n\n";
+
+  emitRawPhases(os, p, used);
 
   os << "  static __device__ __forceinline__ bool aligned(const EwParams &p, "
         "u64 bytes) {\n"

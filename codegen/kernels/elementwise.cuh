@@ -74,23 +74,35 @@ __device__ __forceinline__ void load_words(const void *p, i64 i,
   }
 }
 
+/// Words a vector of N elements of type T takes (load_words).
+template <int T, int N> struct VecWords {
+  static constexpr int kCount = N * (T == kF32 ? 4 : 2) / 4;
+};
+
+/// The N elements of type T in `w` (load_words), widened to float.
+template <int T, int N>
+__device__ __forceinline__ void unpack_words(const u32 *w, float v[N]) {
+  constexpr int kW = VecWords<T, N>::kCount;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (T == kF32) {
+      v[k] = u2f(w[k % kW]);
+    } else {
+      const u32 word = w[(k / 2) % kW];
+      const u16 h = u16(k % 2 ? word >> 16 : word & 0xFFFFu);
+      v[k] = T == kBF16 ? bf16_to_float(h) : f16_to_float(h);
+    }
+  }
+}
+
 /// Elements i .. i + N - 1 (N 2, 4 or 8, i a multiple of N, the tensor
 /// aligned to N elements or 16 bytes) of a tensor of element type T,
 /// widened to float, in one or two loads (load_words).
 template <int T, int N>
 __device__ __forceinline__ void load_vec(const void *p, i64 i, float v[N]) {
-  u32 w[N * (T == kF32 ? 4 : 2) / 4];
+  u32 w[VecWords<T, N>::kCount];
   load_words<T, N>(p, i, w);
-#pragma unroll
-  for (int k = 0; k < N; ++k) {
-    if (T == kF32) {
-      v[k] = u2f(w[k % (sizeof(w) / 4)]);
-    } else {
-      const u32 word = w[(k / 2) % (sizeof(w) / 4)];
-      const u16 h = u16(k % 2 ? word >> 16 : word & 0xFFFFu);
-      v[k] = T == kBF16 ? bf16_to_float(h) : f16_to_float(h);
-    }
-  }
+  unpack_words<T, N>(w, v);
 }
 
 /// Elements i .. i + n - 1 (n <= N) one by one, any alignment; zeros past
@@ -148,6 +160,22 @@ __device__ __forceinline__ void store_codes(u8 *codes, i64 i, const u8 q[N]) {
     *reinterpret_cast<u32 *>(codes + i) = lo;
   else
     *reinterpret_cast<u16 *>(codes + i) = u16(lo);
+}
+
+/// Codes i .. i + n - 1 from words of four (quantize_codes): N codes in
+/// one store when `vec` (n == N, i a multiple of N), else byte by byte.
+template <int N>
+__device__ __forceinline__ void store_code_words(u8 *codes, i64 i, int n,
+                                                 bool vec, const u32 *w) {
+  static_assert(N == 8, "two words");
+  if (vec) {
+    *reinterpret_cast<uint2 *>(codes + i) = uint2{w[0], w[1]};
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    if (k < n)
+      codes[i + k] = u8(w[k / 4] >> (8 * (k % 4)));
 }
 
 /// The row of flat element i of rows of `cols` elements: i / cols, in 32-bit
@@ -298,8 +326,12 @@ template <class Q> struct RowVec {
 
 /// The row path with 16-byte accesses: kLanes lanes per (row, column
 /// block), eight consecutive columns a lane (one 16-byte load per bf16
-/// input), so a warp covers 32 / kLanes blocks at once; the block's amax is
-/// a shuffle max over its lanes, its codes go out eight in one store. Needs
+/// input), so a warp step covers 32 / kLanes blocks; the block's amax is a
+/// shuffle max over its lanes, its codes go out eight in one store. A warp
+/// takes kRowVecSteps consecutive steps at once in phases: their indices
+/// (the only divisions), then every load (Prog::load_raw, straight-line
+/// code), then the program, the amaxes, the scales and the codes. With one
+/// load in flight per lane the DRAM idled between a warp's steps. Needs
 /// cols % 8 == 0 and aligned tensors (quantize_rows_body checks). A row's
 /// last block may be short: its lanes past the row's end hold nothing.
 template <class Prog, class Q>
@@ -307,6 +339,7 @@ __device__ __forceinline__ void quantize_rows_vec_body(const EwParams &p) {
   // (32 when the width has no vector path: this body is then never run)
   constexpr int kL = RowVec<Q>::kLanes > 0 ? RowVec<Q>::kLanes : 32;
   constexpr int kG = 32 / kL; // blocks per warp step
+  constexpr int kS = kRowVecSteps;
   const i64 nbc = p.scaleCols;
   const i64 units = p.batch * p.rows * nbc;
   const int lane = int(threadIdx.x & 31);
@@ -314,40 +347,63 @@ __device__ __forceinline__ void quantize_rows_vec_body(const EwParams &p) {
   const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
   u8 *codes = static_cast<u8 *>(p.out);
-  for (i64 first = warp * kG; first < units; first += warps * kG) {
-    const i64 u = first + lane / kL;
-    const bool valid = u < units;
-    const i64 row = valid ? u / nbc : 0, cb = valid ? u - row * nbc : 0;
-    const i64 c = cb * Q::kBlockCols + part * 8;
-    const bool in = valid && c < p.cols;
-    const i64 i = row * p.cols + c;
-    float v[8];
-    u32 m = 0;
-    if (in) {
-      Prog::template eval_vec<8>(p, i, v);
+  for (i64 first = warp * kG * kS; first < units; first += warps * kG * kS) {
+    i64 row[kS], cb[kS];
+    bool in[kS];
+    {
+      const i64 u0 = first + lane / kL;
+      i64 r = row_of(u0, nbc), c = u0 - r * nbc;
+#pragma unroll
+      for (int j = 0; j < kS; ++j) {
+        if (j > 0)
+          for (c += kG; c >= nbc; c -= nbc)
+            ++r;
+        row[j] = r;
+        cb[j] = c;
+        in[j] = u0 + j * kG < units && c * Q::kBlockCols + part * 8 < p.cols;
+      }
+    }
+    typename Prog::template Raw<8> raw[kS];
+#pragma unroll
+    for (int j = 0; j < kS; ++j)
+      if (in[j])
+        Prog::template load_raw<8>(
+            p, row[j] * p.cols + cb[j] * Q::kBlockCols + part * 8, row[j],
+            raw[j]);
+    float v[kS][8];
+    u32 m[kS];
+#pragma unroll
+    for (int j = 0; j < kS; ++j) {
+      Prog::template eval_raw<8>(raw[j], v[j]);
+      m[j] = 0;
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
-        const u32 b = abs_bits(v[k]);
-        m = b > m ? b : m;
+        const u32 b = in[j] ? abs_bits(v[j][k]) : 0u;
+        m[j] = b > m[j] ? b : m[j];
+      }
+#pragma unroll
+      for (int o = kL / 2; o > 0; o >>= 1) {
+        const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m[j], o);
+        m[j] = other > m[j] ? other : m[j];
       }
     }
 #pragma unroll
-    for (int o = kL / 2; o > 0; o >>= 1) {
-      const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m, o);
-      m = other > m ? other : m;
-    }
-    u8 code;
-    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
-    if (valid && part == 0) {
-      store_scale<Q>(p.scale, u, s, code);
-      store_scale_mirror<Q>(p, row, cb, s, code);
-    }
-    if (in) {
-      u8 q[8];
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        q[k] = quantize_value(v[k], s, Q::kFormat);
-      store_codes<8>(codes, i, q);
+    for (int j = 0; j < kS; ++j) {
+      const i64 u = first + j * kG + lane / kL;
+      u8 code;
+      const float s =
+          scale_from_amax(u2f(m[j]), Q::kFormat, Q::kScaleFmt, 0, &code);
+      if (u < units && part == 0) {
+        store_scale<Q>(p.scale, u, s, code);
+        store_scale_mirror<Q>(p, row[j], cb[j], s, code);
+      }
+      if (in[j]) {
+        u32 w[2];
+        quantize_codes<8>(v[j], scale_divisor(s), Q::kFormat, w);
+        store_code_words<8>(codes,
+                            row[j] * p.cols + cb[j] * Q::kBlockCols + part * 8,
+                            8, true, w);
+      }
     }
   }
 }
@@ -443,23 +499,15 @@ __device__ __forceinline__ void quantize_rows_whole_body(const EwParams &p) {
       store_scale<Q>(p.scale, row, s, code);
       store_scale_mirror<Q>(p, row, 0, s, code);
     }
+    const ScaleDivisor d = scale_divisor(s);
 #pragma unroll 2
     for (i64 c = lane * 8; c < p.cols; c += 256) {
       const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
       float v[8];
       Prog::template eval_n<8>(p, base + c, n, vec, v);
-      u8 q[8];
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        q[k] = quantize_value(v[k], s, Q::kFormat);
-      if (vec) {
-        store_codes<8>(codes, base + c, q);
-      } else {
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-          if (k < n)
-            codes[base + c + k] = q[k];
-      }
+      u32 w[2];
+      quantize_codes<8>(v, d, Q::kFormat, w);
+      store_code_words<8>(codes, base + c, n, vec, w);
     }
   }
 }
@@ -638,23 +686,15 @@ __device__ __forceinline__ void quantize_tile_body(const EwParams &p) {
       store_scale<Q>(p.scale, u * p.scaleCols + cb, s, code);
       store_scale_mirror<Q>(p, u, cb, s, code);
     }
+    const ScaleDivisor d = scale_divisor(s);
 #pragma unroll 4
     for (i64 r = first; r < blk.rows; r += kRowsPerStep) {
       const i64 i = blk.base + r * p.cols + c;
       float v[8];
       Prog::template eval_n<8>(p, i, n, vec, v);
-      u8 q[8];
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        q[k] = quantize_value(v[k], s, Q::kFormat);
-      if (vec) {
-        store_codes<8>(codes, i, q);
-      } else {
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-          if (k < n)
-            codes[i + k] = q[k];
-      }
+      u32 w[2];
+      quantize_codes<8>(v, d, Q::kFormat, w);
+      store_code_words<8>(codes, i, n, vec, w);
     }
   }
 }

@@ -46,6 +46,12 @@ FP8K_RULE int row_vec_lanes(i64 blockCols) {
              : 0;
 }
 
+/// Consecutive warp steps (32 / row_vec_lanes blocks each) a warp of the
+/// vector row path loads before it reduces: two 16-byte loads in flight per
+/// lane and input. (Two beat one and four for the plain 1x128 quantize and
+/// SwiGLU + 1x128 on the H100; four cost SwiGLU occupancy.)
+enum : int { kRowVecSteps = 2 };
+
 /// True when R x C blocks take the tile path (a CTA per block, each element
 /// read twice, the second time from the L2): more than one row, and a
 /// width with a vector row path (row_vec_lanes: 8 to 256 columns dividing

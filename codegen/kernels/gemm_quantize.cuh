@@ -9,8 +9,9 @@
 // (EpiProg::apply: one input, or a gate and an up value from the two halves
 // of a block pair), then the row-block quantization of the plan's quantize
 // kernels: the block's amax over the |x| bits, scale_from_amax, and
-// quantize_value, all from fp8_math.h, so that the codes equal those of the
-// GEMM, elementwise and quantize steps run one after another.
+// quantize_pair (quantize_value's codes), all from fp8_math.h, so that the
+// codes equal those of the GEMM, elementwise and quantize steps run one
+// after another.
 //
 // A generated translation unit defines, in namespace fp8k, before including
 // this header:
@@ -179,11 +180,12 @@ quantize_slab(const QuantOut &o, const float *res, int row0, int row_end,
             static_cast<float *>(o.mirror)[mi] = s;
         }
       }
+      // (Columns past o.cols are quantized too, never stored.)
+      const ScaleDivisor d = scale_divisor(s);
 #pragma unroll
       for (int j = g * S::kGroupChunks; j < (g + 1) * S::kGroupChunks; ++j)
-        pairs[j] =
-            u32(quantize_value(h[4 * j + 2 * half], s, E::kFormat)) |
-            (u32(quantize_value(h[4 * j + 2 * half + 1], s, E::kFormat)) << 8);
+        pairs[j] = quantize_pair(h[4 * j + 2 * half], h[4 * j + 2 * half + 1],
+                                 d, E::kFormat);
     }
 #pragma unroll
     for (int r = 0; r < (kChunks + 3) / 4; ++r) {

@@ -1,6 +1,7 @@
 //===- ElementwiseTest.cpp - Elementwise specs, programs, emitted source --===//
 
 #include "codegen/Elementwise.h"
+#include "codegen/kernels/elementwise_params.h"
 
 #include <gtest/gtest.h>
 
@@ -270,11 +271,13 @@ TEST(Elementwise, LaunchesCoverTheShape) {
       quantizeSpec(Granularity::block(1, 128), ScalingMode::Current);
   AuxLaunch l = elementwiseLaunch(rows, 0, 1, 4096, 11008, 132);
   EXPECT_EQ(l.block[0], 256u);
-  // The vector path: 4096 x 86 blocks, two a warp, 8 warps per CTA, at
-  // most 256 CTAs per SM (the warps stride over the rest).
-  EXPECT_EQ(l.grid[0], std::min(4096u * 86 / 2 / 8, 132u * 256));
+  // The vector path: 4096 x 86 blocks, two a warp step and kRowVecSteps
+  // steps at once, 8 warps per CTA, at most 256 CTAs per SM (the warps
+  // stride over the rest).
+  const unsigned perWarp = 2 * fp8k::kRowVecSteps;
+  EXPECT_EQ(l.grid[0], std::min((4096u * 86 / perWarp + 7) / 8, 132u * 256));
   l = elementwiseLaunch(rows, 0, 1, 128, 7168, 132);
-  EXPECT_EQ(l.grid[0], 128u * 56 / 2 / 8);
+  EXPECT_EQ(l.grid[0], (128u * 56 / perWarp + 7) / 8);
   // Rows of a length not a multiple of 8: a warp per block, at most 256
   // CTAs per SM.
   l = elementwiseLaunch(rows, 0, 1, 4096, 11004, 132);
