@@ -267,7 +267,10 @@ emitElementwise(const ElementwiseSpec &s) {
     break;
   case AuxKind::Quantize:
     if (quantizeUsesRowPath(s)) {
-      entry(0, "256", "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
+      // NOTE: sm_100a's ptxas gives the RMSNorm row quantize 64 registers
+      // and a 4-byte spill unless told that two CTAs an SM suffice.
+      entry(0, s.arch == Arch::SM100a ? "256, 2" : "256",
+            "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesTilePath(s)) {
       entry(0, "256", "fp8k::quantize_tile_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesColumnPath(s)) {
@@ -370,9 +373,8 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     // NOTE: one wave of CTAs with the warps striding over the blocks ran the
     // 4096x4096 1x128 quantize in 0.065 ms against 0.054 with a warp per
     // step (H100, docs/results/h100-2026-11-25-vector-paths/).
-    const int lanes = fp8k::row_vec_lanes(g.cols);
-    const int64_t perWarp =
-        lanes > 0 && cols % 8 == 0 ? 32 / lanes * fp8k::kRowVecSteps : 1;
+    const int lanes = fp8k::row_vec_block_lanes(g.cols);
+    const int64_t perWarp = lanes > 0 && cols % 8 == 0 ? 32 / lanes : 1;
     const int64_t units = batch * rows * g.scaleCols(cols);
     l.grid[0] = clamp(ceilDiv(ceilDiv(units, perWarp), 8), waves * 8);
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&

@@ -319,27 +319,30 @@ template <int kBlock, int kThreads> struct CachedValues {
 };
 
 /// Lanes of a warp that share one row block in the vector row path
-/// (row_vec_lanes); 0: no vector path for this width.
+/// (row_vec_block_lanes) and the 16-byte chunks each takes
+/// (row_vec_chunks); 0: no vector path for this width.
 template <class Q> struct RowVec {
-  static constexpr int kLanes = row_vec_lanes(Q::kBlockCols);
+  static constexpr int kLanes = row_vec_block_lanes(Q::kBlockCols);
+  static constexpr int kChunks = row_vec_chunks(Q::kBlockCols);
 };
 
 /// The row path with 16-byte accesses: kLanes lanes per (row, column
-/// block), eight consecutive columns a lane (one 16-byte load per bf16
-/// input), so a warp step covers 32 / kLanes blocks; the block's amax is a
-/// shuffle max over its lanes, its codes go out eight in one store. A warp
-/// takes kRowVecSteps consecutive steps at once in phases: their indices
-/// (the only divisions), then every load (Prog::load_raw, straight-line
-/// code), then the program, the amaxes, the scales and the codes. With one
-/// load in flight per lane the DRAM idled between a warp's steps. Needs
-/// cols % 8 == 0 and aligned tensors (quantize_rows_body checks). A row's
-/// last block may be short: its lanes past the row's end hold nothing.
+/// block), each taking kChunks chunks of eight columns (lane part p the
+/// chunks p, p + kLanes, ...: each load instruction reads a block's lanes'
+/// chunks side by side), so a warp covers 32 / kLanes blocks a step. Every
+/// chunk's load is issued (Prog::load_raw, straight-line code) before the
+/// program runs over any (Prog::eval_raw); the block's amax is a shuffle
+/// max over its lanes, and its scale, reciprocal and scale store, work of
+/// the whole warp, serve up to 16 elements a lane. Needs cols % 8 == 0 and
+/// aligned tensors (quantize_rows_body checks). A row's last block may be
+/// short: its chunks past the row's end hold nothing.
 template <class Prog, class Q>
 __device__ __forceinline__ void quantize_rows_vec_body(const EwParams &p) {
-  // (32 when the width has no vector path: this body is then never run)
+  // (32 and 1 when the width has no vector path: this body is then never
+  // run)
   constexpr int kL = RowVec<Q>::kLanes > 0 ? RowVec<Q>::kLanes : 32;
+  constexpr int kC = RowVec<Q>::kChunks > 0 ? RowVec<Q>::kChunks : 1;
   constexpr int kG = 32 / kL; // blocks per warp step
-  constexpr int kS = kRowVecSteps;
   const i64 nbc = p.scaleCols;
   const i64 units = p.batch * p.rows * nbc;
   const int lane = int(threadIdx.x & 31);
@@ -347,64 +350,54 @@ __device__ __forceinline__ void quantize_rows_vec_body(const EwParams &p) {
   const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
   u8 *codes = static_cast<u8 *>(p.out);
-  for (i64 first = warp * kG * kS; first < units; first += warps * kG * kS) {
-    i64 row[kS], cb[kS];
-    bool in[kS];
-    {
-      const i64 u0 = first + lane / kL;
-      i64 r = row_of(u0, nbc), c = u0 - r * nbc;
+  for (i64 first = warp * kG; first < units; first += warps * kG) {
+    const i64 u = first + lane / kL;
+    const bool valid = u < units;
+    const i64 row = valid ? row_of(u, nbc) : 0;
+    const i64 cb = valid ? u - row * nbc : 0;
+    const i64 c0 = cb * Q::kBlockCols;
+    bool in[kC];
 #pragma unroll
-      for (int j = 0; j < kS; ++j) {
-        if (j > 0)
-          for (c += kG; c >= nbc; c -= nbc)
-            ++r;
-        row[j] = r;
-        cb[j] = c;
-        in[j] = u0 + j * kG < units && c * Q::kBlockCols + part * 8 < p.cols;
-      }
-    }
-    typename Prog::template Raw<8> raw[kS];
+    for (int v = 0; v < kC; ++v)
+      in[v] = valid && c0 + (v * kL + part) * 8 < p.cols;
+    typename Prog::template Raw<8> raw[kC];
 #pragma unroll
-    for (int j = 0; j < kS; ++j)
-      if (in[j])
-        Prog::template load_raw<8>(
-            p, row[j] * p.cols + cb[j] * Q::kBlockCols + part * 8, row[j],
-            raw[j]);
-    float v[kS][8];
-    u32 m[kS];
+    for (int v = 0; v < kC; ++v)
+      if (in[v])
+        Prog::template load_raw<8>(p, row * p.cols + c0 + (v * kL + part) * 8,
+                                   row, raw[v]);
+    float x[kC][8];
+    u32 m = 0;
 #pragma unroll
-    for (int j = 0; j < kS; ++j) {
-      Prog::template eval_raw<8>(raw[j], v[j]);
-      m[j] = 0;
+    for (int v = 0; v < kC; ++v) {
+      Prog::template eval_raw<8>(raw[v], x[v]);
+      if (in[v])
 #pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const u32 b = in[j] ? abs_bits(v[j][k]) : 0u;
-        m[j] = b > m[j] ? b : m[j];
-      }
-#pragma unroll
-      for (int o = kL / 2; o > 0; o >>= 1) {
-        const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m[j], o);
-        m[j] = other > m[j] ? other : m[j];
-      }
+        for (int k = 0; k < 8; ++k) {
+          const u32 b = abs_bits(x[v][k]);
+          m = b > m ? b : m;
+        }
     }
 #pragma unroll
-    for (int j = 0; j < kS; ++j) {
-      const i64 u = first + j * kG + lane / kL;
-      u8 code;
-      const float s =
-          scale_from_amax(u2f(m[j]), Q::kFormat, Q::kScaleFmt, 0, &code);
-      if (u < units && part == 0) {
-        store_scale<Q>(p.scale, u, s, code);
-        store_scale_mirror<Q>(p, row[j], cb[j], s, code);
-      }
-      if (in[j]) {
+    for (int o = kL / 2; o > 0; o >>= 1) {
+      const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m, o);
+      m = other > m ? other : m;
+    }
+    u8 code;
+    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+    if (valid && part == 0) {
+      store_scale<Q>(p.scale, u, s, code);
+      store_scale_mirror<Q>(p, row, cb, s, code);
+    }
+    const ScaleDivisor d = scale_divisor(s);
+#pragma unroll
+    for (int v = 0; v < kC; ++v)
+      if (in[v]) {
         u32 w[2];
-        quantize_codes<8>(v[j], scale_divisor(s), Q::kFormat, w);
-        store_code_words<8>(codes,
-                            row[j] * p.cols + cb[j] * Q::kBlockCols + part * 8,
-                            8, true, w);
+        quantize_codes<8>(x[v], d, Q::kFormat, w);
+        store_code_words<8>(codes, row * p.cols + c0 + (v * kL + part) * 8, 8,
+                            true, w);
       }
-    }
   }
 }
 
@@ -647,7 +640,8 @@ __device__ __forceinline__ void quantize_cols_body(const EwParams &p) {
 template <class Prog, class Q>
 __device__ __forceinline__ void quantize_tile_body(const EwParams &p) {
   // (8 when the width has no vector path: this body is then never run)
-  constexpr int kL = RowVec<Q>::kLanes > 0 ? RowVec<Q>::kLanes : 8;
+  constexpr int kL =
+      row_vec_lanes(Q::kBlockCols) > 0 ? row_vec_lanes(Q::kBlockCols) : 8;
   constexpr int kRowsPerStep = 256 / kL;
   __shared__ u32 warpMax[8];
   const int t = int(threadIdx.x);

@@ -46,11 +46,23 @@ FP8K_RULE int row_vec_lanes(i64 blockCols) {
              : 0;
 }
 
-/// Consecutive warp steps (32 / row_vec_lanes blocks each) a warp of the
-/// vector row path loads before it reduces: two 16-byte loads in flight per
-/// lane and input. (Two beat one and four for the plain 1x128 quantize and
-/// SwiGLU + 1x128 on the H100; four cost SwiGLU occupancy.)
-enum : int { kRowVecSteps = 2 };
+/// Sixteen-byte chunks (eight columns each) a lane of the vector row path
+/// takes of its block: up to two, so that the block's amax shuffles, scale,
+/// reciprocal and scale store, work of the whole warp per step, serve 16
+/// elements a lane, and two loads a lane and input are in flight at once.
+/// (On the H100 two beat four: four left the SwiGLU kernel 91 registers,
+/// two CTAs an SM, and MX one lane a block.)
+FP8K_RULE int row_vec_chunks(i64 blockCols) {
+  const int c = row_vec_lanes(blockCols);
+  return c >= 2 ? 2 : c;
+}
+
+/// Lanes sharing one block on the vector row path (row_vec_lanes /
+/// row_vec_chunks); 0: no vector path for this width.
+FP8K_RULE int row_vec_block_lanes(i64 blockCols) {
+  const int c = row_vec_chunks(blockCols);
+  return c > 0 ? row_vec_lanes(blockCols) / c : 0;
+}
 
 /// True when R x C blocks take the tile path (a CTA per block, each element
 /// read twice, the second time from the L2): more than one row, and a

@@ -416,9 +416,10 @@ FP8K_FN ScaleDivisor scale_divisor(float scale) {
 /// a / b. The residual is formed negated, b q0 - a: then a zero x keeps its
 /// sign through the sums of zeros.
 FP8K_FN float divide_by_scale(float x, const ScaleDivisor &d) {
+  // (IEEE negations, exact, which the FMAs take as operand modifiers.)
   const float q0 = mul(x, d.recip);
-  const float nr = fma(q0, d.scale, neg(x));
-  return fma(neg(nr), d.recip, q0);
+  const float nr = fma(q0, d.scale, -x);
+  return fma(-nr, d.recip, q0);
 }
 
 /// The FP8 codes of lo and hi in a block of scale d.scale, lo's in the low

@@ -271,10 +271,13 @@ TEST(Elementwise, LaunchesCoverTheShape) {
       quantizeSpec(Granularity::block(1, 128), ScalingMode::Current);
   AuxLaunch l = elementwiseLaunch(rows, 0, 1, 4096, 11008, 132);
   EXPECT_EQ(l.block[0], 256u);
-  // The vector path: 4096 x 86 blocks, two a warp step and kRowVecSteps
-  // steps at once, 8 warps per CTA, at most 256 CTAs per SM (the warps
-  // stride over the rest).
-  const unsigned perWarp = 2 * fp8k::kRowVecSteps;
+  // The vector path: 4096 x 86 blocks, eight lanes a block (two 16-byte
+  // chunks a lane), so four a warp, 8 warps per CTA, at most 256 CTAs per
+  // SM (the warps stride over the rest).
+  EXPECT_EQ(fp8k::row_vec_block_lanes(128), 8);
+  EXPECT_EQ(fp8k::row_vec_block_lanes(32), 2);
+  EXPECT_EQ(fp8k::row_vec_block_lanes(8), 1);
+  const unsigned perWarp = 4;
   EXPECT_EQ(l.grid[0], std::min((4096u * 86 / perWarp + 7) / 8, 132u * 256));
   l = elementwiseLaunch(rows, 0, 1, 128, 7168, 132);
   EXPECT_EQ(l.grid[0], (128u * 56 / perWarp + 7) / 8);
