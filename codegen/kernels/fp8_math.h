@@ -220,28 +220,36 @@ FP8K_FN u8 float_to_fp8_bits(float x, int fmt) {
   return u8(sign | u8(code));
 }
 
-/// float_to_fp8_bits(x, fmt), the same bits. On an sm_89+ device the
-/// hardware converts (cvt.rn.satfinite: nearest even, finite overflow and
-/// infinities to +-max finite, as above), a few instructions instead of
-/// the integer algorithm's branches; NaN, whose code the hardware gives with
-/// its sign, takes the integer path's 0x7F. The GPU test
-/// test/runtime/Fp8ConvertGpuTest.cpp compares the two on all 2^32 floats.
-FP8K_FN u8 float_to_fp8(float x, int fmt) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  if ((f2u(x) & 0x7FFFFFFFu) > 0x7F800000u)
-    return 0x7F;
+/// The hardware's codes of lo (low byte) and hi (high byte), for finite or
+/// infinite inputs: cvt.rn.satfinite (nearest even, finite overflow and
+/// infinities to +-max finite).
+__device__ __forceinline__ u32 cvt_fp8x2(float lo, float hi, int fmt) {
   unsigned short pair;
   // NOTE: PTX ISA, "cvt": for .e4m3x2/.e5m2x2 destinations the second
   // source converts into the low byte.
   if (fmt == kE5M2)
     asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;"
         : "=h"(pair)
-        : "f"(0.0f), "f"(x));
+        : "f"(hi), "f"(lo));
   else
     asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;"
         : "=h"(pair)
-        : "f"(0.0f), "f"(x));
-  return u8(pair & 0xFFu);
+        : "f"(hi), "f"(lo));
+  return pair;
+}
+#endif
+
+/// float_to_fp8_bits(x, fmt), the same bits. On an sm_89+ device the
+/// hardware converts (cvt_fp8x2), a few instructions instead of the integer
+/// algorithm's branches; NaN, whose code the hardware gives with its sign,
+/// takes the integer path's 0x7F. The GPU test
+/// test/runtime/Fp8ConvertGpuTest.cpp compares the two on all 2^32 floats.
+FP8K_FN u8 float_to_fp8(float x, int fmt) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  if ((f2u(x) & 0x7FFFFFFFu) > 0x7F800000u)
+    return 0x7F;
+  return u8(cvt_fp8x2(x, 0.0f, fmt) & 0xFFu);
 #else
   return float_to_fp8_bits(x, fmt);
 #endif
@@ -434,17 +442,7 @@ FP8K_FN u32 quantize_pair(float lo, float hi, const ScaleDivisor &d, int fmt) {
            (u32(quantize_value(hi, d.scale, fmt)) << 8);
   const float a = divide_by_scale(lo, d), b = divide_by_scale(hi, d);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  unsigned short pair;
-  // The second source converts into the low byte (float_to_fp8).
-  if (fmt == kE5M2)
-    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;"
-        : "=h"(pair)
-        : "f"(b), "f"(a));
-  else
-    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;"
-        : "=h"(pair)
-        : "f"(b), "f"(a));
-  return pair;
+  return cvt_fp8x2(a, b, fmt);
 #else
   return u32(float_to_fp8_bits(a, fmt)) | (u32(float_to_fp8_bits(b, fmt)) << 8);
 #endif

@@ -109,6 +109,20 @@ Expected<const LoadedKernel *> loadConvertKernel(const char *name) {
   });
 }
 
+/// Launches `k` on 8 CTAs of 256 threads per SM along x (the kernels
+/// stride over all 2^32 floats) and `gridY` along y.
+Status launchOverEveryFloat(const CudaDevice &dev, const LoadedKernel &k,
+                            unsigned gridY, void **args) {
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = unsigned(dev.smCount) * 8;
+  cfg.gridDimY = gridY;
+  cfg.gridDimZ = 1;
+  cfg.blockDimX = 256;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  return cuCheck(dev.driver->cuLaunchKernelEx(&cfg, k.function, args, nullptr),
+                 "cuLaunchKernelEx");
+}
+
 } // namespace
 
 TEST(Fp8ConvertGpu, HardwareEqualsTheIntegerAlgorithmOnEveryFloat) {
@@ -119,17 +133,9 @@ TEST(Fp8ConvertGpu, HardwareEqualsTheIntegerAlgorithmOnEveryFloat) {
   auto counts = DeviceBuffer::fromHost(std::vector<uint64_t>{0, 0});
   auto first = DeviceBuffer::fromHost(std::vector<uint32_t>{0xFFFFFFFFu});
   ASSERT_TRUE(counts.isOk() && first.isOk());
-  const CudaDriver &d = *(*dev)->driver;
   void *pc = counts->get(), *pf = first->get();
   void *args[] = {&pc, &pf};
-  CUlaunchConfig cfg{};
-  cfg.gridDimX = unsigned((*dev)->smCount) * 8;
-  cfg.gridDimY = cfg.gridDimZ = 1;
-  cfg.blockDimX = 256;
-  cfg.blockDimY = cfg.blockDimZ = 1;
-  ASSERT_TRUE(cuCheck(d.cuLaunchKernelEx(&cfg, (*k)->function, args, nullptr),
-                      "cuLaunchKernelEx")
-                  .isOk());
+  ASSERT_TRUE(launchOverEveryFloat(**dev, **k, 1, args).isOk());
   std::vector<uint64_t> bad(2);
   std::vector<uint32_t> lowest(1);
   ASSERT_TRUE(counts->download(bad).isOk());
@@ -162,18 +168,10 @@ TEST(Fp8ConvertGpu, ScaledQuantizeEqualsTheDivisionOnEveryFloat) {
   auto counts = DeviceBuffer::fromHost(std::vector<uint64_t>{0});
   auto first = DeviceBuffer::fromHost(std::vector<uint32_t>{0xFFFFFFFFu});
   ASSERT_TRUE(dAmax.isOk() && counts.isOk() && first.isOk());
-  const CudaDriver &d = *(*dev)->driver;
   void *pa = dAmax->get(), *pc = counts->get(), *pf = first->get();
   void *args[] = {&pa, &pc, &pf};
-  CUlaunchConfig cfg{};
-  cfg.gridDimX = unsigned((*dev)->smCount) * 8;
-  cfg.gridDimY = unsigned(amaxes.size());
-  cfg.gridDimZ = 1;
-  cfg.blockDimX = 256;
-  cfg.blockDimY = cfg.blockDimZ = 1;
-  ASSERT_TRUE(cuCheck(d.cuLaunchKernelEx(&cfg, (*k)->function, args, nullptr),
-                      "cuLaunchKernelEx")
-                  .isOk());
+  ASSERT_TRUE(
+      launchOverEveryFloat(**dev, **k, unsigned(amaxes.size()), args).isOk());
   std::vector<uint64_t> bad(1);
   std::vector<uint32_t> lowest(1);
   ASSERT_TRUE(counts->download(bad).isOk());
