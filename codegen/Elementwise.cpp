@@ -265,22 +265,31 @@ emitElementwise(const ElementwiseSpec &s) {
           std::string("fp8k::elementwise_body<fp8k::Prog, fp8k::") +
               typeConst(s.out) + ">(p);");
     break;
-  case AuxKind::Quantize:
+  case AuxKind::Quantize: {
+    // NOTE: sm_100a's ptxas gives the one-pass quantizes (their blocks'
+    // loads in registers) 64 registers and a spill (the RMSNorm row
+    // quantize, the 128x128 tile) unless told that two CTAs an SM suffice.
+    const char *onePass = s.arch == Arch::SM100a ? "256, 2" : "256";
     if (quantizeUsesRowPath(s)) {
-      // NOTE: sm_100a's ptxas gives the RMSNorm row quantize 64 registers
-      // and a 4-byte spill unless told that two CTAs an SM suffice.
-      entry(0, s.arch == Arch::SM100a ? "256, 2" : "256",
-            "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
+      entry(0, onePass, "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesTilePath(s)) {
-      entry(0, "256", "fp8k::quantize_tile_body<fp8k::Prog, fp8k::Q>(p);");
+      entry(0, onePass, "fp8k::quantize_tile_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesColumnPath(s)) {
-      entry(0, "256", "fp8k::quantize_cols_body<fp8k::Prog, fp8k::Q>(p);");
+      // The vector path: four CTAs an SM for a plain quantize (84 registers
+      // otherwise, two CTAs an SM), two where the program's values are kept
+      // (SwiGLU); blocks taller than its own keep more values a thread.
+      const char *bounds = !fp8k::col_vec_path(s.quant.granularity.rows, 8)
+                               ? "256"
+                           : isConvertOnly(s.program) ? "256, 4"
+                                                      : "256, 2";
+      entry(0, bounds, "fp8k::quantize_cols_body<fp8k::Prog, fp8k::Q>(p);");
     } else {
       entry(0, "256", "fp8k::quantize_amax_body<fp8k::Prog, fp8k::Q>(p);");
       entry(1, "128", "fp8k::quantize_scales_body<fp8k::Q>(p);");
       entry(2, "256", "fp8k::quantize_apply_body<fp8k::Prog, fp8k::Q>(p);");
     }
     break;
+  }
   case AuxKind::Permute:
     entry(0, "256", "fp8k::moe_route_body<fp8k::Q>(p);");
     entry(1, "256",
@@ -373,21 +382,30 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     // NOTE: one wave of CTAs with the warps striding over the blocks ran the
     // 4096x4096 1x128 quantize in 0.065 ms against 0.054 with a warp per
     // step (H100, docs/results/h100-2026-11-25-vector-paths/).
+    // Whole rows in registers: a CTA per 256 / whole_row_threads rows.
     const int lanes = fp8k::row_vec_block_lanes(g.cols);
-    const int64_t perWarp = lanes > 0 && cols % 8 == 0 ? 32 / lanes : 1;
+    const int rowThreads = fp8k::whole_row_threads(cols);
     const int64_t units = batch * rows * g.scaleCols(cols);
-    l.grid[0] = clamp(ceilDiv(ceilDiv(units, perWarp), 8), waves * 8);
+    if (g.cols == Granularity::kWhole && cols % 8 == 0 && rowThreads > 0) {
+      l.grid[0] = clamp(ceilDiv(units, 256 / rowThreads), waves * 8);
+    } else {
+      const int64_t perWarp = lanes > 0 && cols % 8 == 0 ? 32 / lanes : 1;
+      l.grid[0] = clamp(ceilDiv(ceilDiv(units, perWarp), 8), waves * 8);
+    }
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesTilePath(s)) { // a CTA per block
     l.grid[0] = clamp(g.scaleCols(cols), INT32_MAX);
     l.grid[1] = clamp(batch * g.scaleRows(rows), 65535);
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesColumnPath(s)) {
-    // A CTA per 32 columns of a block row, or (blocks taller than 256 rows)
-    // per 256 columns, a thread each.
-    const bool cached = g.rows <= 256;
-    l.grid[0] = clamp(
-        ceilDiv(cols, cached ? fp8k::kColLanes : fp8k::kColsPerCta), INT32_MAX);
+    // A CTA per 64 columns of a block row (the vector path), per 32 (a
+    // lane each), or (blocks taller than 256 rows) per 256 columns, a
+    // thread each.
+    const int64_t perCta = fp8k::col_vec_path(g.rows, cols)
+                               ? fp8k::kColVecChunks * 8
+                           : g.rows <= 256 ? fp8k::kColLanes
+                                           : fp8k::kColsPerCta;
+    l.grid[0] = clamp(ceilDiv(cols, perCta), INT32_MAX);
     l.grid[1] = clamp(batch * g.scaleRows(rows), 65535);
   } else if (s.kind == AuxKind::Quantize && role != "scales" &&
              g.rows == Granularity::kWhole && g.cols == Granularity::kWhole) {

@@ -168,6 +168,13 @@ void emitRawPhases(std::ostringstream &os, const EwProgram &p,
 
 } // namespace
 
+bool isConvertOnly(const EwProgram &p) {
+  for (const EwInstr &in : p.instrs)
+    if (in.op != EwOp::Convert)
+      return false;
+  return true;
+}
+
 void emitProgram(std::ostringstream &os, const EwProgram &p) {
   std::vector<bool> used(p.inputs.size(), false);
   auto mark = [&](const EwArg &a) {
@@ -191,6 +198,8 @@ void emitProgram(std::ostringstream &os, const EwProgram &p) {
     return e;
   };
   os << "struct Prog {\n"
+     << "  static constexpr bool kConvertOnly = "
+     << (isConvertOnly(p) ? "true" : "false") << ";\n\n"
      << "  static __device__ __forceinline__ float eval(const EwParams &p, "
         "i64 i) {\n";
   for (size_t i = 0; i < p.inputs.size(); ++i)

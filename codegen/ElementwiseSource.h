@@ -18,10 +18,16 @@ namespace fp8 {
 const char *typeConst(DType t);
 const char *scaleConst(ScaleFormat f);
 
+/// True when the program only converts (a plain quantize): the kernels
+/// evaluate it again rather than keep its values in registers (Prog's
+/// kConvertOnly).
+bool isConvertOnly(const EwProgram &p);
+
 /// Prog (elementwise.cuh): eval, the value of one element; eval_n, up to N
 /// consecutive elements, from 16-byte loads of each input or one by one
 /// (the same instructions per element), and eval_vec, N of them from
-/// 16-byte loads; aligned, whether every input it reads is aligned to a
+/// 16-byte loads; Raw, load_raw and eval_raw, the loads and the program in
+/// two phases; aligned, whether every input it reads is aligned to a
 /// number of bytes.
 void emitProgram(std::ostringstream &os, const EwProgram &p);
 

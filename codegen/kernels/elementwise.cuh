@@ -458,10 +458,87 @@ __device__ __forceinline__ void quantize_rows_scalar_body(const EwParams &p) {
   }
 }
 
-/// Whole rows (per-row scales): a warp per row, eight columns a lane per
-/// step (16-byte loads when the row length and the tensors' alignment
-/// allow, else element by element), the row evaluated twice: once for its
-/// amax, once for its codes (the second read comes from the caches).
+/// Whole rows (per-row scales) in registers: T threads a row
+/// (whole_row_threads, a power of two from 32 to 256), 256 / T rows a CTA
+/// step; thread `part` of a row takes its chunks of eight columns part, part
+/// + T, ... (each load instruction reads T consecutive chunks), up to
+/// kWholeRowChunks of them, every load issued (Prog::load_raw) before the
+/// program runs over any. The row's amax is a warp max, joined in shared
+/// memory when T > 32; the codes come from the registers (the program
+/// evaluated again: it is deterministic), so the row is read once. Needs
+/// cols % 8 == 0 and aligned tensors (quantize_rows_body checks).
+template <class Prog, class Q>
+__device__ __forceinline__ void
+quantize_rows_whole_cached_body(const EwParams &p, int T) {
+  constexpr int kC = kWholeRowChunks;
+  __shared__ u32 warpMax[8];
+  const int t = int(threadIdx.x);
+  const int lg = __ffs(T) - 1;
+  const int g = t >> lg, part = t & (T - 1);
+  const int perCta = 256 >> lg, warpsPerRow = T >> 5;
+  const i64 units = p.batch * p.rows;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 r0 = i64(blockIdx.x) * perCta; r0 < units;
+       r0 += i64(gridDim.x) * perCta) {
+    const i64 row = r0 + g;
+    const bool valid = row < units;
+    const i64 base = row * p.cols;
+    bool in[kC];
+    typename Prog::template Raw<8> raw[kC];
+#pragma unroll
+    for (int v = 0; v < kC; ++v) {
+      const i64 c = i64(v * T + part) * 8;
+      in[v] = valid && c < p.cols;
+      if (in[v])
+        Prog::template load_raw<8>(p, base + c, row, raw[v]);
+    }
+    u32 m = 0;
+#pragma unroll
+    for (int v = 0; v < kC; ++v) {
+      float x[8];
+      Prog::template eval_raw<8>(raw[v], x);
+      if (in[v])
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const u32 b = abs_bits(x[k]);
+          m = b > m ? b : m;
+        }
+    }
+    m = warp_max(m);
+    if (warpsPerRow > 1) { // (uniform over the CTA)
+      if ((t & 31) == 0)
+        warpMax[t >> 5] = m;
+      __syncthreads();
+      for (int w = 0; w < warpsPerRow; ++w) {
+        const u32 o = warpMax[g * warpsPerRow + w];
+        m = o > m ? o : m;
+      }
+      __syncthreads(); // `warpMax` is reused by the next step
+    }
+    u8 code;
+    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+    if (valid && part == 0) {
+      store_scale<Q>(p.scale, row, s, code);
+      store_scale_mirror<Q>(p, row, 0, s, code);
+    }
+    const ScaleDivisor d = scale_divisor(s);
+#pragma unroll
+    for (int v = 0; v < kC; ++v)
+      if (in[v]) {
+        float x[8];
+        Prog::template eval_raw<8>(raw[v], x);
+        u32 w[2];
+        quantize_codes<8>(x, d, Q::kFormat, w);
+        store_code_words<8>(codes, base + i64(v * T + part) * 8, 8, true, w);
+      }
+  }
+}
+
+/// Whole rows (per-row scales) longer than the registers hold, or unaligned:
+/// a warp per row, eight columns a lane per step (16-byte loads when the
+/// row length and the tensors' alignment allow, else element by element),
+/// the row evaluated twice: once for its amax, once for its codes (the
+/// second read comes from the caches).
 template <class Prog, class Q>
 __device__ __forceinline__ void quantize_rows_whole_body(const EwParams &p) {
   const i64 units = p.batch * p.rows;
@@ -506,17 +583,24 @@ __device__ __forceinline__ void quantize_rows_whole_body(const EwParams &p) {
 }
 
 /// The row path: 16-byte accesses where the block width, the row length and
-/// the tensors' alignment allow, else a lane per column; whole rows take
-/// quantize_rows_whole_body.
+/// the tensors' alignment allow, else a lane per column; whole rows are
+/// kept in registers where they fit.
 template <class Prog, class Q>
 __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
-  if (Q::kBlockCols == 0)
-    quantize_rows_whole_body<Prog, Q>(p);
-  else if (RowVec<Q>::kLanes > 0 && p.cols % 8 == 0 && Prog::aligned(p, 16) &&
-           is_aligned(p.out, 8))
-    quantize_rows_vec_body<Prog, Q>(p);
-  else
-    quantize_rows_scalar_body<Prog, Q>(p);
+  // (if constexpr: a kernel's registers are its largest path's)
+  const bool vec =
+      p.cols % 8 == 0 && Prog::aligned(p, 16) && is_aligned(p.out, 8);
+  if constexpr (Q::kBlockCols == 0) {
+    if (vec && whole_row_threads(p.cols) > 0)
+      quantize_rows_whole_cached_body<Prog, Q>(p, whole_row_threads(p.cols));
+    else
+      quantize_rows_whole_body<Prog, Q>(p);
+  } else {
+    if (RowVec<Q>::kLanes > 0 && vec)
+      quantize_rows_vec_body<Prog, Q>(p);
+    else
+      quantize_rows_scalar_body<Prog, Q>(p);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -524,33 +608,35 @@ __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
 //===----------------------------------------------------------------------===//
 
 /// Block row `u` of R x C blocks (the column and tile paths; the stacked
-/// [batch * scaleRows] grid): the flat index of its first row's column 0
-/// and its rows (the last block row of a batch may be short).
+/// [batch * scaleRows] grid): its first row, that row's flat index of
+/// column 0, and its rows (the last block row of a batch may be short).
 template <class Q> struct ColumnBlock {
-  i64 base, rows;
+  i64 row0, base, rows; ///< first row of the stacked [batch * rows]
   __device__ __forceinline__ ColumnBlock(const EwParams &p, i64 u) {
     const i64 b = u / p.scaleRows;
     const i64 r0 = (u - b * p.scaleRows) * Q::kBlockRows;
     rows = p.rows - r0 < Q::kBlockRows ? p.rows - r0 : i64(Q::kBlockRows);
-    base = (b * p.rows + r0) * p.cols;
+    row0 = b * p.rows + r0;
+    base = row0 * p.cols;
   }
 };
 
 /// One block (R rows of one column) per CTA column: the column's amax over
 /// the block, its scale, then its codes (the 128x1 activations of the weight
 /// gradients: one scale per 128 tokens of a channel). A CTA covers 32
-/// consecutive columns (a lane each: every row's loads and stores are
-/// contiguous across the warp) of one block row (blockIdx.y walks the block
-/// rows of every batch); its 8 warps split the block's rows (warp w takes
-/// rows w, w + 8, ...), keep their values in registers (blocks of up to 256
-/// rows) and join their maxima in shared memory.
+/// consecutive columns, column group `group` (a lane each: every row's loads
+/// and stores are contiguous across the warp) of one block row (blockIdx.y
+/// walks the block rows of every batch); its 8 warps split the block's rows
+/// (warp w takes rows w, w + 8, ...), keep their values in registers (blocks of
+/// up to 256 rows) and join their maxima in shared memory.
 template <class Prog, class Q>
-__device__ __forceinline__ void quantize_cols_cached_body(const EwParams &p) {
+__device__ __forceinline__ void quantize_cols_cached_body(const EwParams &p,
+                                                          i64 group) {
   constexpr int kPer = CachedValues<int(Q::kBlockRows), kColWarps>::kPer;
   __shared__ u32 partial[kColWarps][kColLanes];
   const int lane = int(threadIdx.x % kColLanes);
   const int w = int(threadIdx.x / kColLanes);
-  const i64 c = i64(blockIdx.x) * kColLanes + lane;
+  const i64 c = group * kColLanes + lane;
   const bool active = c < p.cols;
   const i64 units = p.batch * p.scaleRows;
   u8 *codes = static_cast<u8 *>(p.out);
@@ -617,35 +703,264 @@ __device__ __forceinline__ void quantize_cols_long_body(const EwParams &p) {
   }
 }
 
-/// The column path: R x 1 blocks, one kernel.
+/// The vector column path: a CTA covers kColVecChunks chunks of eight
+/// columns of one block row; thread (g, q) of its kColVecGroups x
+/// kColVecChunks takes chunk q of the block's rows g, g + kColVecGroups, ...
+/// (each row's loads contiguous across the CTA's chunks), issuing every
+/// load (Prog::load_raw) before the program runs over any. Each thread's
+/// eight column maxima go to shared memory; four lanes a column join the
+/// groups' maxima and make the column's scale and reciprocal; the codes
+/// come from the values kept in registers (the program evaluated once: R x
+/// 1 blocks quantize SwiGLU's product for the weight gradients), so the
+/// block is read once. Needs cols % 8 == 0 and aligned tensors.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
+  constexpr int kCols = kColVecChunks * 8;
+  constexpr int kJ =
+      int((Q::kBlockRows + kColVecGroups - 1) / kColVecGroups) > 0
+          ? int((Q::kBlockRows + kColVecGroups - 1) / kColVecGroups)
+          : 1;
+  static_assert(kJ <= kColVecSteps, "col_vec_path's rows");
+  static_assert(kColVecGroups % 4 == 0 && kCols * 4 == 256, "the join's lanes");
+  // (rows padded by four words: the join's four lanes of a column read
+  // rows k, k + 4, ... in distinct banks)
+  constexpr int kPitch = kCols + 4;
+  alignas(16) __shared__ u32 partial[kColVecGroups][kPitch];
+  alignas(16) __shared__ float scales[kCols], recips[kCols];
+  const int t = int(threadIdx.x);
+  const int g = t / kColVecChunks, q = t % kColVecChunks;
+  const i64 c = i64(blockIdx.x) * kCols + q * 8;
+  const bool colIn = c < p.cols; // (cols % 8 == 0: all eight or none)
+  const i64 units = p.batch * p.scaleRows;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+    const ColumnBlock<Q> blk(p, u);
+    bool in[kJ];
+    typename Prog::template Raw<8> raw[kJ];
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      const int r = g + kColVecGroups * j;
+      in[j] = colIn && r < blk.rows;
+      if (in[j])
+        Prog::template load_raw<8>(p, blk.base + r * p.cols + c, blk.row0 + r,
+                                   raw[j]);
+    }
+    // Conversion-only programs keep the loads and evaluate again; others
+    // keep the values (the program once).
+    constexpr bool kKeep = !Prog::kConvertOnly;
+    float x[kKeep ? kJ : 1][8];
+    u32 m[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      float *v = x[kKeep ? j : 0];
+      Prog::template eval_raw<8>(raw[j], v);
+      if (in[j])
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const u32 b = abs_bits(v[k]);
+          m[k] = b > m[k] ? b : m[k];
+        }
+    }
+    *reinterpret_cast<uint4 *>(&partial[g][q * 8]) =
+        uint4{m[0], m[1], m[2], m[3]};
+    *reinterpret_cast<uint4 *>(&partial[g][q * 8 + 4]) =
+        uint4{m[4], m[5], m[6], m[7]};
+    __syncthreads();
+    { // four lanes a column: groups k, k + 4, ..., then a shuffle max
+      const int col = t >> 2, k0 = t & 3;
+      u32 a = 0;
+#pragma unroll
+      for (int k = k0; k < kColVecGroups; k += 4)
+        a = partial[k][col] > a ? partial[k][col] : a;
+#pragma unroll
+      for (int o = 1; o < 4; o <<= 1) {
+        const u32 other = __shfl_xor_sync(0xFFFFFFFFu, a, o);
+        a = other > a ? other : a;
+      }
+      if (k0 == 0) {
+        u8 code;
+        const float s =
+            scale_from_amax(u2f(a), Q::kFormat, Q::kScaleFmt, 0, &code);
+        const i64 cc = i64(blockIdx.x) * kCols + col;
+        if (cc < p.cols) {
+          store_scale<Q>(p.scale, u * p.scaleCols + cc, s, code);
+          store_scale_mirror<Q>(p, u, cc, s, code);
+        }
+        const ScaleDivisor d = scale_divisor(s);
+        scales[col] = d.scale;
+        recips[col] = d.recip;
+      }
+    }
+    __syncthreads();
+    // The codes, a pair of columns at a time (their divisors from shared
+    // memory: eight live divisors cost 24 registers), four to a word; a
+    // conversion-only program converts each pair again (the compiler drops
+    // the other six).
+    u32 w[kJ][2];
+#pragma unroll
+    for (int k = 0; k < 8; k += 2) {
+      const float2 s2 = *reinterpret_cast<const float2 *>(&scales[q * 8 + k]);
+      const float2 r2 = *reinterpret_cast<const float2 *>(&recips[q * 8 + k]);
+      const ScaleDivisor d0 = scale_divisor_from(s2.x, r2.x);
+      const ScaleDivisor d1 = scale_divisor_from(s2.y, r2.y);
+#pragma unroll
+      for (int j = 0; j < kJ; ++j) {
+        float y[8];
+        if (!kKeep)
+          Prog::template eval_raw<8>(raw[j], y);
+        const float *v = kKeep ? x[kKeep ? j : 0] : y;
+        const u32 pair = quantize_pair(v[k], d0, v[k + 1], d1, Q::kFormat);
+        if (k % 4 == 0)
+          w[j][k / 4] = pair;
+        else
+          w[j][k / 4] |= pair << 16;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kJ; ++j)
+      if (in[j])
+        store_code_words<8>(codes,
+                            blk.base + (g + kColVecGroups * j) * p.cols + c, 8,
+                            true, w[j]);
+    // (`partial` is rewritten after the next step's loads; the first
+    // barrier of that step orders it after this step's reads of `scales`)
+  }
+}
+
+/// The column path: R x 1 blocks, one kernel. (if constexpr: a kernel's
+/// registers are its largest path's.)
 template <class Prog, class Q>
 __device__ __forceinline__ void quantize_cols_body(const EwParams &p) {
-  if (CachedValues<int(Q::kBlockRows), kColWarps>::kPer > 0)
-    quantize_cols_cached_body<Prog, Q>(p);
+  if constexpr (col_vec_path(Q::kBlockRows, 8)) {
+    // The host's grid is col_vec_path's (kColVecChunks * 8 columns a CTA)
+    // whenever cols % 8 == 0; unaligned tensors take the lane-per-column
+    // body over the same columns.
+    const bool aligned = Prog::aligned(p, 16) && is_aligned(p.out, 8);
+    if (p.cols % 8 == 0 && aligned) {
+      quantize_cols_vec_body<Prog, Q>(p);
+      return;
+    }
+    if (p.cols % 8 == 0) {
+      for (int k = 0; k < kColVecChunks * 8 / kColLanes; ++k)
+        quantize_cols_cached_body<Prog, Q>(
+            p, i64(blockIdx.x) * (kColVecChunks * 8 / kColLanes) + k);
+      return;
+    }
+  }
+  if constexpr (CachedValues<int(Q::kBlockRows), kColWarps>::kPer > 0)
+    quantize_cols_cached_body<Prog, Q>(p, blockIdx.x);
   else
     quantize_cols_long_body<Prog, Q>(p);
 }
 
 //===----------------------------------------------------------------------===//
-// Quantize, R x C blocks (tile_path: 128x128): a CTA per block, two reads
+// Quantize, R x C blocks (tile_path: 128x128): a CTA per block
 //===----------------------------------------------------------------------===//
 
-/// A CTA of 256 threads per block (blockIdx.x its column block, blockIdx.y
-/// walking the block rows of every batch): kLanes threads a block row,
-/// eight columns each (16-byte loads when the row length and the tensors'
-/// alignment allow, else element by element), 256 / kLanes rows a step.
-/// The block is read twice: for its amax (warp maxima joined in shared
-/// memory), then for its codes, the second read from the L2 (a 128x128
-/// bf16 block is 32 KiB). One kernel, no atomics, no amax scratch.
+/// The tile path's CTA: 256 threads, kLanes threads a block row (eight
+/// columns each), kRowsPerStep rows a step, kSteps steps a block; kSteps
+/// up to kMaxSteps keep the block's raw loads in registers (one read).
+template <class Q> struct TileShape {
+  // (8 when the width has no vector path: the tile path is then never run)
+  static constexpr int kLanes = row_vec_lanes(Q::kBlockCols) > 0
+                                    ? row_vec_lanes(Q::kBlockCols)
+                                    : 8;
+  static constexpr int kRowsPerStep = 256 / kLanes;
+  static constexpr int kSteps =
+      int((Q::kBlockRows + kRowsPerStep - 1) / kRowsPerStep);
+  static constexpr int kMaxSteps = 8;
+};
+
+/// The amax of a CTA's threads' maxima `m`: warp maxima joined in
+/// `warpMax` (the caller's shared array of 8), the result in every thread.
+__device__ __forceinline__ u32 cta_max(u32 m, u32 *warpMax) {
+  m = warp_max(m);
+  if ((threadIdx.x & 31) == 0)
+    warpMax[threadIdx.x >> 5] = m;
+  __syncthreads();
+#pragma unroll
+  for (int w = 0; w < 8; ++w)
+    m = warpMax[w] > m ? warpMax[w] : m;
+  __syncthreads(); // `warpMax` is reused by the next block
+  return m;
+}
+
+/// The tile path with the block in registers: thread t takes the chunk of
+/// eight columns (t % kLanes) of the block's rows t / kLanes + kRowsPerStep
+/// j, j < kSteps; every load is issued (Prog::load_raw) before the program
+/// runs over any, the values are evaluated once for the amax and again
+/// (from the registers: the program is deterministic) for the codes, so
+/// the block is read once. Needs cols % 8 == 0 and aligned tensors
+/// (quantize_tile_body checks); a chunk past the block's rows or the
+/// tensor's columns holds nothing.
 template <class Prog, class Q>
-__device__ __forceinline__ void quantize_tile_body(const EwParams &p) {
-  // (8 when the width has no vector path: this body is then never run)
-  constexpr int kL =
-      row_vec_lanes(Q::kBlockCols) > 0 ? row_vec_lanes(Q::kBlockCols) : 8;
-  constexpr int kRowsPerStep = 256 / kL;
+__device__ __forceinline__ void quantize_tile_cached_body(const EwParams &p) {
+  using S = TileShape<Q>;
+  constexpr int kJ = S::kSteps;
   __shared__ u32 warpMax[8];
   const int t = int(threadIdx.x);
-  const int part = t % kL, first = t / kL;
+  const int first = t / S::kLanes;
+  const i64 cb = blockIdx.x;
+  const i64 c = cb * Q::kBlockCols + (t % S::kLanes) * 8;
+  const bool colIn = c < p.cols;
+  const i64 units = p.batch * p.scaleRows;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+    const ColumnBlock<Q> blk(p, u);
+    bool in[kJ];
+    typename Prog::template Raw<8> raw[kJ];
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      const int r = first + S::kRowsPerStep * j;
+      in[j] = colIn && r < blk.rows;
+      if (in[j])
+        Prog::template load_raw<8>(p, blk.base + r * p.cols + c, blk.row0 + r,
+                                   raw[j]);
+    }
+    u32 m = 0;
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      float x[8];
+      Prog::template eval_raw<8>(raw[j], x);
+      if (in[j])
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const u32 b = abs_bits(x[k]);
+          m = b > m ? b : m;
+        }
+    }
+    m = cta_max(m, warpMax);
+    u8 code;
+    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+    if (t == 0) {
+      store_scale<Q>(p.scale, u * p.scaleCols + cb, s, code);
+      store_scale_mirror<Q>(p, u, cb, s, code);
+    }
+    const ScaleDivisor d = scale_divisor(s);
+#pragma unroll
+    for (int j = 0; j < kJ; ++j)
+      if (in[j]) {
+        float x[8];
+        Prog::template eval_raw<8>(raw[j], x);
+        u32 w[2];
+        quantize_codes<8>(x, d, Q::kFormat, w);
+        store_code_words<8>(
+            codes, blk.base + (first + S::kRowsPerStep * j) * p.cols + c, 8,
+            true, w);
+      }
+  }
+}
+
+/// The tile path for unaligned tensors, rows of a length not a multiple of
+/// 8 and blocks taller than the registers hold: each element read twice, for
+/// the block's amax, then for its codes (the second read from the L2: a
+/// 128x128 bf16 block is 32 KiB).
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_tile_reread_body(const EwParams &p) {
+  using S = TileShape<Q>;
+  __shared__ u32 warpMax[8];
+  const int t = int(threadIdx.x);
+  const int part = t % S::kLanes, first = t / S::kLanes;
   const i64 cb = blockIdx.x;
   const i64 c = cb * (Q::kBlockCols > 0 ? Q::kBlockCols : 8) + part * 8;
   const int n = p.cols - c <= 0 ? 0 : (p.cols - c < 8 ? int(p.cols - c) : 8);
@@ -657,7 +972,7 @@ __device__ __forceinline__ void quantize_tile_body(const EwParams &p) {
     const ColumnBlock<Q> blk(p, u);
     u32 m = 0;
 #pragma unroll 4
-    for (i64 r = first; r < blk.rows; r += kRowsPerStep) {
+    for (i64 r = first; r < blk.rows; r += S::kRowsPerStep) {
       float v[8];
       Prog::template eval_n<8>(p, blk.base + r * p.cols + c, n, vec, v);
 #pragma unroll
@@ -666,14 +981,7 @@ __device__ __forceinline__ void quantize_tile_body(const EwParams &p) {
         m = b > m ? b : m;
       }
     }
-    m = warp_max(m);
-    if ((t & 31) == 0)
-      warpMax[t >> 5] = m;
-    __syncthreads();
-#pragma unroll
-    for (int w = 0; w < 8; ++w)
-      m = warpMax[w] > m ? warpMax[w] : m;
-    __syncthreads(); // `warpMax` is reused by the next block row
+    m = cta_max(m, warpMax);
     u8 code;
     const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
     if (t == 0) {
@@ -682,7 +990,7 @@ __device__ __forceinline__ void quantize_tile_body(const EwParams &p) {
     }
     const ScaleDivisor d = scale_divisor(s);
 #pragma unroll 4
-    for (i64 r = first; r < blk.rows; r += kRowsPerStep) {
+    for (i64 r = first; r < blk.rows; r += S::kRowsPerStep) {
       const i64 i = blk.base + r * p.cols + c;
       float v[8];
       Prog::template eval_n<8>(p, i, n, vec, v);
@@ -690,6 +998,22 @@ __device__ __forceinline__ void quantize_tile_body(const EwParams &p) {
       quantize_codes<8>(v, d, Q::kFormat, w);
       store_code_words<8>(codes, i, n, vec, w);
     }
+  }
+}
+
+/// A CTA of 256 threads per block (blockIdx.x its column block, blockIdx.y
+/// walking the block rows of every batch); one kernel, no atomics, no amax
+/// scratch.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_tile_body(const EwParams &p) {
+  using S = TileShape<Q>;
+  if constexpr (S::kSteps <= S::kMaxSteps) {
+    if (p.cols % 8 == 0 && Prog::aligned(p, 16) && is_aligned(p.out, 8))
+      quantize_tile_cached_body<Prog, Q>(p);
+    else
+      quantize_tile_reread_body<Prog, Q>(p);
+  } else {
+    quantize_tile_reread_body<Prog, Q>(p);
   }
 }
 
@@ -724,7 +1048,9 @@ __device__ __forceinline__ bool delayed_prediction(const EwParams &p,
 }
 
 /// The codes of flat elements [0, n) of matrix b with scale s (per-tensor
-/// blocks).
+/// blocks). Current scaling's s was made from this matrix's amax, which
+/// bounds every value: its codes take quantize_codes (no division); a
+/// delayed scale may be exceeded, and takes quantize_value.
 template <class Prog, class Q>
 __device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
                                              float s) {
@@ -733,15 +1059,22 @@ __device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
   const i64 first = i64(blockIdx.x) * blockDim.x + threadIdx.x;
   u8 *codes = static_cast<u8 *>(p.out);
   if (tensor_vec<Prog>(p)) {
+    const ScaleDivisor d = scale_divisor(s);
     for (i64 q = first; q < plane / 8; q += stride) {
       const i64 i = b * plane + q * 8;
       float v[8];
       Prog::template eval_vec<8>(p, i, v);
-      u8 c[8];
+      if constexpr (Q::kDelayed) {
+        u8 c[8];
 #pragma unroll
-      for (int k = 0; k < 8; ++k)
-        c[k] = quantize_value(v[k], s, Q::kFormat);
-      store_codes<8>(codes, i, c);
+        for (int k = 0; k < 8; ++k)
+          c[k] = quantize_value(v[k], s, Q::kFormat);
+        store_codes<8>(codes, i, c);
+      } else {
+        u32 w[2];
+        quantize_codes<8>(v, d, Q::kFormat, w);
+        store_code_words<8>(codes, i, 8, true, w);
+      }
     }
     return;
   }

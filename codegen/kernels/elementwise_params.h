@@ -27,6 +27,12 @@ enum : int { kRowChunk = 64, kColsPerCta = 256 };
 /// The column path of quantize (R x 1 blocks up to 256 rows): a CTA of
 /// kColWarps warps covers kColLanes columns of one block row.
 enum : int { kColLanes = 32, kColWarps = 8 };
+/// Its vector form: a CTA covers kColVecChunks chunks of eight columns of
+/// one block row, its threads in kColVecGroups groups of rows, each thread
+/// keeping up to kColVecSteps chunks (rows) in registers.
+/// (On the H100, 16 chunks of 16 groups of eight rows left the SwiGLU
+/// 128x1 quantize one CTA an SM, slower than a lane per column.)
+enum : int { kColVecChunks = 8, kColVecGroups = 32, kColVecSteps = 4 };
 
 // The rules below decide a kernel's path on both sides: the device code
 // (elementwise.cuh) takes it, the host (codegen/Elementwise.cpp) sizes its
@@ -64,10 +70,36 @@ FP8K_RULE int row_vec_block_lanes(i64 blockCols) {
   return c > 0 ? row_vec_lanes(blockCols) / c : 0;
 }
 
-/// True when R x C blocks take the tile path (a CTA per block, each element
-/// read twice, the second time from the L2): more than one row, and a
-/// width with a vector row path (row_vec_lanes: 8 to 256 columns dividing
-/// 256; 128x128 included).
+/// Sixteen-byte chunks a thread of the whole-row quantize (per-row scales)
+/// keeps in registers.
+enum : int { kWholeRowChunks = 8 };
+
+/// Threads per row of the whole-row quantize with the row in registers: the
+/// least power of two from 32 to 256 whose threads' kWholeRowChunks chunks
+/// of eight columns cover the row (a CTA of 256 threads takes 256 / that
+/// many rows a step); 0 for rows longer than 16384 columns, which take a
+/// warp per row and two reads.
+FP8K_RULE int whole_row_threads(i64 cols) {
+  const i64 chunks = (cols + 7) / 8;
+  return chunks <= 32 * kWholeRowChunks    ? 32
+         : chunks <= 64 * kWholeRowChunks  ? 64
+         : chunks <= 128 * kWholeRowChunks ? 128
+         : chunks <= 256 * kWholeRowChunks ? 256
+                                           : 0;
+}
+
+/// True when R x 1 blocks of a tensor of `cols` columns take the vector
+/// column path (when the tensors are aligned too; elementwise.cuh falls
+/// back within the same grid otherwise): 16-byte rows of eight columns, and
+/// blocks of up to kColVecGroups * kColVecSteps rows.
+FP8K_RULE bool col_vec_path(i64 blockRows, i64 cols) {
+  return cols % 8 == 0 && blockRows <= kColVecGroups * kColVecSteps;
+}
+
+/// True when R x C blocks take the tile path (a CTA per block, held in
+/// registers up to 8 steps of its rows, else read twice, the second time
+/// from the L2): more than one row, and a width with a vector row path
+/// (row_vec_lanes: 8 to 256 columns dividing 256; 128x128 included).
 FP8K_RULE bool tile_path(i64 blockRows, i64 blockCols) {
   return blockRows > 1 && row_vec_lanes(blockCols) > 0;
 }

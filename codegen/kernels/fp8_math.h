@@ -410,9 +410,14 @@ struct ScaleDivisor {
   bool fast;   ///< scale in [2^-100, 2^100] (finite): quantize_codes' range
 };
 
-FP8K_FN ScaleDivisor scale_divisor(float scale) {
+/// The divisor of a scale whose reciprocal fl32(1 / scale) is known.
+FP8K_FN ScaleDivisor scale_divisor_from(float scale, float recip) {
   const u32 b = f2u(scale) & 0x7FFFFFFFu;
-  return {scale, div(1.0f, scale), b >= 0x0D800000u && b <= 0x71800000u};
+  return {scale, recip, b >= 0x0D800000u && b <= 0x71800000u};
+}
+
+FP8K_FN ScaleDivisor scale_divisor(float scale) {
+  return scale_divisor_from(scale, div(1.0f, scale));
 }
 
 /// fl32(x / d.scale) without a division, for d.fast and |x| <= the finite
@@ -435,17 +440,25 @@ FP8K_FN float divide_by_scale(float x, const ScaleDivisor &d) {
 /// block's amax, and that amax finite when d.fast (current scaling): then
 /// no NaN can occur, the quotients come from divide_by_scale and the device
 /// converts the two in one instruction; otherwise each takes
-/// quantize_value.
-FP8K_FN u32 quantize_pair(float lo, float hi, const ScaleDivisor &d, int fmt) {
-  if (!d.fast)
-    return u32(quantize_value(lo, d.scale, fmt)) |
-           (u32(quantize_value(hi, d.scale, fmt)) << 8);
-  const float a = divide_by_scale(lo, d), b = divide_by_scale(hi, d);
+/// quantize_value. This form takes a scale each (lo and hi in two blocks,
+/// as along a row of R x 1 blocks), each value bounded by its own block's
+/// amax.
+FP8K_FN u32 quantize_pair(float lo, const ScaleDivisor &dl, float hi,
+                          const ScaleDivisor &dh, int fmt) {
+  if (!dl.fast || !dh.fast)
+    return u32(quantize_value(lo, dl.scale, fmt)) |
+           (u32(quantize_value(hi, dh.scale, fmt)) << 8);
+  const float a = divide_by_scale(lo, dl), b = divide_by_scale(hi, dh);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
   return cvt_fp8x2(a, b, fmt);
 #else
   return u32(float_to_fp8_bits(a, fmt)) | (u32(float_to_fp8_bits(b, fmt)) << 8);
 #endif
+}
+
+/// Both in one block.
+FP8K_FN u32 quantize_pair(float lo, float hi, const ScaleDivisor &d, int fmt) {
+  return quantize_pair(lo, d, hi, d, fmt);
 }
 
 /// quantize_pair over x[0 .. N) (N a multiple of 4), four codes to a word

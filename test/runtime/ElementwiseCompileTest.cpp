@@ -99,6 +99,12 @@ std::vector<Case> cases() {
         Granularity::block(128, 128), DType::E4M3FN);
   quant("tiles_ue8m0", EwProgram::identity(DType::BF16),
         Granularity::block(128, 128, ScaleFormat::UE8M0), DType::E4M3FN);
+  quant("cols_128x1", EwProgram::identity(DType::BF16),
+        Granularity::block(128, 1), DType::E4M3FN);
+  quant("cols_swiglu_128x1", swigluProgram(), Granularity::block(128, 1),
+        DType::E4M3FN);
+  quant("cols_256x1", EwProgram::identity(DType::BF16),
+        Granularity::block(256, 1), DType::E5M2);
   quant("blocks_per_tensor", EwProgram::identity(DType::F16),
         Granularity::perTensor(), DType::E5M2);
   quant("blocks_per_column", everyOp(), Granularity::perColumn(),

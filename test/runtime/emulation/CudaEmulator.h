@@ -59,6 +59,9 @@ inline unsigned atomicMax(unsigned *p, unsigned v) {
 }
 
 // The vector types the kernels load through (NVRTC has them built in).
+struct float2 {
+  float x, y;
+};
 struct float4 {
   float x, y, z, w;
 };
@@ -68,6 +71,17 @@ struct uint2 {
 struct uint4 {
   unsigned x, y, z, w;
 };
+
+inline int __ffs(int x) { return __builtin_ffs(x); }
+
+// (selectors 0-7 only: no sign replication)
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const unsigned long long v = (static_cast<unsigned long long>(y) << 32) | x;
+  unsigned r = 0;
+  for (int n = 0; n < 4; ++n)
+    r |= unsigned((v >> (8 * ((s >> (4 * n)) & 7))) & 0xFFu) << (8 * n);
+  return r;
+}
 
 inline int atomicAdd(int *p, int v) {
   std::lock_guard<std::mutex> lock(cudaemu::atomics);

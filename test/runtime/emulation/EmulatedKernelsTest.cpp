@@ -118,12 +118,11 @@ void expectSameBits(const HostTensor &got, const HostTensor &want,
 class EmulatedKernels
     : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
 
-// The last two, long rows (several chunks a thread of the reduce kernel,
-// every warp: 16-byte and scalar loads), run the kernels whose programs
-// read broadcast inputs and the reduces only.
-const Shape3 kShapes[] = {{1, 70, 300}, {3, 20, 200}, {1, 5, 31},
-                          {2, 1, 64},   {1, 2, 4104}, {2, 2, 2100}};
-constexpr int kShortShapes = 4;
+// {2, 48, 80}: multiples of 16 and of 8. The last two, long rows (many
+// chunks a thread, 16-byte and scalar), run normKernels() only.
+const Shape3 kShapes[] = {{1, 70, 300}, {3, 20, 200}, {1, 5, 31},  {2, 1, 64},
+                          {2, 48, 80},  {1, 2, 4104}, {2, 2, 2100}};
+constexpr int kShortShapes = 5;
 
 TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
   auto [index, shapeIndex] = GetParam();
@@ -287,10 +286,13 @@ INSTANTIATE_TEST_SUITE_P(
       return shapeTestName(std::get<0>(info.param), std::get<1>(info.param));
     });
 
-/// The kernels of row sums and of programs with broadcast inputs.
+/// Row sums, programs with broadcast inputs, whole-row and R x 1 quantizes.
 std::vector<size_t> normKernels() {
   return kernelsWhere([](const ElementwiseSpec &s) {
-    return s.kind == AuxKind::Reduce || s.program.broadcasts();
+    return s.kind == AuxKind::Reduce || s.program.broadcasts() ||
+           quantizeUsesColumnPath(s) ||
+           (quantizeUsesRowPath(s) &&
+            s.quant.granularity.cols == Granularity::kWhole);
   });
 }
 
