@@ -109,8 +109,9 @@ FP8K_RULE bool tile_path(i64 blockRows, i64 blockCols) {
 /// kReduceThreads, ... (codegen/Elementwise.h, reduceRow: the order).
 enum : int { kReduceThreads = 256, kReduceChunk = 8 };
 
-/// The square tile of the transpose of FP8 codes.
-enum : int { kTransposeTile = 64 };
+/// The square tile of the transpose of FP8 codes (128: a 16-byte chunk of
+/// each row a thread, four rows a thread each way).
+enum : int { kTransposeTile = 128 };
 
 /// The most experts of an MoE routing step (its kernel keeps a counter per
 /// expert in shared memory); core/RecipeRules.h's kMaxMoeExperts.

@@ -118,7 +118,7 @@ void expectSameBits(const HostTensor &got, const HostTensor &want,
 class EmulatedKernels
     : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
 
-// {2, 48, 80}: multiples of 16 and of 8. The last two, long rows (many
+// {2, 48, 80}: the transpose's 16-byte path. The last two, long rows (many
 // chunks a thread, 16-byte and scalar), run normKernels() only.
 const Shape3 kShapes[] = {{1, 70, 300}, {3, 20, 200}, {1, 5, 31},  {2, 1, 64},
                           {2, 48, 80},  {1, 2, 4104}, {2, 2, 2100}};
