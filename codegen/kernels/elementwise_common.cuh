@@ -1,0 +1,256 @@
+//===- elementwise_common.cuh - Elementwise kernels' helpers ---*- CUDA -*-===//
+//
+// The loads, stores, indexing and reductions every body of the plan's
+// non-GEMM kernels (elementwise.cuh and the elementwise_*.cuh it includes)
+// shares.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "fp8/elementwise_params.h"
+
+namespace fp8k {
+
+static_assert(sizeof(EwParams) == 128, "must match the host's EwParams");
+
+/// Element `i` of a tensor of element type T, widened to float.
+template <int T>
+__device__ __forceinline__ float load_elem(const void *p, i64 i) {
+  if (T == kBF16)
+    return bf16_to_float(static_cast<const u16 *>(p)[i]);
+  if (T == kF16)
+    return f16_to_float(static_cast<const u16 *>(p)[i]);
+  return static_cast<const float *>(p)[i];
+}
+
+/// Stores `v` (already rounded to T by the program) as element type T.
+template <int T>
+__device__ __forceinline__ void store_elem(void *p, i64 i, float v) {
+  if (T == kBF16)
+    static_cast<u16 *>(p)[i] = float_to_bf16(v);
+  else if (T == kF16)
+    static_cast<u16 *>(p)[i] = float_to_f16(v);
+  else
+    static_cast<float *>(p)[i] = v;
+}
+
+/// The N * sizeof(T) bytes at element i of a tensor of element type T as
+/// 32-bit words, in the widest loads that fit (16, 8 or 4 bytes; i a
+/// multiple of N, the tensor aligned to the load).
+template <int T, int N>
+__device__ __forceinline__ void load_words(const void *p, i64 i,
+                                           u32 w[N * (T == kF32 ? 4 : 2) / 4]) {
+  constexpr int kBytes = N * (T == kF32 ? 4 : 2);
+  static_assert(kBytes % 4 == 0 && kBytes <= 32, "2 to 8 elements");
+  const u8 *at = static_cast<const u8 *>(p) + i * (T == kF32 ? 4 : 2);
+  if (kBytes >= 16) {
+#pragma unroll
+    for (int h = 0; h < kBytes / 16; ++h) {
+      const uint4 q = reinterpret_cast<const uint4 *>(at)[h];
+      w[(4 * h) % (kBytes / 4)] = q.x;
+      w[(4 * h + 1) % (kBytes / 4)] = q.y;
+      w[(4 * h + 2) % (kBytes / 4)] = q.z;
+      w[(4 * h + 3) % (kBytes / 4)] = q.w;
+    }
+  } else if (kBytes == 8) {
+    const uint2 q = *reinterpret_cast<const uint2 *>(at);
+    w[0] = q.x;
+    w[1 % (kBytes / 4)] = q.y;
+  } else {
+    w[0] = *reinterpret_cast<const u32 *>(at);
+  }
+}
+
+/// Words a vector of N elements of type T takes (load_words).
+template <int T, int N> struct VecWords {
+  static constexpr int kCount = N * (T == kF32 ? 4 : 2) / 4;
+};
+
+/// The N elements of type T in `w` (load_words), widened to float.
+template <int T, int N>
+__device__ __forceinline__ void unpack_words(const u32 *w, float v[N]) {
+  constexpr int kW = VecWords<T, N>::kCount;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (T == kF32) {
+      v[k] = u2f(w[k % kW]);
+    } else {
+      const u32 word = w[(k / 2) % kW];
+      const u16 h = u16(k % 2 ? word >> 16 : word & 0xFFFFu);
+      v[k] = T == kBF16 ? bf16_to_float(h) : f16_to_float(h);
+    }
+  }
+}
+
+/// Elements i .. i + N - 1 (N 2, 4 or 8, i a multiple of N, the tensor
+/// aligned to N elements or 16 bytes) of a tensor of element type T,
+/// widened to float, in one or two loads (load_words).
+template <int T, int N>
+__device__ __forceinline__ void load_vec(const void *p, i64 i, float v[N]) {
+  u32 w[VecWords<T, N>::kCount];
+  load_words<T, N>(p, i, w);
+  unpack_words<T, N>(w, v);
+}
+
+/// Elements i .. i + n - 1 (n <= N) one by one, any alignment; zeros past
+/// them.
+template <int T, int N>
+__device__ __forceinline__ void load_some(const void *p, i64 i, int n,
+                                          float v[N]) {
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    v[k] = k < n ? load_elem<T>(p, i + k) : 0.0f;
+}
+
+/// Stores v[0 .. N) (rounded to T by the program) as elements i .. i + N - 1
+/// of a tensor of element type T, in 16-byte stores (alignment as load_vec).
+template <int T, int N>
+__device__ __forceinline__ void store_vec(void *p, i64 i, const float v[N]) {
+  if (T == kF32) {
+#pragma unroll
+    for (int h = 0; h < N / 4; ++h)
+      *reinterpret_cast<float4 *>(static_cast<float *>(p) + i + 4 * h) =
+          float4{v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]};
+    return;
+  }
+  u32 w[N / 2];
+#pragma unroll
+  for (int k = 0; k < N / 2; ++k) {
+    const u32 lo =
+        T == kBF16 ? float_to_bf16(v[2 * k]) : float_to_f16(v[2 * k]);
+    const u32 hi =
+        T == kBF16 ? float_to_bf16(v[2 * k + 1]) : float_to_f16(v[2 * k + 1]);
+    w[k] = lo | (hi << 16);
+  }
+  if (N == 8)
+    *reinterpret_cast<uint4 *>(static_cast<u16 *>(p) + i) =
+        uint4{w[0], w[1], w[N > 4 ? 2 : 0], w[N > 4 ? 3 : 1]};
+  else
+    *reinterpret_cast<uint2 *>(static_cast<u16 *>(p) + i) = uint2{w[0], w[1]};
+}
+
+/// Codes i .. i + N - 1 (N 2, 4 or 8, i a multiple of N) in one store.
+template <int N>
+__device__ __forceinline__ void store_codes(u8 *codes, i64 i, const u8 q[N]) {
+  static_assert(N == 2 || N == 4 || N == 8, "2, 4 or 8 codes");
+  u32 lo = 0, hi = 0;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (k < 4)
+      lo |= u32(q[k]) << (8 * k);
+    else
+      hi |= u32(q[k]) << (8 * (k - 4));
+  }
+  if (N == 8)
+    *reinterpret_cast<uint2 *>(codes + i) = uint2{lo, hi};
+  else if (N == 4)
+    *reinterpret_cast<u32 *>(codes + i) = lo;
+  else
+    *reinterpret_cast<u16 *>(codes + i) = u16(lo);
+}
+
+/// Codes i .. i + n - 1 from words of four (quantize_codes): N codes in
+/// one store when `vec` (n == N, i a multiple of N), else byte by byte.
+template <int N>
+__device__ __forceinline__ void store_code_words(u8 *codes, i64 i, int n,
+                                                 bool vec, const u32 *w) {
+  static_assert(N == 8, "two words");
+  if (vec) {
+    *reinterpret_cast<uint2 *>(codes + i) = uint2{w[0], w[1]};
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    if (k < n)
+      codes[i + k] = u8(w[k / 4] >> (8 * (k % 4)));
+}
+
+/// The row of flat element i of rows of `cols` elements: i / cols, in 32-bit
+/// arithmetic when both fit (a 64-bit division is a long instruction
+/// sequence). Broadcast program inputs index by it.
+__device__ __forceinline__ i64 row_of(i64 i, i64 cols) {
+  if (((u64(i) | u64(cols)) >> 32) == 0)
+    return i64(u32(i) / u32(cols));
+  return i / cols;
+}
+
+/// True when `p` is aligned to `bytes` (a power of two).
+__device__ __forceinline__ bool is_aligned(const void *p, u64 bytes) {
+  return (u64(p) & (bytes - 1)) == 0;
+}
+
+__device__ __forceinline__ u32 warp_max(u32 v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const u32 other = __shfl_xor_sync(0xFFFFFFFFu, v, o);
+    v = other > v ? other : v;
+  }
+  return v;
+}
+
+/// Writes scale `i` (f32, or its UE8M0 byte).
+template <class Q>
+__device__ __forceinline__ void store_scale(void *scales, i64 i, float s,
+                                            u8 code) {
+  if (Q::kScaleFmt == kScaleUE8M0)
+    static_cast<u8 *>(scales)[i] = code;
+  else
+    static_cast<float *>(scales)[i] = s;
+}
+
+/// Writes scale (r, c) of the stacked [batch * scaleRows, scaleCols] grid
+/// to the mirror too, when there is one (EwParams::scaleMirror).
+// NOTE: the row path knows (r, c): no second 64-bit division there.
+template <class Q>
+__device__ __forceinline__ void store_scale_mirror(const EwParams &p, i64 r,
+                                                   i64 c, float s, u8 code) {
+  if (!p.scaleMirror)
+    return;
+  store_scale<Q>(p.scaleMirror,
+                 r * i64(p.mirrorStrideRows) + c * i64(p.mirrorStrideCols), s,
+                 code);
+}
+
+template <class Q>
+__device__ __forceinline__ float load_scale(const void *s, i64 i) {
+  if (Q::kScaleFmt == kScaleUE8M0)
+    return ue8m0_to_float(static_cast<const u8 *>(s)[i]);
+  return static_cast<const float *>(s)[i];
+}
+
+/// Values a lane keeps in registers: the scalar row path's block columns or
+/// the column path's block rows, a thread's share (blocks up to 256 wide or
+/// tall); 0: the block is longer, and the program is evaluated twice (it is
+/// deterministic: both evaluations give the same bits).
+template <int kBlock, int kThreads> struct CachedValues {
+  static constexpr int kPer = kBlock > 0 && kBlock <= 256
+                                  ? (kBlock + kThreads - 1) / kThreads
+                                  : 0;
+};
+
+/// The larger of m and the |x| bit patterns of x[0 .. N) (bits order the
+/// magnitudes of non-NaN floats; a NaN's exceed every finite value's).
+template <int N>
+__device__ __forceinline__ u32 max_abs_bits(const float *x, u32 m) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const u32 b = abs_bits(x[k]);
+    m = b > m ? b : m;
+  }
+  return m;
+}
+
+/// The scale of a block whose amax has the bits m (scale_from_amax, current
+/// scaling), written as scale i and to the mirror at (r, c) when `store`.
+template <class Q>
+__device__ __forceinline__ float block_scale(const EwParams &p, u32 m,
+                                             bool store, i64 i, i64 r, i64 c) {
+  u8 code;
+  const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+  if (store) {
+    store_scale<Q>(p.scale, i, s, code);
+    store_scale_mirror<Q>(p, r, c, s, code);
+  }
+  return s;
+}
+
+} // namespace fp8k

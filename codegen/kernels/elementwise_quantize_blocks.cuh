@@ -1,0 +1,643 @@
+//===- elementwise_quantize_blocks.cuh - Quantize, R x C blocks *- CUDA -*-===//
+//
+// Quantize of R x 1 blocks (the column path), R x C tiles (the tile path)
+// and any other granularity or delayed scaling (amax, scales and codes in
+// three entry points; per-tensor blocks walk the tensor flat).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "fp8/elementwise_common.cuh"
+
+namespace fp8k {
+
+//===----------------------------------------------------------------------===//
+// Quantize, column blocks (R x 1): one pass
+//===----------------------------------------------------------------------===//
+
+/// Block row `u` of R x C blocks (the column and tile paths; the stacked
+/// [batch * scaleRows] grid): its first row, that row's flat index of
+/// column 0, and its rows (the last block row of a batch may be short).
+template <class Q> struct ColumnBlock {
+  i64 row0, base, rows; ///< first row of the stacked [batch * rows]
+  __device__ __forceinline__ ColumnBlock(const EwParams &p, i64 u) {
+    const i64 b = u / p.scaleRows;
+    const i64 r0 = (u - b * p.scaleRows) * Q::kBlockRows;
+    rows = p.rows - r0 < Q::kBlockRows ? p.rows - r0 : i64(Q::kBlockRows);
+    row0 = b * p.rows + r0;
+    base = row0 * p.cols;
+  }
+};
+
+/// One block (R rows of one column) per CTA column: the column's amax over
+/// the block, its scale, then its codes (the 128x1 activations of the weight
+/// gradients: one scale per 128 tokens of a channel). A CTA covers 32
+/// consecutive columns, column group `group` (a lane each: every row's loads
+/// and stores are contiguous across the warp) of one block row (blockIdx.y
+/// walks the block rows of every batch); its 8 warps split the block's rows
+/// (warp w takes rows w, w + 8, ...), keep their values in registers (blocks of
+/// up to 256 rows) and join their maxima in shared memory.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_cols_cached_body(const EwParams &p,
+                                                          i64 group) {
+  constexpr int kPer = CachedValues<int(Q::kBlockRows), kColWarps>::kPer;
+  __shared__ u32 partial[kColWarps][kColLanes];
+  const int lane = int(threadIdx.x % kColLanes);
+  const int w = int(threadIdx.x / kColLanes);
+  const i64 c = group * kColLanes + lane;
+  const bool active = c < p.cols;
+  const i64 units = p.batch * p.scaleRows;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+    const ColumnBlock<Q> blk(p, u);
+    const i64 base = blk.base + c;
+    float v[kPer > 0 ? kPer : 1];
+    u32 m = 0;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const i64 r = w + kColWarps * j;
+      v[j] = active && r < blk.rows ? Prog::eval(p, base + r * p.cols) : 0.0f;
+      const u32 bits = abs_bits(v[j]);
+      m = bits > m ? bits : m;
+    }
+    partial[w][lane] = m;
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kColWarps; ++k)
+      m = partial[k][lane] > m ? partial[k][lane] : m;
+    __syncthreads(); // `partial` is reused by the next block row
+    const float s =
+        block_scale<Q>(p, m, active && w == 0, u * p.scaleCols + c, u, c);
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const i64 r = w + kColWarps * j;
+      if (active && r < blk.rows)
+        codes[base + r * p.cols] = quantize_value(v[j], s, Q::kFormat);
+    }
+  }
+}
+
+/// The column path for blocks taller than 256 rows: one thread per (block
+/// row, column), the program evaluated twice per element (the second
+/// reads come back from the caches). A CTA covers kColsPerCta consecutive
+/// columns of one block row.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_cols_long_body(const EwParams &p) {
+  const i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= p.cols) // also p.cols == 0
+    return;
+  const i64 units = p.batch * p.scaleRows;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+    const ColumnBlock<Q> blk(p, u);
+    const i64 first = blk.base + c, end = first + blk.rows * p.cols;
+    u32 m = 0;
+#pragma unroll 8
+    for (i64 i = first; i < end; i += p.cols) {
+      const u32 bits = abs_bits(Prog::eval(p, i));
+      m = bits > m ? bits : m;
+    }
+    const float s = block_scale<Q>(p, m, true, u * p.scaleCols + c, u, c);
+#pragma unroll 8
+    for (i64 i = first; i < end; i += p.cols)
+      codes[i] = quantize_value(Prog::eval(p, i), s, Q::kFormat);
+  }
+}
+
+/// The vector column path: a CTA covers kColVecChunks chunks of eight
+/// columns of one block row; thread (g, q) of its kColVecGroups x
+/// kColVecChunks takes chunk q of the block's rows g, g + kColVecGroups, ...
+/// (each row's loads contiguous across the CTA's chunks), issuing every
+/// load (Prog::load_raw) before the program runs over any. Each thread's
+/// eight column maxima go to shared memory; four lanes a column join the
+/// groups' maxima and make the column's scale and reciprocal; the codes
+/// come from the values kept in registers (the program evaluated once: R x
+/// 1 blocks quantize SwiGLU's product for the weight gradients), so the
+/// block is read once. Needs cols % 8 == 0 and aligned tensors.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
+  constexpr int kCols = kColVecChunks * 8;
+  constexpr int kJ =
+      int((Q::kBlockRows + kColVecGroups - 1) / kColVecGroups) > 0
+          ? int((Q::kBlockRows + kColVecGroups - 1) / kColVecGroups)
+          : 1;
+  static_assert(kJ <= kColVecSteps, "col_vec_path's rows");
+  static_assert(kColVecGroups % 4 == 0 && kCols * 4 == 256, "the join's lanes");
+  // (rows padded by four words: the join's four lanes of a column read
+  // rows k, k + 4, ... in distinct banks)
+  constexpr int kPitch = kCols + 4;
+  alignas(16) __shared__ u32 partial[kColVecGroups][kPitch];
+  alignas(16) __shared__ float scales[kCols], recips[kCols];
+  const int t = int(threadIdx.x);
+  const int g = t / kColVecChunks, q = t % kColVecChunks;
+  const i64 c = i64(blockIdx.x) * kCols + q * 8;
+  const bool colIn = c < p.cols; // (cols % 8 == 0: all eight or none)
+  const i64 units = p.batch * p.scaleRows;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+    const ColumnBlock<Q> blk(p, u);
+    bool in[kJ];
+    typename Prog::template Raw<8> raw[kJ];
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      const int r = g + kColVecGroups * j;
+      in[j] = colIn && r < blk.rows;
+      if (in[j])
+        Prog::template load_raw<8>(p, blk.base + r * p.cols + c, blk.row0 + r,
+                                   raw[j]);
+    }
+    // Conversion-only programs keep the loads and evaluate again; others
+    // keep the values (the program once).
+    constexpr bool kKeep = !Prog::kConvertOnly;
+    float x[kKeep ? kJ : 1][8];
+    u32 m[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      float *v = x[kKeep ? j : 0];
+      Prog::template eval_raw<8>(raw[j], v);
+      if (in[j])
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const u32 b = abs_bits(v[k]);
+          m[k] = b > m[k] ? b : m[k];
+        }
+    }
+    *reinterpret_cast<uint4 *>(&partial[g][q * 8]) =
+        uint4{m[0], m[1], m[2], m[3]};
+    *reinterpret_cast<uint4 *>(&partial[g][q * 8 + 4]) =
+        uint4{m[4], m[5], m[6], m[7]};
+    __syncthreads();
+    { // four lanes a column: groups k, k + 4, ..., then a shuffle max
+      const int col = t >> 2, k0 = t & 3;
+      u32 a = 0;
+#pragma unroll
+      for (int k = k0; k < kColVecGroups; k += 4)
+        a = partial[k][col] > a ? partial[k][col] : a;
+#pragma unroll
+      for (int o = 1; o < 4; o <<= 1) {
+        const u32 other = __shfl_xor_sync(0xFFFFFFFFu, a, o);
+        a = other > a ? other : a;
+      }
+      if (k0 == 0) {
+        u8 code;
+        const float s =
+            scale_from_amax(u2f(a), Q::kFormat, Q::kScaleFmt, 0, &code);
+        const i64 cc = i64(blockIdx.x) * kCols + col;
+        if (cc < p.cols) {
+          store_scale<Q>(p.scale, u * p.scaleCols + cc, s, code);
+          store_scale_mirror<Q>(p, u, cc, s, code);
+        }
+        const ScaleDivisor d = scale_divisor(s);
+        scales[col] = d.scale;
+        recips[col] = d.recip;
+      }
+    }
+    __syncthreads();
+    // The codes, a pair of columns at a time (their divisors from shared
+    // memory: eight live divisors cost 24 registers), four to a word; a
+    // conversion-only program converts each pair again (the compiler drops
+    // the other six).
+    u32 w[kJ][2];
+#pragma unroll
+    for (int k = 0; k < 8; k += 2) {
+      const float2 s2 = *reinterpret_cast<const float2 *>(&scales[q * 8 + k]);
+      const float2 r2 = *reinterpret_cast<const float2 *>(&recips[q * 8 + k]);
+      const ScaleDivisor d0 = scale_divisor_from(s2.x, r2.x);
+      const ScaleDivisor d1 = scale_divisor_from(s2.y, r2.y);
+#pragma unroll
+      for (int j = 0; j < kJ; ++j) {
+        float y[8];
+        if (!kKeep)
+          Prog::template eval_raw<8>(raw[j], y);
+        const float *v = kKeep ? x[kKeep ? j : 0] : y;
+        const u32 pair = quantize_pair(v[k], d0, v[k + 1], d1, Q::kFormat);
+        if (k % 4 == 0)
+          w[j][k / 4] = pair;
+        else
+          w[j][k / 4] |= pair << 16;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kJ; ++j)
+      if (in[j])
+        store_code_words<8>(codes,
+                            blk.base + (g + kColVecGroups * j) * p.cols + c, 8,
+                            true, w[j]);
+    // (`partial` is rewritten after the next step's loads; the first
+    // barrier of that step orders it after this step's reads of `scales`)
+  }
+}
+
+/// The column path: R x 1 blocks, one kernel. (if constexpr: a kernel's
+/// registers are its largest path's.)
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_cols_body(const EwParams &p) {
+  if constexpr (col_vec_path(Q::kBlockRows, 8)) {
+    // The host's grid is col_vec_path's (kColVecChunks * 8 columns a CTA)
+    // whenever cols % 8 == 0; unaligned tensors take the lane-per-column
+    // body over the same columns.
+    const bool aligned = Prog::aligned(p, 16) && is_aligned(p.out, 8);
+    if (p.cols % 8 == 0 && aligned) {
+      quantize_cols_vec_body<Prog, Q>(p);
+      return;
+    }
+    if (p.cols % 8 == 0) {
+      for (int k = 0; k < kColVecChunks * 8 / kColLanes; ++k)
+        quantize_cols_cached_body<Prog, Q>(
+            p, i64(blockIdx.x) * (kColVecChunks * 8 / kColLanes) + k);
+      return;
+    }
+  }
+  if constexpr (CachedValues<int(Q::kBlockRows), kColWarps>::kPer > 0)
+    quantize_cols_cached_body<Prog, Q>(p, blockIdx.x);
+  else
+    quantize_cols_long_body<Prog, Q>(p);
+}
+
+//===----------------------------------------------------------------------===//
+// Quantize, R x C blocks (tile_path: 128x128): a CTA per block
+//===----------------------------------------------------------------------===//
+
+/// The tile path's CTA: 256 threads, kLanes threads a block row (eight
+/// columns each), kRowsPerStep rows a step, kSteps steps a block; kSteps
+/// up to kMaxSteps keep the block's raw loads in registers (one read).
+template <class Q> struct TileShape {
+  // (8 when the width has no vector path: the tile path is then never run)
+  static constexpr int kLanes = row_vec_lanes(Q::kBlockCols) > 0
+                                    ? row_vec_lanes(Q::kBlockCols)
+                                    : 8;
+  static constexpr int kRowsPerStep = 256 / kLanes;
+  static constexpr int kSteps =
+      int((Q::kBlockRows + kRowsPerStep - 1) / kRowsPerStep);
+  static constexpr int kMaxSteps = 8;
+};
+
+/// The amax of a CTA's threads' maxima `m`: warp maxima joined in
+/// `warpMax` (the caller's shared array of 8), the result in every thread.
+__device__ __forceinline__ u32 cta_max(u32 m, u32 *warpMax) {
+  m = warp_max(m);
+  if ((threadIdx.x & 31) == 0)
+    warpMax[threadIdx.x >> 5] = m;
+  __syncthreads();
+#pragma unroll
+  for (int w = 0; w < 8; ++w)
+    m = warpMax[w] > m ? warpMax[w] : m;
+  __syncthreads(); // `warpMax` is reused by the next block
+  return m;
+}
+
+/// The tile path with the block in registers: thread t takes the chunk of
+/// eight columns (t % kLanes) of the block's rows t / kLanes + kRowsPerStep
+/// j, j < kSteps; every load is issued (Prog::load_raw) before the program
+/// runs over any, the values are evaluated once for the amax and again
+/// (from the registers: the program is deterministic) for the codes, so
+/// the block is read once. Needs cols % 8 == 0 and aligned tensors
+/// (quantize_tile_body checks); a chunk past the block's rows or the
+/// tensor's columns holds nothing.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_tile_cached_body(const EwParams &p) {
+  using S = TileShape<Q>;
+  constexpr int kJ = S::kSteps;
+  __shared__ u32 warpMax[8];
+  const int t = int(threadIdx.x);
+  const int first = t / S::kLanes;
+  const i64 cb = blockIdx.x;
+  const i64 c = cb * Q::kBlockCols + (t % S::kLanes) * 8;
+  const bool colIn = c < p.cols;
+  const i64 units = p.batch * p.scaleRows;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+    const ColumnBlock<Q> blk(p, u);
+    bool in[kJ];
+    typename Prog::template Raw<8> raw[kJ];
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      const int r = first + S::kRowsPerStep * j;
+      in[j] = colIn && r < blk.rows;
+      if (in[j])
+        Prog::template load_raw<8>(p, blk.base + r * p.cols + c, blk.row0 + r,
+                                   raw[j]);
+    }
+    u32 m = 0;
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      float x[8];
+      Prog::template eval_raw<8>(raw[j], x);
+      if (in[j])
+        m = max_abs_bits<8>(x, m);
+    }
+    m = cta_max(m, warpMax);
+    const float s = block_scale<Q>(p, m, t == 0, u * p.scaleCols + cb, u, cb);
+    const ScaleDivisor d = scale_divisor(s);
+#pragma unroll
+    for (int j = 0; j < kJ; ++j)
+      if (in[j]) {
+        float x[8];
+        Prog::template eval_raw<8>(raw[j], x);
+        u32 w[2];
+        quantize_codes<8>(x, d, Q::kFormat, w);
+        store_code_words<8>(
+            codes, blk.base + (first + S::kRowsPerStep * j) * p.cols + c, 8,
+            true, w);
+      }
+  }
+}
+
+/// The tile path for unaligned tensors, rows of a length not a multiple of
+/// 8 and blocks taller than the registers hold: each element read twice, for
+/// the block's amax, then for its codes (the second read from the L2: a
+/// 128x128 bf16 block is 32 KiB).
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_tile_reread_body(const EwParams &p) {
+  using S = TileShape<Q>;
+  __shared__ u32 warpMax[8];
+  const int t = int(threadIdx.x);
+  const int part = t % S::kLanes, first = t / S::kLanes;
+  const i64 cb = blockIdx.x;
+  const i64 c = cb * (Q::kBlockCols > 0 ? Q::kBlockCols : 8) + part * 8;
+  const int n = p.cols - c <= 0 ? 0 : (p.cols - c < 8 ? int(p.cols - c) : 8);
+  const bool vec =
+      p.cols % 8 == 0 && Prog::aligned(p, 16) && is_aligned(p.out, 8) && n == 8;
+  const i64 units = p.batch * p.scaleRows;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+    const ColumnBlock<Q> blk(p, u);
+    u32 m = 0;
+#pragma unroll 4
+    for (i64 r = first; r < blk.rows; r += S::kRowsPerStep) {
+      float v[8];
+      Prog::template eval_n<8>(p, blk.base + r * p.cols + c, n, vec, v);
+      m = max_abs_bits<8>(v, m);
+    }
+    m = cta_max(m, warpMax);
+    const float s = block_scale<Q>(p, m, t == 0, u * p.scaleCols + cb, u, cb);
+    const ScaleDivisor d = scale_divisor(s);
+#pragma unroll 4
+    for (i64 r = first; r < blk.rows; r += S::kRowsPerStep) {
+      const i64 i = blk.base + r * p.cols + c;
+      float v[8];
+      Prog::template eval_n<8>(p, i, n, vec, v);
+      u32 w[2];
+      quantize_codes<8>(v, d, Q::kFormat, w);
+      store_code_words<8>(codes, i, n, vec, w);
+    }
+  }
+}
+
+/// A CTA of 256 threads per block (blockIdx.x its column block, blockIdx.y
+/// walking the block rows of every batch); one kernel, no atomics, no amax
+/// scratch.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_tile_body(const EwParams &p) {
+  using S = TileShape<Q>;
+  if constexpr (S::kSteps <= S::kMaxSteps) {
+    if (p.cols % 8 == 0 && Prog::aligned(p, 16) && is_aligned(p.out, 8))
+      quantize_tile_cached_body<Prog, Q>(p);
+    else
+      quantize_tile_reread_body<Prog, Q>(p);
+  } else {
+    quantize_tile_reread_body<Prog, Q>(p);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Quantize, any granularity: amax per block, scales, codes
+//===----------------------------------------------------------------------===//
+
+/// Per-tensor blocks (whole x whole: a scale per matrix of the batch) are
+/// walked flat, eight elements a thread in 16-byte loads when the matrix
+/// has a multiple of 8 elements and the tensors are aligned, else one.
+template <class Prog>
+__device__ __forceinline__ bool tensor_vec(const EwParams &p) {
+  return p.rows * p.cols % 8 == 0 && Prog::aligned(p, 16) &&
+         is_aligned(p.out, 8);
+}
+
+/// The scale delayed scaling predicts from the history before the step's
+/// amax is known (delayed_scale_step's, when the step's amax is finite), or
+/// false when the history is empty.
+template <class Q>
+__device__ __forceinline__ bool delayed_prediction(const EwParams &p,
+                                                   float *scale) {
+  const AmaxHistoryState *st = static_cast<const AmaxHistoryState *>(p.history);
+  if (st->count == 0)
+    return false;
+  const float *values = reinterpret_cast<const float *>(st + 1);
+  u8 code;
+  *scale =
+      scale_from_amax(delayed_history_amax(st, values, Q::kHistory, Q::kAlgo),
+                      Q::kFormat, Q::kScaleFmt, Q::kMargin, &code);
+  return true;
+}
+
+/// The codes of flat elements [0, n) of matrix b with scale s (per-tensor
+/// blocks). Current scaling's s was made from this matrix's amax, which
+/// bounds every value: its codes take quantize_codes (no division); a
+/// delayed scale may be exceeded, and takes quantize_value.
+template <class Prog, class Q>
+__device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
+                                             float s) {
+  const i64 plane = p.rows * p.cols;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  const i64 first = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  u8 *codes = static_cast<u8 *>(p.out);
+  if (tensor_vec<Prog>(p)) {
+    const ScaleDivisor d = scale_divisor(s);
+    for (i64 q = first; q < plane / 8; q += stride) {
+      const i64 i = b * plane + q * 8;
+      float v[8];
+      Prog::template eval_vec<8>(p, i, v);
+      if constexpr (Q::kDelayed) {
+        u8 c[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          c[k] = quantize_value(v[k], s, Q::kFormat);
+        store_codes<8>(codes, i, c);
+      } else {
+        u32 w[2];
+        quantize_codes<8>(v, d, Q::kFormat, w);
+        store_code_words<8>(codes, i, 8, true, w);
+      }
+    }
+    return;
+  }
+  for (i64 e = first; e < plane; e += stride)
+    codes[b * plane + e] =
+        quantize_value(Prog::eval(p, b * plane + e), s, Q::kFormat);
+}
+
+/// Pass 1 of per-tensor blocks: each matrix's amax, a CTA's joined in shared
+/// memory and given to one atomicMax. Delayed scaling writes the codes in
+/// the same pass, with the scale its history predicts
+/// (delayed_prediction); pass 2 finds whether that was the step's scale and
+/// pass 3 rewrites the codes only when it was not (an empty history, a
+/// non-finite amax): one read of the input per step once the history has
+/// a value.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
+  __shared__ u32 warpMax[32];
+  const i64 plane = p.rows * p.cols;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  const i64 first = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool vec = tensor_vec<Prog>(p);
+  float predicted = 1.0f;
+  const bool speculate = Q::kDelayed && delayed_prediction<Q>(p, &predicted);
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 b = 0; b < p.batch; ++b) {
+    u32 m = 0;
+    if (vec) {
+      for (i64 q = first; q < plane / 8; q += stride) {
+        const i64 i = b * plane + q * 8;
+        float v[8];
+        Prog::template eval_vec<8>(p, i, v);
+        u8 c[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const u32 bits = abs_bits(v[k]);
+          m = bits > m ? bits : m;
+          c[k] = quantize_value(v[k], predicted, Q::kFormat);
+        }
+        if (speculate)
+          store_codes<8>(codes, i, c);
+      }
+    } else {
+      for (i64 e = first; e < plane; e += stride) {
+        const float v = Prog::eval(p, b * plane + e);
+        const u32 bits = abs_bits(v);
+        m = bits > m ? bits : m;
+        if (speculate)
+          codes[b * plane + e] = quantize_value(v, predicted, Q::kFormat);
+      }
+    }
+    m = warp_max(m);
+    if ((threadIdx.x & 31) == 0)
+      warpMax[threadIdx.x >> 5] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < int(blockDim.x >> 5); ++w)
+        m = warpMax[w] > m ? warpMax[w] : m;
+      if (m)
+        atomicMax(&p.amax[b], m);
+    }
+    __syncthreads();
+  }
+}
+
+/// Pass 1: the amax of every block, as atomicMax of the |x| bits. Threads
+/// of a warp share a block when column blocks are whole or multiples of 32
+/// (a warp reduces first); the whole CTA shares it when they are whole or
+/// multiples of the CTA's width (one atomic per CTA and block row). Block
+/// boundaries depend on the row only, so every thread of the CTA flushes at
+/// the same rows and the reductions are uniform.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_amax_body(const EwParams &p) {
+  constexpr bool kWarpUniform = Q::kBlockCols == 0 || Q::kBlockCols % 32 == 0;
+  constexpr bool kCtaUniform =
+      Q::kBlockCols == 0 || Q::kBlockCols % kColsPerCta == 0;
+  __shared__ u32 ctaMax;
+  if (Q::kBlockRows == 0 && Q::kBlockCols == 0) {
+    quantize_amax_tensor_body<Prog, Q>(p);
+    return;
+  }
+  if (p.cols == 0)
+    return;
+  const i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool active = c < p.cols;
+  const i64 total = p.batch * p.rows;
+  for (i64 chunk = blockIdx.y; chunk * kRowChunk < total; chunk += gridDim.y) {
+    const i64 r0 = chunk * kRowChunk;
+    const i64 r1 = r0 + kRowChunk < total ? r0 + kRowChunk : total;
+    BlockWalk<Q> w(p, r0, c);
+    for (i64 r = r0; r < r1;) {
+      const i64 blk = w.block();
+      u32 m = 0;
+      do { // the rows of this block in the chunk
+        if (active) {
+          const u32 bits = abs_bits(Prog::eval(p, r * p.cols + c));
+          m = bits > m ? bits : m;
+        }
+        w.next();
+        ++r;
+      } while (r < r1 && !w.startsBlock());
+      if (kWarpUniform)
+        m = warp_max(m);
+      if (kCtaUniform) {
+        if (threadIdx.x == 0)
+          ctaMax = 0;
+        __syncthreads();
+        if ((threadIdx.x & 31) == 0 && m)
+          atomicMax(&ctaMax, m);
+        __syncthreads();
+        if (threadIdx.x == 0 && ctaMax)
+          atomicMax(&p.amax[blk], ctaMax);
+        __syncthreads();
+      } else if (kWarpUniform) {
+        if ((threadIdx.x & 31) == 0 && m)
+          atomicMax(&p.amax[blk], m);
+      } else if (active && m) {
+        atomicMax(&p.amax[blk], m);
+      }
+    }
+  }
+}
+
+/// Pass 2: one thread per block turns its amax into a scale (through the
+/// amax history for delayed scaling) and resets the amax for the next call.
+template <class Q>
+__device__ __forceinline__ void quantize_scales_body(const EwParams &p) {
+  const i64 n = p.batch * p.scaleRows * p.scaleCols;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const u32 bits = p.amax[i];
+    u8 code;
+    float s;
+    if (Q::kDelayed) {
+      // Delayed scaling is per tensor (fp8::checkScalingMode): n == 1.
+      AmaxHistoryState *st = static_cast<AmaxHistoryState *>(p.history);
+      float *values = reinterpret_cast<float *>(st + 1);
+      s = delayed_scale_step(st, values, Q::kHistory, Q::kInterval, Q::kMargin,
+                             Q::kAlgo, bits, Q::kFormat, Q::kScaleFmt, &code);
+    } else {
+      s = scale_from_amax(u2f(bits), Q::kFormat, Q::kScaleFmt, 0, &code);
+    }
+    store_scale<Q>(p.scale, i, s, code);
+    if (p.scaleMirror) {
+      const i64 r = i / p.scaleCols;
+      store_scale_mirror<Q>(p, r, i - r * p.scaleCols, s, code);
+    }
+    p.amax[i] = 0;
+  }
+}
+
+/// Pass 3: the codes, with the scale of each element's block (delayed
+/// scaling: only when pass 1's were not made with the step's scale).
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_apply_body(const EwParams &p) {
+  if (Q::kDelayed && !static_cast<const AmaxHistoryState *>(p.history)->refit)
+    return;
+  if (Q::kBlockRows == 0 && Q::kBlockCols == 0) {
+    for (i64 b = 0; b < p.batch; ++b)
+      tensor_codes<Prog, Q>(p, b, load_scale<Q>(p.scale, b));
+    return;
+  }
+  const i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= p.cols) // also p.cols == 0
+    return;
+  u8 *codes = static_cast<u8 *>(p.out);
+  const i64 total = p.batch * p.rows;
+  for (i64 chunk = blockIdx.y; chunk * kRowChunk < total; chunk += gridDim.y) {
+    const i64 r0 = chunk * kRowChunk;
+    const i64 r1 = r0 + kRowChunk < total ? r0 + kRowChunk : total;
+    BlockWalk<Q> w(p, r0, c);
+    float s = load_scale<Q>(p.scale, w.block());
+    for (i64 r = r0; r < r1; ++r) {
+      if (r != r0 && w.startsBlock())
+        s = load_scale<Q>(p.scale, w.block());
+      const i64 i = r * p.cols + c;
+      codes[i] = quantize_value(Prog::eval(p, i), s, Q::kFormat);
+      w.next();
+    }
+  }
+}
+
+} // namespace fp8k

@@ -1,0 +1,270 @@
+//===- elementwise_quantize_rows.cuh - Quantize, row blocks ----*- CUDA -*-===//
+//
+// Quantize of 1 x C blocks (1x128, MX 1x32) and whole rows (per-row
+// scales), current scaling: one kernel, each block read once.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "fp8/elementwise_common.cuh"
+
+namespace fp8k {
+
+//===----------------------------------------------------------------------===//
+// Quantize, row blocks (1 x C, 1 x whole): one pass
+//===----------------------------------------------------------------------===//
+
+/// Lanes of a warp that share one row block in the vector row path
+/// (row_vec_block_lanes) and the 16-byte chunks each takes
+/// (row_vec_chunks); 0: no vector path for this width.
+template <class Q> struct RowVec {
+  static constexpr int kLanes = row_vec_block_lanes(Q::kBlockCols);
+  static constexpr int kChunks = row_vec_chunks(Q::kBlockCols);
+};
+
+/// The row path with 16-byte accesses: kLanes lanes per (row, column
+/// block), each taking kChunks chunks of eight columns (lane part p the
+/// chunks p, p + kLanes, ...: each load instruction reads a block's lanes'
+/// chunks side by side), so a warp covers 32 / kLanes blocks a step. Every
+/// chunk's load is issued (Prog::load_raw, straight-line code) before the
+/// program runs over any (Prog::eval_raw); the block's amax is a shuffle
+/// max over its lanes, and its scale, reciprocal and scale store, work of
+/// the whole warp, serve up to 16 elements a lane. Needs cols % 8 == 0 and
+/// aligned tensors (quantize_rows_body checks). A row's last block may be
+/// short: its chunks past the row's end hold nothing.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_rows_vec_body(const EwParams &p) {
+  // (32 and 1 when the width has no vector path: this body is then never
+  // run)
+  constexpr int kL = RowVec<Q>::kLanes > 0 ? RowVec<Q>::kLanes : 32;
+  constexpr int kC = RowVec<Q>::kChunks > 0 ? RowVec<Q>::kChunks : 1;
+  constexpr int kG = 32 / kL; // blocks per warp step
+  const i64 nbc = p.scaleCols;
+  const i64 units = p.batch * p.rows * nbc;
+  const int lane = int(threadIdx.x & 31);
+  const int part = lane % kL;
+  const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 first = warp * kG; first < units; first += warps * kG) {
+    const i64 u = first + lane / kL;
+    const bool valid = u < units;
+    const i64 row = valid ? row_of(u, nbc) : 0;
+    const i64 cb = valid ? u - row * nbc : 0;
+    const i64 c0 = cb * Q::kBlockCols;
+    bool in[kC];
+#pragma unroll
+    for (int v = 0; v < kC; ++v)
+      in[v] = valid && c0 + (v * kL + part) * 8 < p.cols;
+    typename Prog::template Raw<8> raw[kC];
+#pragma unroll
+    for (int v = 0; v < kC; ++v)
+      if (in[v])
+        Prog::template load_raw<8>(p, row * p.cols + c0 + (v * kL + part) * 8,
+                                   row, raw[v]);
+    float x[kC][8];
+    u32 m = 0;
+#pragma unroll
+    for (int v = 0; v < kC; ++v) {
+      Prog::template eval_raw<8>(raw[v], x[v]);
+      if (in[v])
+        m = max_abs_bits<8>(x[v], m);
+    }
+#pragma unroll
+    for (int o = kL / 2; o > 0; o >>= 1) {
+      const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m, o);
+      m = other > m ? other : m;
+    }
+    const float s = block_scale<Q>(p, m, valid && part == 0, u, row, cb);
+    const ScaleDivisor d = scale_divisor(s);
+#pragma unroll
+    for (int v = 0; v < kC; ++v)
+      if (in[v]) {
+        u32 w[2];
+        quantize_codes<8>(x[v], d, Q::kFormat, w);
+        store_code_words<8>(codes, row * p.cols + c0 + (v * kL + part) * 8, 8,
+                            true, w);
+      }
+  }
+}
+
+/// One warp per (row, column block): the block's amax (warp max of the
+/// |x| bits), its scale, then its codes. Lane l takes columns l, l + 32, ...
+/// of the block (each step a contiguous warp access); blocks of up to 256
+/// columns are evaluated once, their values kept in registers.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_rows_scalar_body(const EwParams &p) {
+  constexpr int kPer = CachedValues<int(Q::kBlockCols), 32>::kPer;
+  const i64 bc = Q::kBlockCols ? i64(Q::kBlockCols) : p.cols;
+  const i64 nbc = p.scaleCols;
+  const i64 units = p.batch * p.rows * nbc;
+  const int lane = int(threadIdx.x & 31);
+  const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 u = warp; u < units; u += warps) {
+    const i64 row = u / nbc, cb = u - row * nbc;
+    const i64 c0 = cb * bc;
+    const i64 c1 = c0 + bc < p.cols ? c0 + bc : p.cols;
+    const i64 base = row * p.cols;
+    u32 m = 0;
+    float v[kPer > 0 ? kPer : 1];
+    if (kPer > 0) {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        const i64 c = c0 + lane + 32 * j;
+        v[j] = c < c1 ? Prog::eval(p, base + c) : 0.0f;
+        const u32 b = abs_bits(v[j]);
+        m = b > m ? b : m;
+      }
+    } else {
+      for (i64 c = c0 + lane; c < c1; c += 32) {
+        const u32 b = abs_bits(Prog::eval(p, base + c));
+        m = b > m ? b : m;
+      }
+    }
+    m = warp_max(m);
+    const float s = block_scale<Q>(p, m, lane == 0, u, row, cb);
+    if (kPer > 0) {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        const i64 c = c0 + lane + 32 * j;
+        if (c < c1)
+          codes[base + c] = quantize_value(v[j], s, Q::kFormat);
+      }
+    } else {
+      for (i64 c = c0 + lane; c < c1; c += 32)
+        codes[base + c] =
+            quantize_value(Prog::eval(p, base + c), s, Q::kFormat);
+    }
+  }
+}
+
+/// Whole rows (per-row scales) in registers: T threads a row
+/// (whole_row_threads, a power of two from 32 to 256), 256 / T rows a CTA
+/// step; thread `part` of a row takes its chunks of eight columns part, part
+/// + T, ... (each load instruction reads T consecutive chunks), up to
+/// kWholeRowChunks of them, every load issued (Prog::load_raw) before the
+/// program runs over any. The row's amax is a warp max, joined in shared
+/// memory when T > 32; the codes come from the registers (the program
+/// evaluated again: it is deterministic), so the row is read once. Needs
+/// cols % 8 == 0 and aligned tensors (quantize_rows_body checks).
+template <class Prog, class Q>
+__device__ __forceinline__ void
+quantize_rows_whole_cached_body(const EwParams &p, int T) {
+  constexpr int kC = kWholeRowChunks;
+  __shared__ u32 warpMax[8];
+  const int t = int(threadIdx.x);
+  const int lg = __ffs(T) - 1;
+  const int g = t >> lg, part = t & (T - 1);
+  const int perCta = 256 >> lg, warpsPerRow = T >> 5;
+  const i64 units = p.batch * p.rows;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 r0 = i64(blockIdx.x) * perCta; r0 < units;
+       r0 += i64(gridDim.x) * perCta) {
+    const i64 row = r0 + g;
+    const bool valid = row < units;
+    const i64 base = row * p.cols;
+    bool in[kC];
+    typename Prog::template Raw<8> raw[kC];
+#pragma unroll
+    for (int v = 0; v < kC; ++v) {
+      const i64 c = i64(v * T + part) * 8;
+      in[v] = valid && c < p.cols;
+      if (in[v])
+        Prog::template load_raw<8>(p, base + c, row, raw[v]);
+    }
+    u32 m = 0;
+#pragma unroll
+    for (int v = 0; v < kC; ++v) {
+      float x[8];
+      Prog::template eval_raw<8>(raw[v], x);
+      if (in[v])
+        m = max_abs_bits<8>(x, m);
+    }
+    m = warp_max(m);
+    if (warpsPerRow > 1) { // (uniform over the CTA)
+      if ((t & 31) == 0)
+        warpMax[t >> 5] = m;
+      __syncthreads();
+      for (int w = 0; w < warpsPerRow; ++w) {
+        const u32 o = warpMax[g * warpsPerRow + w];
+        m = o > m ? o : m;
+      }
+      __syncthreads(); // `warpMax` is reused by the next step
+    }
+    const float s = block_scale<Q>(p, m, valid && part == 0, row, row, 0);
+    const ScaleDivisor d = scale_divisor(s);
+#pragma unroll
+    for (int v = 0; v < kC; ++v)
+      if (in[v]) {
+        float x[8];
+        Prog::template eval_raw<8>(raw[v], x);
+        u32 w[2];
+        quantize_codes<8>(x, d, Q::kFormat, w);
+        store_code_words<8>(codes, base + i64(v * T + part) * 8, 8, true, w);
+      }
+  }
+}
+
+/// Whole rows (per-row scales) longer than the registers hold, or unaligned:
+/// a warp per row, eight columns a lane per step (16-byte loads when the
+/// row length and the tensors' alignment allow, else element by element),
+/// the row evaluated twice: once for its amax, once for its codes (the
+/// second read comes from the caches).
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_rows_whole_body(const EwParams &p) {
+  const i64 units = p.batch * p.rows;
+  const int lane = int(threadIdx.x & 31);
+  const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+  const bool vec =
+      p.cols % 8 == 0 && Prog::aligned(p, 16) && is_aligned(p.out, 8);
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 row = warp; row < units; row += warps) {
+    const i64 base = row * p.cols;
+    u32 m = 0;
+#pragma unroll 2
+    for (i64 c = lane * 8; c < p.cols; c += 256) {
+      const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
+      float v[8];
+      Prog::template eval_n<8>(p, base + c, n, vec, v);
+      m = max_abs_bits<8>(v, m);
+    }
+    m = warp_max(m);
+    const float s = block_scale<Q>(p, m, lane == 0, row, row, 0);
+    const ScaleDivisor d = scale_divisor(s);
+#pragma unroll 2
+    for (i64 c = lane * 8; c < p.cols; c += 256) {
+      const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
+      float v[8];
+      Prog::template eval_n<8>(p, base + c, n, vec, v);
+      u32 w[2];
+      quantize_codes<8>(v, d, Q::kFormat, w);
+      store_code_words<8>(codes, base + c, n, vec, w);
+    }
+  }
+}
+
+/// The row path: 16-byte accesses where the block width, the row length and
+/// the tensors' alignment allow, else a lane per column; whole rows are
+/// kept in registers where they fit.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
+  // (if constexpr: a kernel's registers are its largest path's)
+  const bool vec =
+      p.cols % 8 == 0 && Prog::aligned(p, 16) && is_aligned(p.out, 8);
+  if constexpr (Q::kBlockCols == 0) {
+    if (vec && whole_row_threads(p.cols) > 0)
+      quantize_rows_whole_cached_body<Prog, Q>(p, whole_row_threads(p.cols));
+    else
+      quantize_rows_whole_body<Prog, Q>(p);
+  } else {
+    if (RowVec<Q>::kLanes > 0 && vec)
+      quantize_rows_vec_body<Prog, Q>(p);
+    else
+      quantize_rows_scalar_body<Prog, Q>(p);
+  }
+}
+
+} // namespace fp8k
