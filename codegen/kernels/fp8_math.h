@@ -129,15 +129,6 @@ FP8K_FN float sqrt(float a) {
   return std::sqrt(a);
 #endif
 }
-/// Round to the nearest integer, ties to even (exact).
-FP8K_FN float rint(float a) {
-#if defined(__CUDACC__)
-  return rintf(a);
-#else
-  return std::nearbyint(a);
-#endif
-}
-
 FP8K_FN bool isnan(float x) { return (f2u(x) & 0x7FFFFFFFu) > 0x7F800000u; }
 FP8K_FN float neg(float x) { return u2f(f2u(x) ^ 0x80000000u); }
 FP8K_FN float abs(float x) { return u2f(f2u(x) & 0x7FFFFFFFu); }
@@ -313,8 +304,21 @@ FP8K_FN float f16_to_float(u16 h) {
 /// `x` rounded to the element type `t` (kBF16, kF16) and widened back; kF32
 /// returns `x`.
 FP8K_FN float round_to(float x, int t) {
-  if (t == kBF16)
+  if (t == kBF16) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    // The hardware's conversion, the same bits as the integer algorithm
+    // (NaN to 0x7FFF included; the GPU test
+    // test/runtime/Fp8ConvertGpuTest.cpp compares the two on all 2^32
+    // floats). The packing form puts x's bf16 in the high half and zero's
+    // in the low: the word is the rounded float, one instruction (F2FP),
+    // where cvt.rn.bf16.f32 takes the slower conversion unit.
+    u32 w;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(x), "f"(0.0f));
+    return u2f(w);
+#else
     return bf16_to_float(float_to_bf16(x));
+#endif
+  }
   if (t == kF16)
     return f16_to_float(float_to_f16(x));
   return x;
@@ -552,7 +556,12 @@ FP8K_FN float exp(float x) {
     return infinity();
   if (x < -0x1.9fe36ap+6f)
     return 0.0f;
-  const float n = rint(mul(x, 0x1.715476p+0f));
+  // n = rint(x log2(e)), |n| <= 150: the product rounded, then rounded to
+  // an integer (ties to even) by adding 1.5 * 2^23, whose sum has a unit
+  // last place; its low bits are n. The same n as rint, without the
+  // conversion unit's two instructions (a round and a float-to-int).
+  const float t = add(mul(x, 0x1.715476p+0f), 0x1.8p+23f);
+  const float n = sub(t, 0x1.8p+23f);
   float r = fma(neg(n), 0x1.62e4p-1f, x); // ln2, high part (exact times n)
   r = fma(neg(n), 0x1.7f7d1cp-20f, r);    // ln2, low part
   float p = 0x1.a01a02p-13f;
@@ -563,9 +572,10 @@ FP8K_FN float exp(float x) {
   p = fma(p, r, 0.5f);
   p = fma(p, r, 1.0f);
   p = fma(p, r, 1.0f);
-  // 2^n with n in [-150, 128]: two factors that are normal floats.
-  const int ni = int(n);
-  const int n1 = ni / 2, n2 = ni - n1;
+  // 2^n with n in [-150, 128]: two factors that are normal floats (so the
+  // first product is exact and the second rounds once).
+  const int ni = int(f2u(t)) - int(f2u(0x1.8p+23f));
+  const int n1 = ni >> 1, n2 = ni - n1;
   return mul(mul(p, u2f(u32(127 + n1) << 23)), u2f(u32(127 + n2) << 23));
 }
 

@@ -8,7 +8,8 @@
 // compares the two on the device for all 2^32 float bit patterns, in both
 // formats: zeros, subnormals, every rounding tie, the saturation boundary,
 // infinities and every NaN. A single difference fails, naming the first
-// input that differs.
+// input that differs. The same for the rounding to bf16 (round_to: the
+// hardware's cvt.rn.bf16.f32 on the device, float_to_bf16 on the host).
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +54,32 @@ fp8_convert_every_float(unsigned long long *mismatches, unsigned int *first) {
   if (bad5)
     atomicAdd(&mismatches[1], bad5);
   if (bad4 || bad5)
+    atomicMin(first, lowest);
+}
+
+// The number of inputs on which round_to(x, kBF16) (the hardware's
+// cvt.rn.bf16.f32 on the device) and the integer algorithm (float_to_bf16,
+// the host's) give different bits, and the smallest.
+extern "C" __global__ void __launch_bounds__(256)
+bf16_round_every_float(unsigned long long *mismatches, unsigned int *first) {
+  using namespace fp8k;
+  const unsigned long long stride =
+      (unsigned long long)gridDim.x * blockDim.x;
+  unsigned long long bad = 0;
+  unsigned int lowest = 0xFFFFFFFFu;
+  for (unsigned long long i =
+           (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+       i < (1ull << 32); i += stride) {
+    const float x = u2f((u32)i);
+    const bool d =
+        f2u(round_to(x, kBF16)) != f2u(bf16_to_float(float_to_bf16(x)));
+    bad += d;
+    if (d && (unsigned int)i < lowest)
+      lowest = (unsigned int)i;
+  }
+  if (bad)
+    atomicAdd(mismatches, bad);
+  if (bad)
     atomicMin(first, lowest);
 }
 
@@ -144,6 +171,24 @@ TEST(Fp8ConvertGpu, HardwareEqualsTheIntegerAlgorithmOnEveryFloat) {
                         << lowest[0];
   EXPECT_EQ(bad[1], 0u) << "E5M2: first differing input 0x" << std::hex
                         << lowest[0];
+}
+
+TEST(Fp8ConvertGpu, Bf16RoundingEqualsTheIntegerAlgorithmOnEveryFloat) {
+  auto dev = CudaDevice::get();
+  ASSERT_TRUE(dev.isOk()) << dev.message();
+  auto k = loadConvertKernel("bf16_round_every_float");
+  ASSERT_TRUE(k.isOk()) << k.message();
+  auto counts = DeviceBuffer::fromHost(std::vector<uint64_t>{0});
+  auto first = DeviceBuffer::fromHost(std::vector<uint32_t>{0xFFFFFFFFu});
+  ASSERT_TRUE(counts.isOk() && first.isOk());
+  void *pc = counts->get(), *pf = first->get();
+  void *args[] = {&pc, &pf};
+  ASSERT_TRUE(launchOverEveryFloat(**dev, **k, 1, args).isOk());
+  std::vector<uint64_t> bad(1);
+  std::vector<uint32_t> lowest(1);
+  ASSERT_TRUE(counts->download(bad).isOk());
+  ASSERT_TRUE(first->download(lowest).isOk());
+  EXPECT_EQ(bad[0], 0u) << "first differing input 0x" << std::hex << lowest[0];
 }
 
 // quantize_codes divides by a block's scale with its reciprocal and two
