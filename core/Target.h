@@ -34,6 +34,35 @@ constexpr const TargetInfo &targetInfo(Arch arch) {
   return kTargets[static_cast<int>(arch)];
 }
 
+/// The memory roofline a measurement is held to: the GPU's DRAM bandwidth
+/// by its vendor's datasheet.
+struct DramRoofline {
+  const char *gpu;           ///< as reports name it
+  double dramBytesPerSecond; ///< its DRAM bandwidth
+};
+
+/// GPUs we have measured on, by the name the driver gives them.
+inline constexpr struct {
+  const char *driverName;
+  DramRoofline roofline;
+} kKnownGpus[] = {
+    {"NVIDIA H100 80GB HBM3", {"H100 SXM", 3.35e12}},
+    {"NVIDIA H200", {"H200 SXM", 4.8e12}},
+};
+
+/// The roofline of the device the driver calls `driverName`; an unknown
+/// device is held to its architecture's default GPU (kTargets).
+inline DramRoofline dramRoofline(const char *driverName, Arch arch) {
+  for (const auto &g : kKnownGpus) {
+    const char *a = driverName, *b = g.driverName;
+    while (*a && *a == *b)
+      ++a, ++b;
+    if (*a == 0 && *b == 0)
+      return g.roofline;
+  }
+  return {targetInfo(arch).gpu, targetInfo(arch).dramBytesPerSecond};
+}
+
 static_assert(targetInfo(Arch::SM90a).arch == Arch::SM90a &&
                   targetInfo(Arch::SM100a).arch == Arch::SM100a,
               "kTargets is indexed by Arch");

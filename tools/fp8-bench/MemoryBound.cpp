@@ -195,7 +195,7 @@ Expected<MemoryBoundRow> measure(const Context &ctx, const Form &f,
 
 nlohmann::json runMemoryBound(const Context &ctx) {
   const int64_t rows = ctx.opt.memoryRows, cols = ctx.opt.memoryCols;
-  const TargetInfo &target = targetInfo(Arch::SM90a);
+  const DramRoofline target = dramRoofline(ctx.dev->name.c_str(), Arch::SM90a);
   std::printf("memory-bound steps on [%lld, %lld] (bf16 input %.1f MiB), "
               "median of %d, L2 %s; against the %s's %.2f TB/s (bar: 80%%)\n",
               static_cast<long long>(rows), static_cast<long long>(cols),
@@ -233,6 +233,7 @@ nlohmann::json runMemoryBound(const Context &ctx) {
           {"cols", cols},
           {"iters", ctx.opt.iters},
           {"l2_flushed", ctx.opt.flush},
+          {"gpu", target.gpu},
           {"dram_bytes_per_second", target.dramBytesPerSecond},
           {"steps", rowsJson},
           {"failures", failures}};

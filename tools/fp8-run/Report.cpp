@@ -146,8 +146,7 @@ json reportStepChecks(const std::vector<StepCheck> &steps) {
   return js;
 }
 
-json reportBench(const BenchReport &b, Arch arch) {
-  const TargetInfo &target = targetInfo(arch);
+json reportBench(const BenchReport &b, const DramRoofline &target) {
   std::printf("bench: median of %d runs (CUDA events, steps back to back, "
               "the runs queued ahead of the GPU; other steps: their buffers' "
               "bytes over their time, against "
@@ -197,6 +196,7 @@ json reportBench(const BenchReport &b, Arch arch) {
       e["bytes"] = s.bytes;
       e["gb_per_s"] = s.gbPerS;
       e["dram_percent"] = pct;
+      e["dram_bytes_per_second"] = target.dramBytesPerSecond;
     }
     jb.push_back(e);
   }

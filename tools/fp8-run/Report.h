@@ -36,9 +36,10 @@ nlohmann::ordered_json reportStepChecks(const std::vector<StepCheck> &steps);
 bool reportVerdict(const VerifyVerdict &verdict, nlohmann::ordered_json &v,
                    const std::string &suffix);
 
-/// Prints the benchmark's table (the memory-bound steps' rates against the
-/// DRAM bandwidth of `arch`'s GPU, core/Target.h); returns it as JSON.
-nlohmann::ordered_json reportBench(const BenchReport &b, Arch arch);
+/// Prints the benchmark's table (the memory-bound steps' rates against
+/// `roof`, the device's DRAM bandwidth: core/Target.h); returns it as JSON.
+nlohmann::ordered_json reportBench(const BenchReport &b,
+                                   const DramRoofline &roof);
 
 } // namespace fp8
 

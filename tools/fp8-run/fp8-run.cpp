@@ -458,7 +458,8 @@ int runGpu(const Options &o, json &results, const Plan &plan,
       return fail(o, results, "the benchmark failed", b.status());
     if (Status s = benchPeers(**gpu, plan, shapes, o.iters, *b); !s)
       return fail(o, results, "the benchmark failed", s);
-    results["bench"] = reportBench(*b, plan.arch);
+    results["bench"] =
+        reportBench(*b, dramRoofline(dev.name.c_str(), plan.arch));
   }
   return finish(o, results, code);
 }
