@@ -150,45 +150,47 @@ Status launchOverEveryFloat(const CudaDevice &dev, const LoadedKernel &k,
                  "cuLaunchKernelEx");
 }
 
+/// The mismatch counters (`counters` of them) and the smallest differing
+/// input of the comparison kernel `name` (arguments: counters, first) run
+/// over every float.
+struct EveryFloatCounts {
+  std::vector<uint64_t> bad;
+  uint32_t first = 0xFFFFFFFFu;
+};
+void countOverEveryFloat(const char *name, size_t counters,
+                         EveryFloatCounts &out) {
+  auto dev = CudaDevice::get();
+  ASSERT_TRUE(dev.isOk()) << dev.message();
+  auto k = loadConvertKernel(name);
+  ASSERT_TRUE(k.isOk()) << k.message();
+  auto counts = DeviceBuffer::fromHost(std::vector<uint64_t>(counters, 0));
+  auto first = DeviceBuffer::fromHost(std::vector<uint32_t>{0xFFFFFFFFu});
+  ASSERT_TRUE(counts.isOk() && first.isOk());
+  void *pc = counts->get(), *pf = first->get();
+  void *args[] = {&pc, &pf};
+  ASSERT_TRUE(launchOverEveryFloat(**dev, **k, 1, args).isOk());
+  out.bad.assign(counters, 1);
+  std::vector<uint32_t> lowest(1);
+  ASSERT_TRUE(counts->download(out.bad).isOk());
+  ASSERT_TRUE(first->download(lowest).isOk());
+  out.first = lowest[0];
+}
+
 } // namespace
 
 TEST(Fp8ConvertGpu, HardwareEqualsTheIntegerAlgorithmOnEveryFloat) {
-  auto dev = CudaDevice::get();
-  ASSERT_TRUE(dev.isOk()) << dev.message();
-  auto k = loadConvertKernel("fp8_convert_every_float");
-  ASSERT_TRUE(k.isOk()) << k.message();
-  auto counts = DeviceBuffer::fromHost(std::vector<uint64_t>{0, 0});
-  auto first = DeviceBuffer::fromHost(std::vector<uint32_t>{0xFFFFFFFFu});
-  ASSERT_TRUE(counts.isOk() && first.isOk());
-  void *pc = counts->get(), *pf = first->get();
-  void *args[] = {&pc, &pf};
-  ASSERT_TRUE(launchOverEveryFloat(**dev, **k, 1, args).isOk());
-  std::vector<uint64_t> bad(2);
-  std::vector<uint32_t> lowest(1);
-  ASSERT_TRUE(counts->download(bad).isOk());
-  ASSERT_TRUE(first->download(lowest).isOk());
-  EXPECT_EQ(bad[0], 0u) << "E4M3: first differing input 0x" << std::hex
-                        << lowest[0];
-  EXPECT_EQ(bad[1], 0u) << "E5M2: first differing input 0x" << std::hex
-                        << lowest[0];
+  EveryFloatCounts c;
+  ASSERT_NO_FATAL_FAILURE(countOverEveryFloat("fp8_convert_every_float", 2, c));
+  EXPECT_EQ(c.bad[0], 0u) << "E4M3: first differing input 0x" << std::hex
+                          << c.first;
+  EXPECT_EQ(c.bad[1], 0u) << "E5M2: first differing input 0x" << std::hex
+                          << c.first;
 }
 
 TEST(Fp8ConvertGpu, Bf16RoundingEqualsTheIntegerAlgorithmOnEveryFloat) {
-  auto dev = CudaDevice::get();
-  ASSERT_TRUE(dev.isOk()) << dev.message();
-  auto k = loadConvertKernel("bf16_round_every_float");
-  ASSERT_TRUE(k.isOk()) << k.message();
-  auto counts = DeviceBuffer::fromHost(std::vector<uint64_t>{0});
-  auto first = DeviceBuffer::fromHost(std::vector<uint32_t>{0xFFFFFFFFu});
-  ASSERT_TRUE(counts.isOk() && first.isOk());
-  void *pc = counts->get(), *pf = first->get();
-  void *args[] = {&pc, &pf};
-  ASSERT_TRUE(launchOverEveryFloat(**dev, **k, 1, args).isOk());
-  std::vector<uint64_t> bad(1);
-  std::vector<uint32_t> lowest(1);
-  ASSERT_TRUE(counts->download(bad).isOk());
-  ASSERT_TRUE(first->download(lowest).isOk());
-  EXPECT_EQ(bad[0], 0u) << "first differing input 0x" << std::hex << lowest[0];
+  EveryFloatCounts c;
+  ASSERT_NO_FATAL_FAILURE(countOverEveryFloat("bf16_round_every_float", 1, c));
+  EXPECT_EQ(c.bad[0], 0u) << "first differing input 0x" << std::hex << c.first;
 }
 
 // quantize_codes divides by a block's scale with its reciprocal and two
