@@ -48,6 +48,7 @@ namespace fp8 {
   X(cuMemcpyHtoD)                                                              \
   X(cuMemcpyDtoH)                                                              \
   X(cuMemcpyDtoD)                                                              \
+  X(cuMemcpyDtoDAsync)                                                         \
   X(cuMemcpyHtoDAsync)                                                         \
   X(cuMemcpyDtoHAsync)                                                         \
   X(cuMemsetD8)                                                                \

@@ -104,12 +104,13 @@ GpuPlan::GpuPlan(const Plan &plan, const ResolvedPlan &shapes)
 GpuPlan::~GpuPlan() {
   if (graph_ && device_)
     device_->driver->cuGraphExecDestroy(graph_);
-  if (stream_ && device_)
-    device_->driver->cuStreamDestroy(stream_);
+  if (ownStream_ && device_)
+    device_->driver->cuStreamDestroy(ownStream_);
 }
 
-Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
-                                                   const ResolvedPlan &shapes) {
+Expected<std::unique_ptr<GpuPlan>>
+GpuPlan::create(const Plan &plan, const ResolvedPlan &shapes,
+                const GpuPlanMemory &external) {
   auto dev = CudaDevice::get();
   if (!dev)
     return dev.status();
@@ -130,11 +131,16 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
   g->mirrors_ = planScaleMirrors(plan, shapes);
   // Everything the plan allocates, compared with the device's free memory
   // before the first allocation.
+  for (const auto &[name, ptr] : external.buffers)
+    if (!plan.buffer(name))
+      return errorf("the plan has no buffer '", name, "' to bind");
   int64_t total = 0;
   for (const PlanBuffer &b : plan.buffers)
-    total = addBytes(total, bufferBytes(b, shapes.shapes.at(b.name)));
+    if (!external.buffers.count(b.name))
+      total = addBytes(total, bufferBytes(b, shapes.shapes.at(b.name)));
   for (const ScaleMirror &m : g->mirrors_.mirrors)
-    total = addBytes(total, m.bytes());
+    if (!external.mirrors.count(m.writer))
+      total = addBytes(total, m.bytes());
   for (const PlanStep &s : plan.steps)
     if (needsAmaxScratch(s))
       total = addBytes(total, amaxScratchBytes(s, shapes));
@@ -144,9 +150,13 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
   // and of fp8::gemm's split-K workspace actually run (memsets are
   // asynchronous to the host), so no kernel of the plan overtakes them.
   FP8_RETURN_IF_ERROR(
-      cuCheck(d.driver->cuStreamCreate(&g->stream_, CU_STREAM_DEFAULT),
+      cuCheck(d.driver->cuStreamCreate(&g->ownStream_, CU_STREAM_DEFAULT),
               "cuStreamCreate"));
+  g->stream_ = g->ownStream_;
+  g->external_ = external.buffers;
   for (const PlanBuffer &b : plan.buffers) {
+    if (external.buffers.count(b.name))
+      continue;
     auto buf =
         DeviceBuffer::alloc(size_t(bufferBytes(b, shapes.shapes.at(b.name))));
     if (!buf)
@@ -158,11 +168,17 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
   // is never written; the GEMM's TMA box clips it (its global extent is the
   // scales'), zero keeps it finite.
   for (const ScaleMirror &m : g->mirrors_.mirrors) {
+    if (auto it = external.mirrors.find(m.writer);
+        it != external.mirrors.end()) {
+      g->mirrorAddress_.push_back(it->second);
+      continue;
+    }
     auto buf = DeviceBuffer::alloc(size_t(m.bytes()));
     if (!buf)
       return buf.status().withContext("allocating the mirror of the scales '" +
                                       m.scales + "'");
     FP8_RETURN_IF_ERROR(buf->fill(0));
+    g->mirrorAddress_.push_back(buf->ptr());
     g->mirrorScratch_.push_back(std::move(*buf));
   }
   for (const PlanStep &s : plan.steps) {
@@ -179,6 +195,7 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
     }
     g->amaxScratch_.push_back(std::move(scratch));
   }
+  g->auxLaunches_.resize(plan.steps.size());
   g->gemmKernels_.assign(plan.steps.size(), "");
   g->gemmScaleATma_.assign(plan.steps.size(), 0);
   g->gemmScaleBTma_.assign(plan.steps.size(), 0);
@@ -187,7 +204,30 @@ Expected<std::unique_ptr<GpuPlan>> GpuPlan::create(const Plan &plan,
 
 CUdeviceptr GpuPlan::address(const std::string &name) const {
   auto it = buffers_.find(name);
-  return it == buffers_.end() ? 0 : it->second.ptr();
+  if (it != buffers_.end())
+    return it->second.ptr();
+  auto ext = external_.find(name);
+  return ext == external_.end() ? 0 : ext->second;
+}
+
+CUdeviceptr GpuPlan::mirrorAddress(size_t writer) const {
+  for (size_t i = 0; i < mirrors_.mirrors.size(); ++i)
+    if (mirrors_.mirrors[i].writer == writer)
+      return mirrorAddress_[i];
+  return 0;
+}
+
+Status GpuPlan::rebind(const std::string &name, CUdeviceptr ptr) {
+  auto it = external_.find(name);
+  if (it == external_.end())
+    return errorf("buffer '", name, "' is not bound to external memory");
+  if (it->second != ptr && graph_) {
+    // The captured graph holds the old address.
+    device_->driver->cuGraphExecDestroy(graph_);
+    graph_ = nullptr;
+  }
+  it->second = ptr;
+  return Status::ok();
 }
 
 const std::string &GpuPlan::gemmKernel(size_t index) const {
@@ -202,8 +242,10 @@ bool GpuPlan::gemmScaleBTma(size_t index) const {
   return gemmScaleBTma_.at(index) != 0;
 }
 
-Status GpuPlan::upload(const HostBuffers &host) {
+Status GpuPlan::upload(const HostBuffers &host, bool zeroMissing) {
   for (const PlanBuffer &b : plan_.buffers) {
+    if (external_.count(b.name))
+      continue;
     DeviceBuffer &dst = buffers_.at(b.name);
     if (b.role == BufferRole::State) {
       FP8_RETURN_IF_ERROR(dst.fill(0));
@@ -219,6 +261,10 @@ Status GpuPlan::upload(const HostBuffers &host) {
         b.role != BufferRole::Constant)
       continue;
     auto it = host.find(b.name);
+    if (it == host.end() && zeroMissing) {
+      FP8_RETURN_IF_ERROR(dst.fill(0));
+      continue;
+    }
     if (it == host.end())
       return errorf("no host data for ", toString(b.role), " '", b.name, "'");
     if (it->second.data.size() != dst.size())
@@ -239,8 +285,16 @@ Status GpuPlan::download(const std::string &name, HostTensor &out) const {
   if (!b)
     return errorf("the plan has no buffer '", name, "'");
   out = HostTensor::zeros(b->dtype, shapes_.shapes.at(name));
-  return buffers_.at(name)
-      .download(out.data.data(), out.data.size())
+  auto it = buffers_.find(name);
+  if (it != buffers_.end())
+    return it->second.download(out.data.data(), out.data.size())
+        .withContext("downloading '" + name + "'");
+  const CUdeviceptr ptr = address(name);
+  if (!ptr)
+    return errorf("buffer '", name, "' is bound to no memory yet");
+  return cuCheck(device_->driver->cuMemcpyDtoH(out.data.data(), ptr,
+                                               out.data.size()),
+                 "cuMemcpyDtoH")
       .withContext("downloading '" + name + "'");
 }
 
@@ -250,7 +304,7 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
   const int mi = mirrors_.writes[index];
   if (s.kind == StepKind::Quantize && mi >= 0) {
     const ScaleMirror &m = mirrors_.mirrors[size_t(mi)];
-    mirror = reinterpret_cast<void *>(mirrorScratch_[size_t(mi)].ptr());
+    mirror = reinterpret_cast<void *>(mirrorAddress_[size_t(mi)]);
     strideRows = m.strideRows;
     strideCols = m.strideCols;
   }
@@ -261,8 +315,11 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
       },
       reinterpret_cast<void *>(amaxScratch_[index].ptr()), mirror, strideRows,
       strideCols);
-  Status ls = launchElementwise(
-      s.aux, auxStepLaunches(s, shapes_.shapes, device_->smCount), p, stream_);
+  // The launches' names hash the spec's JSON: made once, not per launch.
+  std::vector<ElementwiseEntryLaunch> &launches = auxLaunches_[index];
+  if (launches.empty())
+    launches = auxStepLaunches(s, shapes_.shapes, device_->smCount);
+  Status ls = launchElementwise(s.aux, launches, p, stream_);
   if (!ls.isOk())
     return ls.withContext("step '" + s.name + "'");
   return Status::ok();
@@ -345,8 +402,8 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
     t.scaleA =
         reinterpret_cast<const void *>(address(s.inputs[1]) + b * saBytes);
     if (sa.mirror >= 0) { // batch 1 (mirroredAScaleWriter)
-      t.scaleA = reinterpret_cast<const void *>(
-          mirrorScratch_[size_t(sa.mirror)].ptr());
+      t.scaleA =
+          reinterpret_cast<const void *>(mirrorAddress_[size_t(sa.mirror)]);
       t.scaleALdOuter = sa.ldOuter;
       t.scaleALdK = sa.ldK;
     } else if (!sa.buffer.empty()) { // batch 1 (untransposedScales)
@@ -358,8 +415,8 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
     t.scaleB =
         reinterpret_cast<const void *>(address(s.inputs[3]) + b * sbBytes);
     if (sb.mirror >= 0) { // batch 1 (mirroredBScaleWriter)
-      t.scaleB = reinterpret_cast<const void *>(
-          mirrorScratch_[size_t(sb.mirror)].ptr());
+      t.scaleB =
+          reinterpret_cast<const void *>(mirrorAddress_[size_t(sb.mirror)]);
       t.scaleBLdOuter = sb.ldOuter;
       t.scaleBLdK = sb.ldK;
     } else if (!sb.buffer.empty()) { // batch 1 (untransposedScales)
@@ -373,8 +430,7 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
       t.scaleD = reinterpret_cast<void *>(address(s.outputs[1]));
       if (const int mi = mirrors_.writes[index]; mi >= 0) {
         const ScaleMirror &mm = mirrors_.mirrors[size_t(mi)];
-        t.scaleDMirror =
-            reinterpret_cast<void *>(mirrorScratch_[size_t(mi)].ptr());
+        t.scaleDMirror = reinterpret_cast<void *>(mirrorAddress_[size_t(mi)]);
         t.mirrorStrideRows = mm.strideRows;
         t.mirrorStrideCols = mm.strideCols;
       }

@@ -11,6 +11,7 @@
 #ifndef FP8_RUNTIME_PLANEXECUTOR_H
 #define FP8_RUNTIME_PLANEXECUTOR_H
 
+#include "codegen/Elementwise.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/DeviceBuffer.h"
 #include "runtime/Gemm.h"
@@ -41,18 +42,43 @@ struct CompiledPlanKernel {
 Expected<std::vector<CompiledPlanKernel>>
 compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount);
 
+/// Memory a GpuPlan uses but does not own (runtime/plan/PlanBinding.h: a
+/// plan bound to the caller's tensors).
+struct GpuPlanMemory {
+  /// Buffers left unallocated, at these addresses (0: bound later with
+  /// GpuPlan::rebind, before the first launch that reads or writes them).
+  std::map<std::string, CUdeviceptr> buffers;
+  /// Scale mirrors left unallocated, by the step that writes them
+  /// (ScaleMirror::writer).
+  std::map<size_t, CUdeviceptr> mirrors;
+};
+
 /// A plan resident on the GPU.
 class GpuPlan {
 public:
-  /// Allocates every buffer on the runtime's device (FP8_DEVICE), checks
-  /// that it can run the plan's arch and that the buffers fit.
-  static Expected<std::unique_ptr<GpuPlan>> create(const Plan &plan,
-                                                   const ResolvedPlan &shapes);
+  /// Allocates every buffer on the runtime's device (FP8_DEVICE) but those
+  /// of `external`, checks that it can run the plan's arch and that the
+  /// buffers fit.
+  static Expected<std::unique_ptr<GpuPlan>>
+  create(const Plan &plan, const ResolvedPlan &shapes,
+         const GpuPlanMemory &external = {});
   ~GpuPlan();
 
   /// Copies the inputs, weights and constants of `host` to the device and
-  /// zeroes the states and scratch (delayed scaling starts over).
-  Status upload(const HostBuffers &host);
+  /// zeroes the states and scratch (delayed scaling starts over). External
+  /// buffers are left as they are. An input or weight missing from `host`
+  /// is an error, or with `zeroMissing` zeroed (a plan whose inputs are
+  /// copied in later).
+  Status upload(const HostBuffers &host, bool zeroMissing = false);
+  /// Points external buffer `name` at `ptr` (the caller's memory, at least
+  /// the buffer's bytes).
+  Status rebind(const std::string &name, CUdeviceptr ptr);
+  /// Enqueues every later launch on `stream` (null: the plan's own stream).
+  void setStream(CUstream stream) { stream_ = stream ? stream : ownStream_; }
+  /// Whether fp8::gemm checks each operand's extent with the driver (the
+  /// default; microseconds of host time per GEMM): off where the caller
+  /// has checked the buffers' sizes itself.
+  void setCheckExtents(bool check) { checkExtents_ = check; }
   /// Copies buffer `name` to `out` (shaped and typed as the plan says).
   Status download(const std::string &name, HostTensor &out) const;
 
@@ -86,6 +112,9 @@ public:
   const CudaDevice &device() const { return *device_; }
   /// The device address of buffer `name` (0 when unknown).
   CUdeviceptr address(const std::string &name) const;
+  /// The device address of the scale mirror step `writer` writes (0 for
+  /// none).
+  CUdeviceptr mirrorAddress(size_t writer) const;
   /// Total bytes allocated for the plan.
   size_t deviceBytes() const { return deviceBytes_; }
   /// The GEMM kernel fp8::gemm launched for step `index` (after a launch).
@@ -111,11 +140,17 @@ private:
   const Plan &plan_;
   const ResolvedPlan &shapes_;
   const CudaDevice *device_ = nullptr;
-  CUstream stream_ = nullptr;
+  CUstream ownStream_ = nullptr; ///< created and destroyed with the plan
+  CUstream stream_ = nullptr;    ///< where launches go
   std::map<std::string, DeviceBuffer> buffers_;
+  std::map<std::string, CUdeviceptr> external_;
   std::vector<DeviceBuffer> amaxScratch_; ///< per step (block-path quantize)
   ScaleMirrorPlan mirrors_;
-  std::vector<DeviceBuffer> mirrorScratch_; ///< per mirror, zeroed once
+  std::vector<DeviceBuffer> mirrorScratch_; ///< owned mirrors, zeroed once
+  std::vector<CUdeviceptr> mirrorAddress_;  ///< per mirror, owned or not
+  /// Per step: its elementwise launches (names, grids), made at its first
+  /// launch; a GpuPlan's shapes never change.
+  std::vector<std::vector<ElementwiseEntryLaunch>> auxLaunches_;
   std::vector<std::string> gemmKernels_;
   std::vector<char> gemmScaleATma_, gemmScaleBTma_;
   size_t deviceBytes_ = 0;
