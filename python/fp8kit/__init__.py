@@ -24,6 +24,7 @@ custom ops for torch.compile), fp8kit.nn (an FP8 Linear with autograd).
 """
 
 from ._core import (
+    BoundPlan,
     Granularity,
     Plan,
     QuantRecipe,
@@ -38,6 +39,7 @@ from .ops import Quantized, amax_history, gemm, quantize, transpose
 from .compiler import compile
 
 __all__ = [
+    "BoundPlan",
     "Granularity",
     "Plan",
     "QuantRecipe",

@@ -37,14 +37,14 @@ constexpr DTypeName kNames[] = {
     {uint8_t(dl::dtype_code::Bool), 8, std::nullopt, "bool"},
 };
 
-/// The PyTorch name of an element type of ours.
+} // namespace
+
 const char *torchName(DType t) {
   for (const DTypeName &n : kNames)
     if (n.type == t)
       return n.name;
   return "?";
 }
-} // namespace
 
 int64_t Array::elements() const {
   int64_t n = 1;

@@ -52,6 +52,9 @@ struct Array {
   std::string deviceName() const;
 };
 
+/// The PyTorch name of an element type of ours ("bfloat16").
+const char *torchName(DType t);
+
 /// Raises ValueError("<label>: <what>").
 [[noreturn]] void fail(const Array &a, const std::string &what);
 /// Raises ValueError("<fn>: <status message>") for a failed check.

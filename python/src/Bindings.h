@@ -18,6 +18,8 @@ void bindTensorOps(nanobind::module_ &m);
 /// Plan: load, inspect, compile its kernels, run on the CPU oracle
 /// (Plans.cpp).
 void bindPlans(nanobind::module_ &m);
+/// BoundPlan: a plan bound to torch tensors (BoundPlans.cpp).
+void bindBoundPlans(nanobind::module_ &m);
 /// compile: an annotated model to a plan (Compiler.cpp; only where the MLIR
 /// half is built).
 void bindCompiler(nanobind::module_ &m);

@@ -269,14 +269,15 @@ PlanHandle planHandle(Plan plan, std::string where) {
 }
 
 void bindPlans(nb::module_ &m) {
-  nb::class_<PlanHandle>(
+  nb::class_<PlanHandle> cls(
       m, "Plan",
       "A compiled model graph: buffers, steps, kernel specs (fp8-translate "
-      "--fp8-to-plan writes one, fp8-run runs one).")
-      .def_static(
-          "load",
-          [](const std::string &path) { return loaded(loadPlan(path), path); },
-          nb::arg("path"), "Reads and validates a plan file.")
+      "--fp8-to-plan writes one, fp8-run runs one).");
+  bindPlanBind(cls);
+  cls.def_static(
+         "load",
+         [](const std::string &path) { return loaded(loadPlan(path), path); },
+         nb::arg("path"), "Reads and validates a plan file.")
       .def_static(
           "from_json",
           [](const std::string &text, const std::string &where) {

@@ -1,9 +1,10 @@
-//===- Plans.h - fp8kit.Plan's object ----------------------------*- C++
-//-*-===//
+//===- Plans.h - fp8kit.Plan's object --------------------------*- C++ -*-===//
 #ifndef FP8_PYTHON_PLANS_H
 #define FP8_PYTHON_PLANS_H
 
 #include "runtime/plan/Plan.h"
+
+#include <nanobind/nanobind.h>
 
 #include <memory>
 #include <string>
@@ -19,6 +20,9 @@ struct PlanHandle {
 
 /// A handle on `plan` (the compiler's result).
 PlanHandle planHandle(Plan plan, std::string where);
+
+/// Plan.bind (BoundPlans.cpp), added to the class bindPlans makes.
+void bindPlanBind(nanobind::class_<PlanHandle> &cls);
 
 } // namespace fp8::python
 

@@ -148,6 +148,135 @@ def test_plan_on_the_gpu_against_the_oracle(root, m):
         assert diff < 1e-3, (name, diff)
 
 
+def _plan(root, name):
+    return fp8kit.Plan.load(str(root / f"examples/plans/{name}.sm_90a.plan.json"))
+
+
+def _draw(plan, dims, role, seed):
+    """The plan's buffers of `role` at `dims` as CUDA tensors: bf16 N(0, 1)
+    (weights scaled by 1/sqrt(K)), MoE routing ids distinct per token,
+    routing weights a softmax."""
+    g = torch.Generator(device=DEV).manual_seed(seed)
+    shapes = plan.shapes(dims)
+    experts = max([shapes[n][0] for n, b in plan.buffers.items()
+                   if b["role"] == "weight" and len(shapes[n]) == 3] or [1])
+    out = {}
+    for name, b in plan.buffers.items():
+        if b["role"] != role:
+            continue
+        shape = shapes[name]
+        if b["dtype"] == "i32":
+            keys = torch.rand(shape[0], experts, device=DEV, generator=g)
+            out[name] = keys.argsort(dim=1)[:, :shape[1]].int().contiguous()
+        elif b["dtype"] == "f32":
+            out[name] = torch.randn(shape, device=DEV, generator=g).softmax(-1)
+        else:
+            x = torch.randn(shape, device=DEV, generator=g)
+            if role == "weight":
+                x = x / shape[-1] ** 0.5
+            out[name] = x.bfloat16()
+    return out
+
+
+def _on_host(tensors):
+    return {k: v.cpu() for k, v in tensors.items()}
+
+
+def _same(bound_out, gpu_out):
+    """A bound plan's torch outputs against run_gpu's NumPy ones, bit for
+    bit (bf16 widened to f32 exactly, as run_gpu does)."""
+    assert set(bound_out) == set(gpu_out)
+    for name, t in bound_out.items():
+        got = t.float().cpu().numpy() if t.dtype == torch.bfloat16 else t.cpu().numpy()
+        assert got.shape == gpu_out[name].shape, name
+        assert (got == gpu_out[name]).all() or (
+            got.view("u4") == gpu_out[name].view("u4")).all(), name
+
+
+@pytest.mark.parametrize("name", ["mlp", "mlp.fused", "llama-layer.fused", "moe"])
+def test_bound_plan_equals_the_plans_gpu_run(root, name):
+    # Weights bound once; inputs at M = 129, then 7, then 129 again: each
+    # run bit-identical to run_gpu's with the same inputs (same kernels),
+    # two sets of dims set up, the weights quantized once.
+    plan = _plan(root, name)
+    weights = _draw(plan, {"M": 1}, "weight", 1)
+    bound = plan.bind(weights)
+    for i, m in enumerate([129, 7, 129]):
+        inputs = _draw(plan, {"M": m}, "input", 10 + i)
+        out = bound(**inputs)
+        assert all(t.device.type == "cuda" for t in out.values())
+        expected = plan.run_gpu({"M": m}, {**_on_host(weights), **_on_host(inputs)})
+        _same(out, expected)
+    assert bound.instances == 2
+    assert repr(bound).startswith("<fp8kit.BoundPlan @")
+
+
+def test_bound_plan_keeps_delayed_scaling_history_across_dims(root):
+    # attention-proj quantizes with delayed scaling (amax histories as
+    # states). Its first run equals run_gpu's (empty history); a run at
+    # M = 7 after one at M = 129 of 4x larger inputs scales by that
+    # history, so it differs from a first run at M = 7, but stays close.
+    plan = _plan(root, "attention-proj")
+    weights = _draw(plan, {"M": 1}, "weight", 1)
+    big = {k: v * 4 for k, v in _draw(plan, {"M": 129}, "input", 2).items()}
+    small = _draw(plan, {"M": 7}, "input", 3)
+    first = plan.bind(weights)
+    _same(first(**big),
+          plan.run_gpu({"M": 129}, {**_on_host(weights), **_on_host(big)}))
+    after = first(**small)
+    fresh = plan.bind(weights)(**small)
+    _same(fresh, plan.run_gpu({"M": 7}, {**_on_host(weights), **_on_host(small)}))
+    for name in plan.outputs:
+        assert not torch.equal(after[name], fresh[name]), name
+        assert rel(after[name], fresh[name]) < 0.1, name
+
+
+def test_bound_plan_as_a_graph_and_on_a_side_stream(root):
+    plan = _plan(root, "mlp")
+    bound = plan.bind(_draw(plan, {"M": 1}, "weight", 1))
+    x = _draw(plan, {"M": 16}, "input", 2)
+    plain = bound(**x)["result0"]
+    for _ in range(3):  # launched, then captured, then replayed
+        assert torch.equal(bound.run(x, graph=True)["result0"], plain)
+    y = _draw(plan, {"M": 16}, "input", 3)  # other addresses: captured again
+    assert torch.equal(bound.run(y, graph=True)["result0"], bound(**y)["result0"])
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        side = bound(**x)["result0"]
+    s.synchronize()
+    assert torch.equal(side, plain)
+    assert bound.run(x, dims={"M": 16})["result0"].shape == (16, 4096)
+
+
+def test_bound_plan_refuses_wrong_tensors(root):
+    plan = _plan(root, "mlp")
+    w = _draw(plan, {"M": 1}, "weight", 1)
+    with pytest.raises(ValueError) as e:
+        plan.bind({**w, "arg1": w["arg1"].float()})
+    assert str(e.value) == ("fp8kit.Plan.bind: weights['arg1']: expected "
+                            "bfloat16 (or uint16 bit patterns), found float32")
+    with pytest.raises(ValueError, match=r"weights\['arg2'\]: expected a tensor on cuda:0"):
+        plan.bind({**w, "arg2": w["arg2"].cpu()})
+    with pytest.raises(ValueError, match=r"weights\['arg3'\]: expected shape"):
+        plan.bind({**w, "arg3": w["arg3"][:, :4096]})
+    bound = plan.bind(w)
+    x = torch.randn(129, 4096, device=DEV).bfloat16()
+    with pytest.raises(ValueError, match="fp8kit.BoundPlan: missing input 'arg0'"):
+        bound()
+    with pytest.raises(ValueError, match="'arg1' is not an input of the plan "
+                       r"\(a weight: bound by Plan.bind\)"):
+        bound(arg0=x, arg1=x)
+    with pytest.raises(ValueError) as e:
+        bound(arg0=x[:, :4000].contiguous())
+    assert str(e.value) == ("fp8kit.BoundPlan: input 'arg0': expected shape "
+                            "[129, 4096] at M=129, found [129, 4000]")
+    with pytest.raises(ValueError, match=r"inputs\['arg0'\]: expected a contiguous"):
+        bound(arg0=torch.randn(4096, 129, device=DEV).bfloat16().t())
+    with pytest.raises(ValueError, match="expected a torch CUDA tensor"):
+        bound(arg0=3)
+
+
 def test_column_major_scales_as_torch_keeps_them():
     r = Recipe.preset("deepseek")
     a = torch.randn(129, 1024, device=DEV)

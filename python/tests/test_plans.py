@@ -74,6 +74,28 @@ def test_run_on_the_gpu_without_one_says_so(mlp):
         mlp.run_gpu({"M": 2})
 
 
+def test_bind_checks_the_weights_names_first(mlp):
+    # Names are checked before the driver is touched, so these hold
+    # anywhere.
+    w = np.zeros((2, 2), np.float32)
+    with pytest.raises(ValueError,
+                       match=r"fp8kit.Plan.bind: weights: 'arg0' is not a weight"):
+        mlp.bind({"arg0": w, "arg1": w, "arg2": w, "arg3": w})
+    with pytest.raises(ValueError,
+                       match=r"fp8kit.Plan.bind: weights: missing 'arg3' \(bf16\)"):
+        mlp.bind({"arg1": w, "arg2": w})
+    with pytest.raises(ValueError, match="expected names"):
+        mlp.bind({1: w})
+
+
+@pytest.mark.nogpu
+def test_bind_without_a_gpu_says_so(mlp):
+    w = np.zeros((2, 2), np.float32)
+    with pytest.raises(RuntimeError,
+                       match="fp8kit.Plan.bind: no GPU to run the plan on.*run_cpu"):
+        mlp.bind({"arg1": w, "arg2": w, "arg3": w})
+
+
 def test_run_with_inputs(mlp):
     shapes = mlp.shapes({"M": 2})
     rng = np.random.default_rng(1)
