@@ -46,6 +46,9 @@ struct SelectConfigPass
         emitError(module.getLoc()) << loaded.message();
         return signalPassFailure();
       }
+      if (std::string stale = loaded->staleMessage("'" + tuningDb + "'");
+          !stale.empty())
+        emitWarning(module.getLoc()) << stale;
       db = std::move(*loaded);
     }
     std::optional<::fp8::Arch> arch = getTarget(module);

@@ -1,14 +1,14 @@
 // RUN: fp8-opt %s -split-input-file -verify-diagnostics --fp8-select-config=tuning-db=%S/Inputs/tuning-db.json | FileCheck %s
 // RUN: fp8-opt %s -split-input-file -verify-diagnostics "--fp8-select-config=tuning-db=%S/Inputs/tuning-db.json m-hint=0" | FileCheck %s --check-prefix=RUNTIME
 // RUN: not fp8-opt %s --fp8-select-config=tuning-db=%S/Inputs/missing.json 2>&1 | FileCheck %s --check-prefix=NODB
-// RUN: not fp8-opt %s --fp8-select-config=tuning-db=%S/Inputs/tuning-db-v2.json 2>&1 | FileCheck %s --check-prefix=V2
+// RUN: not fp8-opt %s --fp8-select-config=tuning-db=%S/Inputs/tuning-db-v3.json 2>&1 | FileCheck %s --check-prefix=V3
 // RUN: not fp8-opt %s --fp8-select-config=sm-count=0 2>&1 | FileCheck %s --check-prefix=SMS
 // RUN: not fp8-opt %s --fp8-select-config=tuning-db=%S/Inputs/tuning-db-zero-block.json 2>&1 | FileCheck %s --check-prefix=ZEROBLOCK
 // RUN: not fp8-opt %s --fp8-select-config=tuning-db=%S/Inputs/tuning-db-wrapped-stages.json 2>&1 | FileCheck %s --check-prefix=WRAPPED
 // RUN: not fp8-opt %s --fp8-select-config=tuning-db=/dev/zero 2>&1 | FileCheck %s --check-prefix=DEVZERO
 
 // NODB: error: cannot read tuning database '{{.*}}missing.json'
-// V2: error: tuning database '{{.*}}tuning-db-v2.json' has format 2; this build reads format 1
+// V3: error: tuning database '{{.*}}tuning-db-v3.json' has format 3; this build reads formats 1 and 2
 // SMS: error: expected sm-count >= 1 and m-hint >= 0, found sm-count = 0, m-hint = 4096
 // A database is input: its tiles are checked when it is read, before any
 // arithmetic on them, and a value is never wrapped to 32 bits.
