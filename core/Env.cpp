@@ -64,6 +64,8 @@ const std::vector<Knob> &knobs() {
       {"FP8_DUMP_SOURCE", Kind::Path, 0, 0, 1, 0,
        "write every generated kernel source to this directory"},
       {"FP8_DEVICE", Kind::Integer, 0, 1023, 1, 0, "CUDA device ordinal"},
+      {"FP8_TUNING_DB", Kind::Path, 0, 0, 1, 0,
+       "the tuning database fp8::gemm takes tiles from (fp8-tune writes it)"},
       {"FP8_SCALE_TMA", Kind::Integer, 0, 3, 1, 3,
        "K scales that may travel by TMA on sm_90a: bit 0 A, bit 1 B"},
       {"FP8_KERNEL_TRACE", Kind::Flag, 0, 1, 1, 0,
@@ -105,6 +107,7 @@ std::string cacheDir() {
 bool jitDebug() { return value("FP8_JIT_DEBUG") != 0; }
 std::string dumpSourceDir() { return get("FP8_DUMP_SOURCE"); }
 int deviceOrdinal() { return int(value("FP8_DEVICE")); }
+std::string tuningDb() { return get("FP8_TUNING_DB"); }
 int scaleTmaMask() { return int(value("FP8_SCALE_TMA")); }
 bool kernelTrace() { return value("FP8_KERNEL_TRACE") != 0; }
 bool kernelDebug() { return value("FP8_KERNEL_DEBUG") != 0; }

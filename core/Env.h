@@ -51,6 +51,8 @@ bool jitDebug();
 std::string dumpSourceDir();
 /// FP8_DEVICE: the CUDA device ordinal (default 0).
 int deviceOrdinal();
+/// FP8_TUNING_DB: the tuning database fp8::gemm reads ("": none).
+std::string tuningDb();
 /// FP8_SCALE_TMA: which K scales may travel by TMA on sm_90a: bit 0 A, bit 1
 /// B (default 3; 0 forces the consumer-loaded path).
 int scaleTmaMask();

@@ -25,6 +25,7 @@
 #ifndef FP8_RUNTIME_GEMM_H
 #define FP8_RUNTIME_GEMM_H
 
+#include "codegen/TuningDb.h"
 #include "core/KernelSpec.h"
 #include "core/Status.h"
 
@@ -102,6 +103,10 @@ struct GemmReport {
   /// K-varying scales that travelled with the pipeline stages by TMA (their
   /// layout allowed it); otherwise the kernel's consumers loaded them.
   bool scaleATma = false, scaleBTma = false;
+  /// Where the tile came from: "given" (GemmOptions::tile), "spec" (the
+  /// spec's own), "tuning database" (FP8_TUNING_DB, setTuningDatabase) or
+  /// "heuristic".
+  std::string tileSource;
   /// With FP8_KERNEL_TRACE=1: the kernel's clock stamps (kGemmTrace* below
   /// give the layout; docs/journal/2026-11-22-hopper-kernel.md, 22e, reads
   /// one); empty otherwise.
@@ -118,15 +123,37 @@ struct GemmReport {
 constexpr int kGemmTraceCtas = 3, kGemmTraceRoles = 3, kGemmTraceSlots = 64;
 constexpr int kGemmTraceBlocks = 12, kGemmTracePoints = 5, kGemmTraceFirst = 8;
 
+struct CudaDevice;
+
+/// The device as the tuning database records it (codegen/TuningDb.h): name,
+/// SMs, clock, the driver's and NVRTC's versions.
+TuningDevice tuningDevice(const CudaDevice &dev);
+
+/// Makes `path` the tuning database that tile selection reads ("": none),
+/// instead of FP8_TUNING_DB's; reads it now (errors name the file) and
+/// forgets the tiles chosen so far. Entries of another generator version
+/// are dropped with a message on stderr (TuningDb::staleMessage).
+Status setTuningDatabase(const std::string &path);
+
+/// The tuning database's tile for `spec` at M = m on the runtime's device:
+/// an entry of this GPU with the same recipe, N, K and M bucket that the
+/// generator accepts; nullopt when there is none (or no database). A plan
+/// step's compiled-in tile gives way to it (runtime/plan/PlanExecutor.cpp).
+Expected<std::optional<TileConfig>> tuningDbTile(const KernelSpec &spec,
+                                                 int64_t m);
+
 /// The kernel spec the runtime would launch for this problem (its tile from
-/// `tile` if given, else the heuristic for `smCount` SMs).
+/// `tile` if given, else the tuning database's entry for this GPU, N, K and
+/// M bucket, else the heuristic for `smCount` SMs).
 Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &recipe, int64_t m,
                                     int64_t n, int64_t k, int smCount,
                                     const std::optional<TileConfig> &tile);
 
 /// The spec gemm(spec, m, ...) launches on a GPU of `smCount` SMs: M set,
 /// the tile from `options` (`tile`, else the spec's own, or with
-/// `selectTile` the heuristic's for this M), checked (checkGemmSpec).
+/// `selectTile` the tuning database's or the heuristic's for this M, as
+/// gemmKernelSpec), checked (checkGemmSpec). Without a GPU the database's
+/// entries of any GPU count.
 Expected<KernelSpec> gemmLaunchSpec(const KernelSpec &spec, int64_t m,
                                     int smCount,
                                     const GemmOptions &options = {});

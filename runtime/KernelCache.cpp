@@ -340,7 +340,7 @@ Expected<CubinHandle> KernelCache::get(const GeneratedKernel &kernel) {
   CubinHandle handle;
   handle.key = keyOf(kernel);
   handle.path = pathOf(handle.key);
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   if (auto it = mem_.find(handle.key); it != mem_.end()) {
     handle.kernel = it->second;
     handle.origin = CubinOrigin::Memory;
@@ -374,7 +374,12 @@ Expected<CubinHandle> KernelCache::get(const GeneratedKernel &kernel) {
       std::ofstream(dir + "/" + kernel.name + ".cu") << kernel.source;
     }
   }
+  // NVRTC runs unlocked, so that threads compile different kernels at
+  // once (fp8-tune's candidates); two threads compiling the same kernel
+  // both compile it, and the later one's entry replaces the same bytes.
+  lock.unlock();
   auto compiled = compileWithNvrtc(kernel);
+  lock.lock();
   if (!compiled) {
     Status s = compiled.status();
     if (!handle.path.empty())

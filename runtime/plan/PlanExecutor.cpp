@@ -196,6 +196,7 @@ GpuPlan::create(const Plan &plan, const ResolvedPlan &shapes,
     g->amaxScratch_.push_back(std::move(scratch));
   }
   g->auxLaunches_.resize(plan.steps.size());
+  g->dbTiles_.resize(plan.steps.size());
   g->gemmKernels_.assign(plan.steps.size(), "");
   g->gemmScaleATma_.assign(plan.steps.size(), 0);
   g->gemmScaleBTma_.assign(plan.steps.size(), 0);
@@ -325,10 +326,23 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
   return Status::ok();
 }
 
-GemmOptions GpuPlan::gemmOptions(const PlanStep &s) const {
+Expected<GemmOptions> GpuPlan::gemmOptions(const PlanStep &s, size_t index,
+                                           int64_t m) {
   GemmOptions o;
   o.selectTile = s.runtimeTile;
   o.checkExtents = checkExtents_;
+  if (!s.runtimeTile && s.gemm.kind == GemmKind::Dense) {
+    // A tile measured on this GPU beats the one compiled into the plan (a
+    // runtime-chosen tile consults the database in fp8::gemm already).
+    std::optional<std::optional<TileConfig>> &db = dbTiles_[index];
+    if (!db) {
+      Expected<std::optional<TileConfig>> t = tuningDbTile(s.gemm, m);
+      if (!t)
+        return t.status().withContext("step '" + s.name + "'");
+      db = *t;
+    }
+    o.tile = *db;
+  }
   return o;
 }
 
@@ -370,8 +384,10 @@ Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
   // A's rows, with K (every group's) the launch's.
   const Shape &a = shapes_.shapes.at(s.inputs[0]);
   const int64_t m = s.gemm.kind == GemmKind::GroupedMasked ? a[1] : a[0];
-  Status st =
-      groupedGemm(launchValues(s, a), m, t, stream_, gemmOptions(s), &rep);
+  Expected<GemmOptions> o = gemmOptions(s, index, m);
+  if (!o)
+    return o.status();
+  Status st = groupedGemm(launchValues(s, a), m, t, stream_, *o, &rep);
   if (!st.isOk())
     return st.withContext("step '" + s.name + "'");
   recordGemm(index, rep);
@@ -386,7 +402,10 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
   const Shape &bs = shapes_.shapes.at(s.inputs[2]);
   const Geometry ga = geometry(as), gb = geometry(bs);
   const int64_t m = ga.rows, n = gb.rows, kk = ga.cols;
-  const GemmOptions o = gemmOptions(s);
+  Expected<GemmOptions> options = gemmOptions(s, index, m);
+  if (!options)
+    return options.status();
+  const GemmOptions &o = *options;
   const Granularity &gA = k.a.granularity, &gB = k.b.granularity;
   const int64_t saBytes = gA.scaleRows(m) * gA.scaleCols(kk) * scaleBytes(gA);
   const int64_t sbBytes = gB.scaleRows(n) * gB.scaleCols(kk) * scaleBytes(gB);

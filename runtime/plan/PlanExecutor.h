@@ -132,8 +132,10 @@ private:
   Status launchAux(const PlanStep &s, size_t index);
   Status launchGemm(const PlanStep &s, size_t index);
   Status launchGroupedGemm(const PlanStep &s, size_t index);
-  /// A GEMM step's options: its tile choice, the extent checks.
-  GemmOptions gemmOptions(const PlanStep &s) const;
+  /// A GEMM step's options at M = m: its tile choice (the tuning
+  /// database's for this GPU over the plan's, tuningDbTile), the extent
+  /// checks.
+  Expected<GemmOptions> gemmOptions(const PlanStep &s, size_t index, int64_t m);
   /// What fp8::gemm or fp8::groupedGemm reported for step `index`.
   void recordGemm(size_t index, const GemmReport &rep);
 
@@ -151,6 +153,8 @@ private:
   /// Per step: its elementwise launches (names, grids), made at its first
   /// launch; a GpuPlan's shapes never change.
   std::vector<std::vector<ElementwiseEntryLaunch>> auxLaunches_;
+  /// Per step: the tuning database's tile, looked up at its first launch.
+  std::vector<std::optional<std::optional<TileConfig>>> dbTiles_;
   std::vector<std::string> gemmKernels_;
   std::vector<char> gemmScaleATma_, gemmScaleBTma_;
   size_t deviceBytes_ = 0;

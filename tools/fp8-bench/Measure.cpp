@@ -104,7 +104,8 @@ void timeOurs(Context &ctx, const Shape &sh, const Operands &ops, Row &row) {
       rep.kernel + " grid " + std::to_string(rep.grid) +
       (rep.maxActiveClusters
            ? " (max clusters " + std::to_string(rep.maxActiveClusters) + ")"
-           : "");
+           : "") +
+      ", tile from the " + rep.tileSource;
   row.ours = ctx.time(ctx.opt.iters, [&] {
     Status s = gemm(recipe, sh.m, sh.n, sh.k, ops.t, ctx.stream, gopt);
     if (!s)

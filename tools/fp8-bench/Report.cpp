@@ -104,6 +104,30 @@ json reportSummary(const std::vector<Row> &rows) {
         {"ratio_vs_tensor", geomean(rt)},
         {"ratio_vs_bf16", geomean(rf)}};
   }
+  if (ms.size() > 1) {
+    // Every row at once (a shape set of mixed M: bench/heldout.json), and
+    // the row furthest behind the block-scaled peer.
+    std::vector<double> o, rb;
+    const Row *worst = nullptr;
+    for (auto &r : rows) {
+      o.push_back(tflops(r.s, r.ours));
+      if (r.block > 0) {
+        rb.push_back(r.block / r.ours);
+        if (!worst || r.block / r.ours < worst->block / worst->ours)
+          worst = &r;
+      }
+    }
+    std::printf("%-6s %10.1f %10s %10s %10s %8.3f\n", "all", geomean(o), "", "",
+                "", geomean(rb));
+    summary["all"] = {{"ours_tflops_geomean", geomean(o)},
+                      {"ratio_vs_block", geomean(rb)}};
+    if (worst) {
+      std::printf("lowest x block: %.3f at %lldx%lldx%lld\n",
+                  worst->block / worst->ours, (long long)worst->s.m,
+                  (long long)worst->s.n, (long long)worst->s.k);
+      summary["all"]["lowest_ratio_vs_block"] = worst->block / worst->ours;
+    }
+  }
   return summary;
 }
 

@@ -70,6 +70,7 @@ struct Options {
   int smCount = targetInfo(Arch::SM90a).smCount;
   std::optional<double> similarityBound; ///< stated; else derived
   std::string jsonOut;
+  std::string tuningDb; ///< --tuning-db; else FP8_TUNING_DB's
 };
 
 [[noreturn]] void usage(int code) {
@@ -79,7 +80,7 @@ struct Options {
       "               [--seed N] [--outputs DIR | --no-outputs] [--verify]\n"
       "               [--bench [--iters N]] [--compile-only] [--cpu]\n"
       "               [--json FILE] [--sm-count N] [--similarity-bound X]\n"
-      "               [--save-inputs DIR]\n"
+      "               [--save-inputs DIR] [--tuning-db FILE]\n"
       "Runs a plan written by fp8-translate --fp8-to-plan.\n"
       "  --dim NAME=SIZE  size of a dynamic dimension (every one needs one)\n"
       "  --inputs DIR     read DIR/<buffer>.npy for every input and weight\n"
@@ -104,6 +105,9 @@ struct Options {
       "  --json FILE      write the results as JSON\n"
       "  --sm-count N     SMs for the tiles the runtime picks when only\n"
       "                   compiling (default 132, an H100 SXM)\n"
+      "  --tuning-db FILE GEMM steps take the tiles fp8-tune measured on this\n"
+      "                   GPU for their shape over the plan's (default:\n"
+      "                   FP8_TUNING_DB's database, if set)\n"
       "Exit status: 0 ok, 1 error or failed verification, 2 usage, 3 no GPU\n"
       "(the kernels were compiled, nothing ran).\n");
   std::exit(code);
@@ -186,6 +190,8 @@ Options parseArgs(int argc, char **argv) {
         std::exit(kUsage);
       }
       o.similarityBound = *bound;
+    } else if (a == "--tuning-db") {
+      o.tuningDb = next();
     } else if (a == "--sm-count") {
       o.smCount = int(number("--sm-count", next(), 1, kMaxSmCount,
                              "an integer in [1, 4096]"));
@@ -472,6 +478,9 @@ int run(int argc, char **argv) {
   auto plan = loadPlan(o.plan);
   if (!plan)
     return fail(o, results, "cannot use the plan", plan.status());
+  if (!o.tuningDb.empty())
+    if (Status s = setTuningDatabase(o.tuningDb); !s)
+      return fail(o, results, "cannot use the tuning database", s);
   auto dims = resolveDims(*plan, o.dims);
   if (!dims)
     return fail(o, results, "cannot size the plan", dims.status());
