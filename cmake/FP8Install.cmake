@@ -7,7 +7,8 @@
 #     fp8::quantize, fp8::groupedGemm: runtime/*.h) fp8::plan
 #     fp8::plan_executor (plans on the CPU oracle and the GPU)
 #     fp8::host_oracle (the runtime's entry points on host memory)
-#   P/bin: fp8-run, fp8-codegen, fp8-numerics, fp8-bench.
+#     fp8::tuner (fp8-tune's measurements: runtime/Tuner.h)
+#   P/bin: fp8-run, fp8-codegen, fp8-numerics, fp8-bench, fp8-tune.
 # The same names are aliases in this build, for add_subdirectory consumers.
 # The CUDA toolkit is found where this build found it (FP8_CUDA_ROOT); the
 # driver is loaded at run time, as in every tool. examples/cpp/ is such a
@@ -19,7 +20,7 @@ include(CMakePackageConfigHelpers)
 set(_fp8_exported
   FP8Core:core FP8Numerics:numerics FP8Codegen:codegen
   FP8MemoryBudget:memory_budget FP8Runtime:runtime FP8Plan:plan
-  FP8PlanExecutor:plan_executor FP8HostOracle:host_oracle
+  FP8PlanExecutor:plan_executor FP8HostOracle:host_oracle FP8Tuner:tuner
   fp8_cuda_headers:cuda_headers
   fp8_nvrtc:nvrtc)
 set(_fp8_targets "")
@@ -41,7 +42,7 @@ foreach(dir core numerics codegen codegen/kernels runtime runtime/plan)
   install(FILES ${_fp8_headers}
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir})
 endforeach()
-foreach(tool fp8-run fp8-codegen fp8-numerics fp8-bench)
+foreach(tool fp8-run fp8-codegen fp8-numerics fp8-bench fp8-tune)
   if(TARGET ${tool})
     install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()

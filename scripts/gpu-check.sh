@@ -11,7 +11,7 @@
 #   scripts/gpu-check.sh [OUTDIR]
 #
 # GPU_CHECK_STEPS selects steps (default: all of build,cpu,gpu,memcheck,
-# bench,grouped,memory,python,extra); a later run with other steps reuses the build
+# bench,grouped,memory,heldout,tune,python,extra); a later run with other steps reuses the build
 # and appends to summary.md. Exit status: non-zero when any test fails or a
 # benchmark cannot run.
 set -uo pipefail
@@ -22,7 +22,7 @@ out="$(cd "$out" && pwd)"
 build="${BUILD_DIR:-$root/build-gpu}"
 summary="$out/summary.md"
 export FP8_CACHE_DIR="${FP8_CACHE_DIR:-$build/jit-cache}"
-steps="${GPU_CHECK_STEPS:-build,cpu,gpu,memcheck,bench,grouped,memory,python,extra}"
+steps="${GPU_CHECK_STEPS:-build,cpu,gpu,memcheck,bench,grouped,memory,heldout,tune,python,extra}"
 status=0
 want() { case ",$steps," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
@@ -154,6 +154,49 @@ else
   log "- fp8-bench --memory-bound: FAILED"
   tail -20 "$out/memory-bound.log" | tee -a "$summary"
   status=1
+fi
+
+# 5d. The held-out shapes (bench/heldout.json: other models' GEMMs and odd
+# sizes, which the tile heuristic is never fitted to) with the heuristic's
+# tiles; then (step tune) fp8-tune measures every candidate of each into a
+# fresh tuning database, and fp8-bench runs them again with its tiles.
+heldout_bench() { # $1: output name; the environment says which tiles
+  if "$build/bin/fp8-bench" --shapes "$root/bench/heldout.json" --iters 30 \
+       --json "$out/$1.json" >"$out/$1.log" 2>&1; then
+    log '```'
+    grep -E '^M |^[0-9]+ |^all |^lowest' "$out/$1.log" | tee -a "$summary" >/dev/null
+    log '```'
+  else
+    log "- fp8-bench on the held-out shapes: FAILED"
+    tail -20 "$out/$1.log" | tee -a "$summary"
+    status=1
+  fi
+}
+if want heldout; then
+  log ""
+  log "## Held-out shapes, the heuristic's tiles (fp8-bench; L2 flushed; median of 30)"
+  log ""
+  FP8_TUNING_DB= heldout_bench heldout
+fi
+if want tune; then
+  t0=$(date +%s)
+  rm -f "$out/tuning.json"
+  if "$build/bin/fp8-tune" --db "$out/tuning.json" --shapes "$root/bench/heldout.json" --iters 10 \
+       --json "$out/tune.json" >"$out/tune.log" 2>&1; then
+    log ""
+    log "## Held-out shapes, tuned (fp8-tune: $(grep -c ' TF/s ' "$out/tune.log") GEMMs in $(( $(date +%s) - t0 )) s; then fp8-bench with its database)"
+    log ""
+    FP8_TUNING_DB="$out/tuning.json" heldout_bench heldout-tuned
+    if python3 "$root/scripts/plot-tune.py" "$out/tune.json" "$out/tune.png" >>"$out/tune.log" 2>&1; then
+      log "- chart: tune.png (every candidate's TFLOP/s per GEMM)"
+    else
+      log "- chart: not drawn (python3 with matplotlib needed; see tune.log)"
+    fi
+  else
+    log "- fp8-tune on the held-out shapes: FAILED"
+    tail -20 "$out/tune.log" | tee -a "$summary"
+    status=1
+  fi
 fi
 
 # 6. The Python package on the GPU: pip builds fp8kit from this tree (no

@@ -150,6 +150,11 @@ def main():
     if have("fp8-bench"):
         cases.append(Case("deep nesting (JSON)", "fp8-bench", ["--shapes", w("deep.json")], {2},
                           note="--shapes"))
+    if have("fp8-tune"):
+        cases.append(Case("deep nesting (JSON)", "fp8-tune",
+                          ["--shapes", w("deep.json"), "--compile-only"], {2}, note="--shapes"))
+        cases.append(Case("deep nesting (JSON)", "fp8-tune",
+                          ["--plan", w("deep.json"), "--compile-only"], {2}, note="--plan"))
     cases.append(Case("deep nesting (JSON)", "fp8-opt",
                       [valid_mlir, f"--fp8-compile=arch=sm_90a tuning-db={w('deep.json')}"], {1},
                       note="tuning database"))
@@ -186,6 +191,11 @@ def main():
     if have("fp8-bench"):
         cases.append(Case("size overflow", "fp8-bench", ["--m", "99999999999999999999"], {2},
                           note="--m 10^20"))
+    if have("fp8-tune"):
+        for shape in ("99999999999999999999x128x128", "128x4294967296x128", "-1x128x128",
+                      "128x128x0"):
+            cases.append(Case("size overflow", "fp8-tune", ["--shape", shape, "--compile-only"],
+                              {2}, note=f"--shape {shape}"))
 
     # --- hostile plan fields: targeted ---------------------------------------
     def plan_case(note, mutate, allowed=frozenset({1}), extra=(), base=None, args=None):
@@ -439,6 +449,11 @@ def main():
         if have("fp8-bench"):
             cases.append(Case("special files", "fp8-bench", ["--shapes", path], {2},
                               note=f"--shapes: {kind}"))
+        if have("fp8-tune"):
+            cases.append(Case("special files", "fp8-tune", ["--shapes", path, "--compile-only"],
+                              {2}, note=f"--shapes: {kind}"))
+            cases.append(Case("special files", "fp8-tune", ["--plan", path, "--compile-only"],
+                              {2}, note=f"--plan: {kind}"))
         # --inputs DIR whose arg0.npy is the special file.
         inputs = w(f"inputs-{len(cases)}")
         os.makedirs(inputs)
@@ -553,14 +568,19 @@ def main():
              ("fp8-numerics", ["gemm", "--m", "1x", "--n", "8", "--k", "8"]),
              ("fp8-numerics", ["gemm", "--promotion", "abc"]),
              ("fp8-bench", ["--frobnicate"]),
-             ("fp8-bench", ["--iters", "1x"])]
+             ("fp8-bench", ["--iters", "1x"]),
+             ("fp8-tune", []),
+             ("fp8-tune", ["--frobnicate"]),
+             ("fp8-tune", ["--shape", "128x128x128", "--threads", "x"]),
+             ("fp8-tune", ["--plan"])]
     for tool, args in usage:
         if have(tool):
             cases.append(Case("usage errors", tool, args, {2}, note=" ".join(args)[-60:]))
     env_tools = [("fp8-run", run_cpu(w("small.plan.json"))),
                  ("fp8-codegen", ["--n", "256", "--k", "512"]),
                  ("fp8-numerics", ["quantize", "--shape", "128x128"]),
-                 ("fp8-bench", [])]
+                 ("fp8-bench", []),
+                 ("fp8-tune", ["--shape", "128x256x256", "--compile-only"])]
     for name, value in (("FP8_THREADS", "abc"), ("FP8_DEVICE", "-1"),
                         ("FP8_SM90_PRODUCER_REGS", "99999"), ("FP8_JIT_DEBUG", "yes"),
                         ("FP8_SCALE_TMA", "7")):

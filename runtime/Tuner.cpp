@@ -1,0 +1,383 @@
+//===- Tuner.cpp - Tile configurations measured on the GPU ----------------===//
+
+#include "runtime/Tuner.h"
+
+#include "codegen/Gemm.h"
+#include "core/Env.h"
+#include "numerics/Formats.h"
+#include "runtime/DeviceBuffer.h"
+#include "runtime/Gemm.h"
+#include "runtime/HostOracle.h"
+#include "runtime/KernelCache.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <thread>
+
+namespace fp8 {
+
+namespace {
+
+/// The recipe of a spec, as fp8::gemm's GemmRecipe overload and the host
+/// oracle take it.
+GemmRecipe recipeOf(const KernelSpec &s) {
+  GemmRecipe r;
+  r.a = s.a;
+  r.b = s.b;
+  r.promotionInterval = s.promotionInterval;
+  r.out = s.out;
+  return r;
+}
+
+/// A GEMM's operands on the host and the device: FP8 codes of N(0, 1)
+/// values, scales in [0.005, 0.02] (UE8M0: 2^-7 .. 2^-6).
+struct Operands {
+  std::vector<uint8_t> a, b, scaleA, scaleB; ///< host copies
+  DeviceBuffer dA, dB, dScaleA, dScaleB, dD;
+  GemmTensors t;
+};
+
+std::vector<uint8_t> randomCodes(int64_t count, DType format,
+                                 std::mt19937_64 &rng) {
+  // A table of codes drawn once, indexed at random: a GEMM's operands hold
+  // up to 10^8 codes, and a conversion each would take seconds.
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<uint8_t> table(4096);
+  for (uint8_t &c : table)
+    c = numerics::floatToFP8(normal(rng), format);
+  std::vector<uint8_t> out(static_cast<size_t>(count));
+  for (uint8_t &c : out)
+    c = table[rng() & 4095];
+  return out;
+}
+
+std::vector<uint8_t> randomScales(int64_t count, ScaleFormat f,
+                                  std::mt19937_64 &rng) {
+  std::uniform_real_distribution<float> uni(0.005f, 0.02f);
+  std::vector<uint8_t> out;
+  if (f == ScaleFormat::UE8M0) {
+    for (int64_t i = 0; i < count; ++i)
+      out.push_back(uint8_t(127 - 7 + (rng() & 1)));
+    return out;
+  }
+  out.resize(size_t(count) * 4);
+  for (int64_t i = 0; i < count; ++i) {
+    float v = uni(rng);
+    if (f == ScaleFormat::F32Pow2)
+      v = std::exp2(std::round(std::log2(v)));
+    std::memcpy(out.data() + i * 4, &v, 4);
+  }
+  return out;
+}
+
+/// Scale layouts as a plan hands them to its GEMMs (runtime/plan/
+/// PlanScaleMirror.h), so that the kernel takes them by TMA where it can:
+/// A's 1x128 f32 scales K-block-major, [K/128][pad4(M)]; B's f32 block
+/// scales [N/Ro][pad4(K/128)]. Others packed, [rows][cols].
+struct ScaleLayout {
+  int64_t outer = 0, pitch = 0; ///< the tensor as [outer][pitch]
+  int64_t ldOuter = 0, ldK = 0; ///< GemmTensors' strides (0: packed)
+};
+
+int64_t pad4(int64_t v) { return (v + 3) / 4 * 4; }
+
+ScaleLayout scaleLayout(const Granularity &g, int64_t rows, int64_t k,
+                        bool isA) {
+  const int64_t r = g.scaleRows(rows), c = g.scaleCols(k);
+  if (g.scale != ScaleFormat::UE8M0 && isA && g.rows == 1 && g.cols == 128)
+    return {c, pad4(r), 1, pad4(r)};
+  if (g.scale != ScaleFormat::UE8M0 && !isA && !g.isPerTensor() && g.rows > 1 &&
+      g.cols % 128 == 0)
+    return {r, pad4(c), pad4(c), 1};
+  return {r, c, 0, 0};
+}
+
+Expected<Operands> makeOperands(const KernelSpec &s, int64_t m) {
+  std::mt19937_64 rng(7);
+  Operands o;
+  const Granularity &ga = s.a.granularity, &gb = s.b.granularity;
+  const ScaleLayout la = scaleLayout(ga, m, s.k, true);
+  const ScaleLayout lb = scaleLayout(gb, s.n, s.k, false);
+  o.a = randomCodes(m * s.k, s.a.format, rng);
+  o.b = randomCodes(s.n * s.k, s.b.format, rng);
+  o.scaleA = randomScales(la.outer * la.pitch, ga.scale, rng);
+  o.scaleB = randomScales(lb.outer * lb.pitch, gb.scale, rng);
+  auto up = [](DeviceBuffer &dst, const std::vector<uint8_t> &v,
+               const char *what) -> Status {
+    auto b = DeviceBuffer::fromHost(v);
+    if (!b)
+      return b.status().withContext(std::string("uploading ") + what);
+    dst = std::move(*b);
+    return Status::ok();
+  };
+  FP8_RETURN_IF_ERROR(up(o.dA, o.a, "A"));
+  FP8_RETURN_IF_ERROR(up(o.dB, o.b, "B"));
+  FP8_RETURN_IF_ERROR(up(o.dScaleA, o.scaleA, "A's scales"));
+  FP8_RETURN_IF_ERROR(up(o.dScaleB, o.scaleB, "B's scales"));
+  auto d = DeviceBuffer::alloc(size_t(m * s.n * sizeOf(s.out)));
+  if (!d)
+    return d.status().withContext("allocating D");
+  o.dD = std::move(*d);
+  o.t.a = o.dA.get();
+  o.t.b = o.dB.get();
+  o.t.scaleA = o.dScaleA.get();
+  o.t.scaleALdOuter = la.ldOuter;
+  o.t.scaleALdK = la.ldK;
+  o.t.scaleB = o.dScaleB.get();
+  o.t.scaleBLdOuter = lb.ldOuter;
+  o.t.scaleBLdK = lb.ldK;
+  o.t.d = o.dD.get();
+  return o;
+}
+
+/// Kernel times of `runs` launches, each after an L2 flush.
+Expected<std::vector<float>> timeRuns(const CudaDriver &d, CUstream stream,
+                                      int runs, const DeviceBuffer *flush,
+                                      const std::function<Status()> &launch) {
+  CUevent e0 = nullptr, e1 = nullptr;
+  FP8_RETURN_IF_ERROR(
+      cuCheck(d.cuEventCreate(&e0, CU_EVENT_DEFAULT), "cuEventCreate"));
+  Status s = cuCheck(d.cuEventCreate(&e1, CU_EVENT_DEFAULT), "cuEventCreate");
+  std::vector<float> ms;
+  for (int i = 0; i < runs && s.isOk(); ++i) {
+    if (flush)
+      s = cuCheck(
+          d.cuMemsetD8Async(flush->ptr(), uint8_t(i), flush->size(), stream),
+          "cuMemsetD8Async (L2 flush)");
+    if (s.isOk())
+      s = cuCheck(d.cuEventRecord(e0, stream), "cuEventRecord");
+    if (s.isOk())
+      s = launch();
+    if (s.isOk())
+      s = cuCheck(d.cuEventRecord(e1, stream), "cuEventRecord");
+    if (s.isOk())
+      s = cuCheck(d.cuEventSynchronize(e1), "cuEventSynchronize");
+    float t = 0;
+    if (s.isOk())
+      s = cuCheck(d.cuEventElapsedTime(&t, e0, e1), "cuEventElapsedTime");
+    ms.push_back(t);
+  }
+  d.cuEventDestroy(e0);
+  if (e1)
+    d.cuEventDestroy(e1);
+  if (!s.isOk())
+    return s;
+  std::sort(ms.begin(), ms.end());
+  return ms;
+}
+
+double percentile(const std::vector<float> &sorted, double p) {
+  return sorted[std::min(sorted.size() - 1, size_t(p * double(sorted.size())))];
+}
+
+/// The winner's output on its first rows and columns against the oracle's
+/// (gemmOnHost) on the same operands: DeepGEMM's similarity difference.
+Status checkAgainstOracle(const KernelSpec &spec, int64_t m, const Operands &o,
+                          TuneResult &r) {
+  const Granularity &ga = spec.a.granularity, &gb = spec.b.granularity;
+  // Whole scale blocks: the operands' first rows keep their scales' first
+  // rows, so the corner is a GEMM of its own.
+  const int64_t rows = std::min<int64_t>(m, std::max<int64_t>(64, ga.rows));
+  const int64_t cols =
+      std::min<int64_t>(spec.n, std::max<int64_t>(256, gb.rows));
+  std::vector<uint8_t> dev(size_t(m * spec.n * sizeOf(spec.out)));
+  FP8_RETURN_IF_ERROR(o.dD.download(dev.data(), dev.size()));
+  std::vector<uint8_t> host(size_t(rows * cols * sizeOf(spec.out)));
+  GemmTensors t;
+  t.a = o.a.data();
+  t.lda = spec.k;
+  t.scaleA = o.scaleA.data();
+  t.b = o.b.data();
+  t.ldb = spec.k;
+  t.scaleB = o.scaleB.data();
+  t.d = host.data();
+  // The scale tensors keep the device's strides: the corner's scales are
+  // the first rows of each (packed ones: their row pitch).
+  t.scaleALdOuter =
+      o.t.scaleALdOuter ? o.t.scaleALdOuter : ga.scaleCols(spec.k);
+  t.scaleALdK = o.t.scaleALdOuter ? o.t.scaleALdK : 1;
+  t.scaleBLdOuter =
+      o.t.scaleBLdOuter ? o.t.scaleBLdOuter : gb.scaleCols(spec.k);
+  t.scaleBLdK = o.t.scaleBLdOuter ? o.t.scaleBLdK : 1;
+  FP8_RETURN_IF_ERROR(
+      gemmOnHost(recipeOf(spec), rows, cols, spec.k, t)
+          .withContext("the oracle's GEMM on the winner's corner"));
+  auto value = [&](const std::vector<uint8_t> &v, int64_t i) -> double {
+    if (spec.out == DType::F32) {
+      float f;
+      std::memcpy(&f, v.data() + i * 4, 4);
+      return f;
+    }
+    uint16_t h;
+    std::memcpy(&h, v.data() + i * 2, 2);
+    return spec.out == DType::BF16 ? numerics::bf16ToFloat(h)
+                                   : numerics::f16ToFloat(h);
+  };
+  double xy = 0, xx = 0, yy = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      const double x = value(dev, i * spec.n + j),
+                   y = value(host, i * cols + j);
+      xy += x * y;
+      xx += x * x;
+      yy += y * y;
+    }
+  r.oracleRows = rows;
+  r.oracleCols = cols;
+  r.oracleDiff = xx + yy > 0 ? 1 - 2 * xy / (xx + yy) : 0;
+  if (!(r.oracleDiff <= kTuneOracleBound))
+    return errorf("the fastest tile (", toJSON(r.spec.tile),
+                  ") differs from the oracle by ", r.oracleDiff,
+                  " on the first ", rows, "x", cols, " outputs (bound ",
+                  kTuneOracleBound, ")");
+  return Status::ok();
+}
+
+} // namespace
+
+Status compileCandidates(const KernelSpec &spec, int64_t m,
+                         std::vector<TunedTile> &tiles, const TuneOptions &o) {
+  FP8_RETURN_IF_ERROR(env::checkEnvironment());
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads = std::min(
+      tiles.size(), size_t(o.compileThreads > 0 ? o.compileThreads : int(hw)));
+  std::atomic<size_t> next{0}, done{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < tiles.size();) {
+      KernelSpec s = spec;
+      s.m = m;
+      s.tile = tiles[i].tile;
+      Expected<GeneratedKernel> g = emitGemm(s);
+      Status st = g.status();
+      if (g) {
+        auto c = KernelCache::global().get(*g);
+        st = c.status();
+      }
+      if (!st.isOk())
+        tiles[i].error = st.message();
+      ++done;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < threads; ++t)
+    pool.emplace_back(work);
+  // The calling thread reports progress while the pool works.
+  while (o.progress && done < tiles.size()) {
+    o.progress({"compile", done.load(), tiles.size()});
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  for (std::thread &t : pool)
+    t.join();
+  if (o.progress)
+    o.progress({"compile", tiles.size(), tiles.size()});
+  return Status::ok();
+}
+
+Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
+                              const TuneOptions &options) {
+  if (spec.arch != Arch::SM90a || spec.kind != GemmKind::Dense ||
+      spec.epilogue || spec.accumulate || spec.a.layout != Layout::KMajor ||
+      spec.b.layout != Layout::KMajor)
+    return errorf("fp8-tune times dense sm_90a GEMMs with K-major operands, "
+                  "no epilogue and no accumulation; found ",
+                  spec.kernelName());
+  if (m < 1 || spec.n < 1 || spec.k < 1)
+    return errorf("expected a positive shape, found ", m, "x", spec.n, "x",
+                  spec.k);
+  auto dev = CudaDevice::get();
+  if (!dev)
+    return dev.status();
+  const CudaDevice &cd = **dev;
+  const CudaDriver &d = *cd.driver;
+  TuneResult r;
+  r.spec = spec;
+  r.spec.m = m;
+  r.heuristicTile = selectConfig(r.spec, cd.smCount).tile;
+  std::vector<TunedTile> tiles;
+  for (const TileConfig &t :
+       sm90CandidateTiles(r.spec, m, cd.smCount, options.grid))
+    tiles.push_back({t});
+  if (std::none_of(tiles.begin(), tiles.end(), [&](const TunedTile &t) {
+        return t.tile == r.heuristicTile;
+      }))
+    tiles.push_back({r.heuristicTile});
+  FP8_RETURN_IF_ERROR(compileCandidates(spec, m, tiles, options));
+
+  auto ops = makeOperands(r.spec, m);
+  if (!ops)
+    return ops.status();
+  auto flush = DeviceBuffer::alloc(size_t(256) << 20);
+  if (!flush)
+    return flush.status().withContext("the L2 flush buffer");
+  CUstream stream = nullptr;
+  FP8_RETURN_IF_ERROR(cuCheck(d.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+                              "cuStreamCreate"));
+  const GemmRecipe recipe = recipeOf(r.spec);
+  size_t best = tiles.size();
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    if (options.progress)
+      options.progress({"time", i, tiles.size()});
+    TunedTile &c = tiles[i];
+    if (!c.error.empty())
+      continue;
+    GemmOptions go;
+    go.tile = c.tile;
+    auto launch = [&]() -> Status {
+      return gemm(recipe, m, r.spec.n, r.spec.k, ops->t, stream, go);
+    };
+    Status first = launch();
+    if (first.isOk())
+      first = waitStream(stream, 60, "the first run");
+    if (!first.isOk()) {
+      c.error = first.message();
+      continue;
+    }
+    go.checkExtents = false; // checked by the first run
+    for (int w = 1; w < options.warmup; ++w)
+      FP8_RETURN_IF_ERROR(launch());
+    std::vector<float> runs;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      auto t = timeRuns(d, stream, std::max(1, options.iters),
+                        options.flushL2 ? &*flush : nullptr, launch);
+      if (!t)
+        return t.status();
+      const double spread =
+          percentile(*t, 0.9) / std::max(1e-9, double(percentile(*t, 0.1)));
+      if (runs.empty() || spread < c.spread) {
+        runs = *t;
+        c.spread = spread;
+      }
+      if (spread <= kTuneSpreadLimit)
+        break;
+    }
+    c.ms = percentile(runs, 0.5);
+    if (c.tile == r.heuristicTile)
+      r.heuristicMs = c.ms;
+    if (best == tiles.size() || c.ms < tiles[best].ms)
+      best = i;
+  }
+  if (options.progress)
+    options.progress({"time", tiles.size(), tiles.size()});
+  d.cuStreamDestroy(stream);
+  r.candidates = tiles;
+  if (best == tiles.size())
+    return errorf("no candidate tile ran for ", m, "x", spec.n, "x", spec.k,
+                  " (", tiles.size(), " tried; the first error: ",
+                  tiles.empty() ? "none" : tiles.front().error, ")");
+  r.spec.tile = tiles[best].tile;
+  r.ms = tiles[best].ms;
+  r.tflops = 2.0 * double(m) * double(spec.n) * double(spec.k) / (r.ms * 1e9);
+  // The winner's output, again, for the oracle.
+  GemmOptions go;
+  go.tile = r.spec.tile;
+  FP8_RETURN_IF_ERROR(gemm(recipe, m, spec.n, spec.k, ops->t, nullptr, go));
+  FP8_RETURN_IF_ERROR(waitStream(nullptr, 60, "the winner's run"));
+  FP8_RETURN_IF_ERROR(checkAgainstOracle(r.spec, m, *ops, r));
+  return r;
+}
+
+} // namespace fp8

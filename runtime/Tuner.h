@@ -1,0 +1,98 @@
+//===- Tuner.h - Tile configurations measured on the GPU --------*- C++ -*-===//
+//
+// What fp8-tune does for one GEMM, as a library call: the candidate tiles
+// the generator builds for the spec and M (codegen/Sm90Heuristics.h's grid:
+// widths, promotion overlap, clusters, split-K, with the heuristic's own
+// tile among them), compiled in parallel on the CPU's cores (NVRTC), each
+// timed on the GPU on random operands of the spec's recipe, their scales in
+// the layouts a plan gives its GEMMs (by TMA where the kernel can; L2 flushed
+// before every run, warm-up runs first, the median of the runs; a candidate
+// whose runs spread more than kTuneSpreadLimit is timed again and keeps its
+// steadier measurement), and the winner checked against the CPU oracle on
+// a corner of the output. The result is what the tuning database
+// (codegen/TuningDb.h) records.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FP8_RUNTIME_TUNER_H
+#define FP8_RUNTIME_TUNER_H
+
+#include "codegen/Sm90Heuristics.h"
+#include "codegen/TuningDb.h"
+#include "core/KernelSpec.h"
+#include "core/Status.h"
+#include "runtime/CudaDriver.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fp8 {
+
+/// Runs of a candidate whose 90th percentile exceeds its 10th by more than
+/// this factor are timed again (a clock change, another process).
+inline constexpr double kTuneSpreadLimit = 1.25;
+
+/// Where a tuning run is, for a progress bar.
+struct TuneProgress {
+  const char *phase = ""; ///< "compile" or "time"
+  size_t done = 0, total = 0;
+};
+
+struct TuneOptions {
+  /// The candidates: the full grid (clusters, overlap over N halves too);
+  /// the heuristic's own tile is always among them.
+  Sm90TileGrid grid = fullGrid();
+  int iters = 20;         ///< timed runs a candidate (median)
+  int warmup = 3;         ///< untimed runs first
+  bool flushL2 = true;    ///< a 256 MiB memset before each timed run
+  int compileThreads = 0; ///< NVRTC threads; 0: the hardware's
+  std::function<void(const TuneProgress &)> progress;
+
+  static Sm90TileGrid fullGrid() {
+    Sm90TileGrid g;
+    g.full = true;
+    return g;
+  }
+};
+
+/// One candidate's outcome.
+struct TunedTile {
+  TileConfig tile;
+  double ms = 0;     ///< median kernel time (0 when it did not run)
+  double spread = 0; ///< p90 / p10 of its runs
+  std::string error; ///< why it did not compile or run
+};
+
+struct TuneResult {
+  KernelSpec spec; ///< m set, the winner's tile
+  double ms = 0, tflops = 0;
+  TileConfig heuristicTile;
+  double heuristicMs = 0;
+  std::vector<TunedTile> candidates;
+  /// The winner against the CPU oracle on its first rows and columns:
+  /// DeepGEMM's similarity difference (0 is identical) and the corner's
+  /// size.
+  double oracleDiff = 0;
+  int64_t oracleRows = 0, oracleCols = 0;
+};
+
+/// The winner's difference to the oracle above which tuneGemm fails: the
+/// kernels sum as the oracle does, split-K only reorders the slices' sums.
+inline constexpr double kTuneOracleBound = 1e-5;
+
+/// Compiles the kernels of `tiles` for `spec` at `m` rows on
+/// `options.compileThreads` threads, without a GPU (the kernel cache serves
+/// the launches after); a tile that does not compile gets its error.
+Status compileCandidates(const KernelSpec &spec, int64_t m,
+                         std::vector<TunedTile> &tiles,
+                         const TuneOptions &options);
+
+/// Tunes `spec` (a dense sm_90a GEMM without an epilogue or accumulation)
+/// at `m` rows on the runtime's device. Fails when no candidate runs or
+/// the winner disagrees with the oracle.
+Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
+                              const TuneOptions &options);
+
+} // namespace fp8
+
+#endif // FP8_RUNTIME_TUNER_H
