@@ -239,6 +239,39 @@ Status checkAgainstOracle(const KernelSpec &spec, int64_t m, const Operands &o,
 
 } // namespace
 
+std::vector<TileConfig> tuneCandidates(const KernelSpec &spec, int64_t m,
+                                       int smCount,
+                                       const TuneOptions &options) {
+  KernelSpec s = spec;
+  s.m = m;
+  const TileConfig heuristic = selectConfig(s, smCount).tile;
+  std::vector<TileConfig> tiles{heuristic};
+  auto add = [&](const TileConfig &t) {
+    if (std::find(tiles.begin(), tiles.end(), t) != tiles.end())
+      return;
+    KernelSpec c = s;
+    c.tile = t;
+    if (checkGemmSpec(c).isOk())
+      tiles.push_back(t);
+  };
+  const int clusters[][2] = {{1, 1}, {1, 2}, {2, 1}};
+  for (Raster raster : {Raster::AlongN, Raster::AlongM})
+    for (int tail : {1, 2, 4})
+      for (const auto &c : clusters) {
+        if (!options.neighbours)
+          break;
+        TileConfig t = heuristic;
+        t.raster = raster;
+        t.tailSplit = t.splitK > 1 ? 1 : tail;
+        t.clusterM = c[0];
+        t.clusterN = c[1];
+        add(t);
+      }
+  for (const TileConfig &t : sm90CandidateTiles(s, m, smCount, options.grid))
+    add(t);
+  return tiles;
+}
+
 Status compileCandidates(const KernelSpec &spec, int64_t m,
                          std::vector<TunedTile> &tiles, const TuneOptions &o) {
   FP8_RETURN_IF_ERROR(env::checkEnvironment());
@@ -298,13 +331,8 @@ Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
   r.spec.m = m;
   r.heuristicTile = selectConfig(r.spec, cd.smCount).tile;
   std::vector<TunedTile> tiles;
-  for (const TileConfig &t :
-       sm90CandidateTiles(r.spec, m, cd.smCount, options.grid))
+  for (const TileConfig &t : tuneCandidates(spec, m, cd.smCount, options))
     tiles.push_back({t});
-  if (std::none_of(tiles.begin(), tiles.end(), [&](const TunedTile &t) {
-        return t.tile == r.heuristicTile;
-      }))
-    tiles.push_back({r.heuristicTile});
   FP8_RETURN_IF_ERROR(compileCandidates(spec, m, tiles, options));
 
   auto ops = makeOperands(r.spec, m);

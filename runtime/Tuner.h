@@ -46,6 +46,7 @@ struct TuneOptions {
   int warmup = 3;         ///< untimed runs first
   bool flushL2 = true;    ///< a 256 MiB memset before each timed run
   int compileThreads = 0; ///< NVRTC threads; 0: the hardware's
+  bool neighbours = true; ///< also the heuristic tile's neighbours
   std::function<void(const TuneProgress &)> progress;
 
   static Sm90TileGrid fullGrid() {
@@ -79,6 +80,15 @@ struct TuneResult {
 /// The winner's difference to the oracle above which tuneGemm fails: the
 /// kernels sum as the oracle does, split-K only reorders the slices' sums.
 inline constexpr double kTuneOracleBound = 1e-5;
+
+/// The tiles tuneGemm times for `spec` at `m` rows on `smCount` SMs: the
+/// grid's (sm90CandidateTiles), the heuristic's own (first), and its
+/// neighbours the grid does not enumerate (192-row tiles, the tail split):
+/// its tile with the other rasterisation, tail splits of 1, 2 and 4, and
+/// 1x1, 1x2 and 2x1 clusters, each that the generator accepts (unless
+/// `options.neighbours` is off).
+std::vector<TileConfig> tuneCandidates(const KernelSpec &spec, int64_t m,
+                                       int smCount, const TuneOptions &options);
 
 /// Compiles the kernels of `tiles` for `spec` at `m` rows on
 /// `options.compileThreads` threads, without a GPU (the kernel cache serves

@@ -241,10 +241,8 @@ std::string today() {
 int compileOnly(const std::vector<Problem> &problems, const TuneOptions &o,
                 int smCount) {
   for (const Problem &p : problems) {
-    KernelSpec s = p.spec;
-    s.m = p.m;
     const std::vector<TileConfig> tiles =
-        sm90CandidateTiles(s, p.m, smCount, o.grid);
+        tuneCandidates(p.spec, p.m, smCount, o);
     auto t0 = std::chrono::steady_clock::now();
     std::vector<TunedTile> out;
     for (const TileConfig &t : tiles)
@@ -321,8 +319,8 @@ int main(int argc, char **argv) {
        {"dim", "NAME=SIZE,...", "the plan's dims", ""},
        {"iters", "N", "timed runs a candidate (median)", "20"},
        {"quick", "",
-        "leave out 2-CTA clusters and overlap over N halves (a third of the "
-        "candidates)",
+        "leave out 2-CTA clusters, overlap over N halves and the "
+        "heuristic tile's neighbours (a fifth of the candidates)",
         ""},
        {"widths", "W,...", "the tile widths (BLOCK_N) to try",
         "the measured ones"},
@@ -347,6 +345,7 @@ int main(int argc, char **argv) {
   }
   TuneOptions o;
   o.grid.full = !args.has("quick");
+  o.neighbours = !args.has("quick");
   o.flushL2 = !args.has("no-flush");
   if (args.has("widths")) {
     auto v = args.getIntList("widths", 8, 256);
