@@ -295,7 +295,8 @@ Status TuningDb::update(const std::string &path,
   if (::stat(path.c_str(), &st) == 0) {
     Expected<TuningDb> old = load(path);
     if (!old)
-      return old.status().withContext("not updating it");
+      return old.status().withContext("not updating '" + path +
+                                      "' (left as it is)");
     db = std::move(*old);
   } else if (errno != ENOENT) {
     return Status::error(sysError("read the tuning database", path));

@@ -6,7 +6,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -129,12 +131,34 @@ TuningEntry tuned(int64_t m, int64_t n, int64_t k, int blockN,
   return e;
 }
 
-/// A fresh directory under /tmp.
-std::string tempDir() {
-  char tmpl[] = "/tmp/fp8-tuningdb-XXXXXX";
-  const char *d = ::mkdtemp(tmpl);
-  EXPECT_NE(d, nullptr);
-  return d ? d : "/tmp";
+/// A fresh directory under /tmp, removed with its files at the end of the
+/// test; path() is empty when it could not be made.
+class TempDir {
+public:
+  TempDir() {
+    char tmpl[] = "/tmp/fp8-tuningdb-XXXXXX";
+    if (const char *d = ::mkdtemp(tmpl))
+      path_ = d;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    if (!path_.empty())
+      std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  const std::string &path() const { return path_; }
+
+private:
+  std::string path_;
+};
+
+/// The names of the files in `dir`.
+std::set<std::string> filesIn(const std::string &dir) {
+  std::set<std::string> names;
+  for (const auto &e : std::filesystem::directory_iterator(dir))
+    names.insert(e.path().filename().string());
+  return names;
 }
 
 std::string readAll(const std::string &path) {
@@ -204,6 +228,20 @@ TEST(TuningDb, EntriesOfAnotherGeneratorAreDroppedAndCounted) {
             "make): run fp8-tune again");
   TuningDb fresh;
   EXPECT_EQ(fresh.staleMessage("'db.json'"), "");
+
+  TuningDb three;
+  for (int m : {128, 256, 512}) {
+    TuningEntry e = tuned(m, 4096, 7168, 64, "NVIDIA H200");
+    e.generator = "0000000000000000";
+    three.add(e);
+  }
+  auto none = TuningDb::parse(three.toJSON(), "'db.json'");
+  ASSERT_TRUE(none.isOk()) << none.message();
+  EXPECT_TRUE(none->entries().empty());
+  EXPECT_EQ(none->staleMessage("'db.json'"),
+            "tuning database 'db.json': 3 entries of another generator "
+            "version ignored (they were measured with kernels this build does "
+            "not make): run fp8-tune again");
 }
 
 TEST(TuningDb, ALookupWithADeviceSkipsAnotherGpusEntries) {
@@ -252,8 +290,12 @@ TEST(TuningDb, TheSameMBucketComesFirstAndAddReplacesByKey) {
 }
 
 TEST(TuningDb, UpdateCreatesMergesAndNeverOverwritesACorruptFile) {
-  const std::string dir = tempDir(), path = dir + "/db.json";
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const std::string dir = tmp.path(), path = dir + "/db.json";
   ASSERT_TRUE(TuningDb::update(path, {tuned(128, 4096, 7168, 64, "A")}));
+  // The temporary file was renamed; only the lock is left beside it.
+  EXPECT_EQ(filesIn(dir), (std::set<std::string>{"db.json", "db.json.lock"}));
   ASSERT_TRUE(TuningDb::update(path, {tuned(4096, 4096, 7168, 192, "A"),
                                       tuned(128, 4096, 7168, 96, "A")}));
   auto db = TuningDb::load(path);
@@ -264,15 +306,42 @@ TEST(TuningDb, UpdateCreatesMergesAndNeverOverwritesACorruptFile) {
     std::ofstream(path) << "{\"format\": 2, \"entries\": [";
   }
   Status s = TuningDb::update(path, {tuned(128, 4096, 7168, 64, "A")});
-  EXPECT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("not updating it"), std::string::npos)
-      << s.message();
+  EXPECT_EQ(s.message(), "not updating '" + path +
+                             "' (left as it is): tuning database '" + path +
+                             "' is not valid JSON");
   EXPECT_EQ(readAll(path), "{\"format\": 2, \"entries\": [");
-  EXPECT_FALSE(TuningDb::update(dir + "/missing/db.json", {}).isOk());
+  EXPECT_EQ(TuningDb::update(dir + "/missing/db.json", {}).message(),
+            "cannot open the lock file '" + dir +
+                "/missing/db.json.lock': No such file or directory");
+}
+
+TEST(TuningDb, UpdateDropsEntriesOfAnotherGenerator) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const std::string path = tmp.path() + "/db.json";
+  TuningDb db;
+  db.add(tuned(128, 4096, 7168, 64, "A"));
+  TuningEntry old = tuned(256, 4096, 7168, 96, "A");
+  old.generator = "0000000000000000";
+  db.add(old);
+  {
+    std::ofstream(path) << db.toJSON();
+  }
+  ASSERT_TRUE(TuningDb::update(path, {tuned(4096, 4096, 7168, 192, "A")}));
+  const std::string text = readAll(path);
+  EXPECT_EQ(text.find("0000000000000000"), std::string::npos) << text;
+  auto back = TuningDb::load(path);
+  ASSERT_TRUE(back.isOk()) << back.message();
+  EXPECT_EQ(back->staleEntries(), 0u);
+  ASSERT_EQ(back->entries().size(), 2u);
+  EXPECT_EQ(back->entries()[0].spec.m, 128);
+  EXPECT_EQ(back->entries()[1].spec.m, 4096);
 }
 
 TEST(TuningDb, ConcurrentUpdatesKeepEveryEntry) {
-  const std::string dir = tempDir(), path = dir + "/db.json";
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const std::string dir = tmp.path(), path = dir + "/db.json";
   constexpr int kProcs = 8, kRounds = 20;
   std::vector<pid_t> pids;
   for (int p = 0; p < kProcs; ++p) {
@@ -302,4 +371,5 @@ TEST(TuningDb, ConcurrentUpdatesKeepEveryEntry) {
     EXPECT_EQ(m->n, 1024 * (p + 1));
     EXPECT_EQ(m->tile.blockN, 64 + 16 * ((kRounds - 1) % 4)); // the last
   }
+  EXPECT_EQ(filesIn(dir), (std::set<std::string>{"db.json", "db.json.lock"}));
 }
