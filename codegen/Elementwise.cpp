@@ -103,7 +103,8 @@ std::string ElementwiseSpec::kernelName() const {
     return "fp8_quant_" + std::string(tagOf(quant.format)) + "_" +
            granTag(quant.granularity) +
            (quant.mode == ScalingMode::Delayed ? "_delayed" : "") +
-           (program.instrs.empty() ? "" : "_fused") + "_" + h;
+           (program.instrs.empty() ? "" : "_fused") +
+           (rowSum ? "_rowsum" : "") + "_" + h;
   case AuxKind::Transpose:
     return "fp8_transpose_" + std::string(tagOf(quant.format)) + "_" +
            granTag(quant.granularity) + "_" + h;
@@ -118,6 +119,49 @@ std::string ElementwiseSpec::kernelName() const {
     return "fp8_interleave_rows_" + std::string(toString(out)) + "_" + h;
   }
   return "fp8_aux_" + h;
+}
+
+namespace {
+/// A quantize whose kernel sums its rows (ElementwiseSpec::rowSum).
+Status checkRowSum(const ElementwiseSpec &s) {
+  const EwProgram &p = s.program, &r = *s.rowSum;
+  FP8_RETURN_IF_ERROR(checkProgram(r));
+  const size_t n = p.inputs.size();
+  if (n < 2 || p.inputs[n - 1] != DType::F32 ||
+      p.broadcastOf(n - 1) != EwBroadcast::Row)
+    return errorf("expected the last input of a quantize with a row sum to "
+                  "be the f32 sum broadcast along the row, found ",
+                  n < 2 ? "none" : toString(p.inputs[n - 1]), " ",
+                  toString(p.broadcastOf(n - 1)));
+  if (r.inputs.size() != n - 1)
+    return errorf("expected the row sum's program to take the quantize's ",
+                  n - 1, " tensor inputs, found ", r.inputs.size());
+  for (size_t i = 0; i + 1 < n; ++i)
+    if (r.inputs[i] != p.inputs[i] || r.broadcastOf(i) != p.broadcastOf(i))
+      return errorf("expected input ", i, " of the row sum's program to be ",
+                    toString(p.inputs[i]), " ", toString(p.broadcastOf(i)),
+                    " as the quantize's, found ", toString(r.inputs[i]), " ",
+                    toString(r.broadcastOf(i)));
+  if (r.resultType() != DType::F32)
+    return errorf("expected the row sum's program to yield f32, found ",
+                  toString(r.resultType()));
+  const Granularity &g = s.quant.granularity;
+  const bool block = g.rows == 1 && g.cols >= 8 && g.cols <= 256 &&
+                     (g.cols & (g.cols - 1)) == 0;
+  const bool whole = g.rows == 1 && g.cols == Granularity::kWhole;
+  if (s.kind != AuxKind::Quantize || (!block && !whole) ||
+      s.quant.mode != ScalingMode::Current)
+    return errorf("expected a quantize with a row sum to take row blocks "
+                  "(1x8 .. 1x256, a power of two, or per_row) with current "
+                  "scaling, found ",
+                  toString(g),
+                  s.quant.mode == ScalingMode::Delayed ? " delayed" : "");
+  return Status::ok();
+}
+} // namespace
+
+size_t programTensorInputs(const ElementwiseSpec &s) {
+  return s.program.inputs.size() - (s.rowSum ? 1 : 0);
 }
 
 Status checkElementwiseSpec(const ElementwiseSpec &s) {
@@ -162,6 +206,8 @@ Status checkElementwiseSpec(const ElementwiseSpec &s) {
                   toString(s.quant.format));
   if (s.kind == AuxKind::Transpose)
     return checkGranularity(s.quant.granularity, "the transposed granularity");
+  if (s.rowSum)
+    FP8_RETURN_IF_ERROR(checkRowSum(s));
   if (s.kind == AuxKind::Permute &&
       (s.quant.granularity.rows != 1 || s.quant.mode != ScalingMode::Current))
     return errorf("expected the permuted rows to be quantized in row blocks "
@@ -174,6 +220,10 @@ Status checkElementwiseSpec(const ElementwiseSpec &s) {
 bool quantizeUsesRowPath(const ElementwiseSpec &s) {
   return s.kind == AuxKind::Quantize && s.quant.granularity.rows == 1 &&
          s.quant.mode == ScalingMode::Current;
+}
+
+bool quantizeUsesRowSumPath(const ElementwiseSpec &s) {
+  return quantizeUsesRowPath(s) && s.rowSum.has_value();
 }
 
 bool quantizeUsesColumnPath(const ElementwiseSpec &s) {
@@ -231,7 +281,7 @@ emitElementwise(const ElementwiseSpec &s) {
      << "#include \"fp8/elementwise.cuh\"\n\n"
      << "namespace fp8k {\n\n";
   if (s.kind != AuxKind::Transpose)
-    emitProgram(os, s.program);
+    emitProgram(os, s.program, s.rowSum ? &*s.rowSum : nullptr);
   if (s.kind != AuxKind::Elementwise && s.kind != AuxKind::Unpermute &&
       s.kind != AuxKind::Reduce && s.kind != AuxKind::Interleave) {
     const Granularity &g = s.quant.granularity;
@@ -270,7 +320,9 @@ emitElementwise(const ElementwiseSpec &s) {
     // loads in registers) 64 registers and a spill (the RMSNorm row
     // quantize, the 128x128 tile) unless told that two CTAs an SM suffice.
     const char *onePass = s.arch == Arch::SM100a ? "256, 2" : "256";
-    if (quantizeUsesRowPath(s)) {
+    if (quantizeUsesRowSumPath(s)) {
+      entry(0, "256", "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q>(p);");
+    } else if (quantizeUsesRowPath(s)) {
       entry(0, onePass, "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesTilePath(s)) {
       entry(0, onePass, "fp8k::quantize_tile_body<fp8k::Prog, fp8k::Q>(p);");
@@ -376,6 +428,9 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   } else if (s.kind == AuxKind::Permute) { // a warp per token and block
     const int64_t units = batch * g.scaleCols(cols);
     l.grid[0] = clamp(ceilDiv(units, 8), waves * 8);
+  } else if (s.kind == AuxKind::Quantize && quantizeUsesRowSumPath(s)) {
+    l.block[0] = fp8k::kReduceThreads; // a CTA per row, as the reduce's
+    l.grid[0] = clamp(batch * rows, waves * 8);
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesRowPath(s)) {
     // A warp per block, or per 32 / lanes blocks on the vector path.

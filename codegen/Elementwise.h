@@ -75,6 +75,13 @@ struct ElementwiseSpec {
   /// matrix; Permute: row blocks, current scaling), scaling.
   /// Transpose: the format and granularity of the input.
   QuantRecipe quant;
+  /// Quantize: when set, the program's last input is no tensor but its
+  /// row's sum of this program (over the program's other inputs, which it
+  /// takes in the same order and types), in reduceRow's order: an RMSNorm's
+  /// sum of squares computed by the kernel that normalizes and quantizes, so
+  /// the row is read once and the sums never reach memory. Row blocks of 8
+  /// to 256 columns (a power of two) or whole rows, current scaling.
+  std::optional<EwProgram> rowSum;
 
   /// A readable, unique C identifier: kind, format, granularity and a hash
   /// of the whole spec.
@@ -83,8 +90,13 @@ struct ElementwiseSpec {
 };
 
 /// Checks a spec (its program, an FP8 format and valid recipe for quantize
-/// and transpose, a bf16/f16/f32 output for elementwise).
+/// and transpose, a bf16/f16/f32 output for elementwise, a row sum's
+/// program and granularity).
 Status checkElementwiseSpec(const ElementwiseSpec &spec);
+
+/// The tensors a step of this spec reads for its program: one per program
+/// input, but for the row sum the kernel computes (ElementwiseSpec::rowSum).
+size_t programTensorInputs(const ElementwiseSpec &spec);
 
 /// True when a quantize spec takes the one-kernel row path (block rows of 1,
 /// current scaling).
@@ -96,6 +108,10 @@ bool quantizeUsesColumnPath(const ElementwiseSpec &spec);
 /// R > 1, C from 8 to 256 dividing 256 (128x128; current scaling;
 /// codegen/kernels/elementwise_params.h, tile_path).
 bool quantizeUsesTilePath(const ElementwiseSpec &spec);
+/// True when a quantize computes its rows' sums itself (rowSum): a CTA per
+/// row, the reduce kernel's order (elementwise_quantize_rows.cuh,
+/// quantize_rows_sum_body).
+bool quantizeUsesRowSumPath(const ElementwiseSpec &spec);
 /// Any of them: one kernel, no amax scratch.
 bool quantizeIsOnePass(const ElementwiseSpec &spec);
 

@@ -73,6 +73,8 @@ std::string toJSON(const ElementwiseSpec &s, int indent) {
   }
   if (s.kind == AuxKind::Quantize)
     j["scaling"] = scalingToJSON(s.quant);
+  if (s.rowSum)
+    j["row_sum"] = ewProgramToJson(*s.rowSum);
   return j.dump(indent);
 }
 
@@ -131,6 +133,18 @@ Expected<ElementwiseSpec> elementwiseSpecFromJSON(const std::string &text) {
   }
   if (s.kind == AuxKind::Quantize && j.contains("scaling"))
     FP8_RETURN_IF_ERROR(scalingFromJSON(j["scaling"], s.quant));
+  if (j.contains("row_sum")) {
+    if (s.kind != AuxKind::Quantize)
+      return errorf("expected 'row_sum' only in a quantize kernel spec, found "
+                    "it in a ",
+                    *kind, " one");
+    auto p = ewProgramFromJson(j["row_sum"]);
+    if (!p) {
+      Status st = p.status();
+      return st.withContext("'row_sum'");
+    }
+    s.rowSum = *p;
+  }
   FP8_RETURN_IF_ERROR(checkElementwiseSpec(s));
   return s;
 }

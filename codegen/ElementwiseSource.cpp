@@ -100,16 +100,40 @@ void emitInstructions(std::ostringstream &os, const EwProgram &p,
   }
 }
 
+/// One program evaluated over a Raw (emitRawPhases): the method's name, the
+/// program, and the input that is the method's parameter `rs` (a row's
+/// sum, ElementwiseSpec::rowSum) rather than a load, or -1.
+struct RawEval {
+  const char *name;
+  const EwProgram *program;
+  int rs;
+};
+
+/// Which inputs a program reads.
+std::vector<bool> usedInputs(const EwProgram &p) {
+  std::vector<bool> used(p.inputs.size(), false);
+  auto mark = [&](const EwArg &a) {
+    if (a.kind == EwArg::Kind::Input)
+      used[size_t(a.index)] = true;
+  };
+  for (const EwInstr &in : p.instrs)
+    for (const EwArg &a : in.args)
+      mark(a);
+  mark(p.result);
+  return used;
+}
+
 /// The vector path in two phases, for bodies that keep several vectors'
-/// loads in flight before the first is needed: Raw<N> holds what the loads
-/// of elements i .. i + N - 1 bring, load_raw issues them (the caller gives
-/// the elements' row: no division here), eval_raw runs the program over
-/// them.
+/// loads in flight before the first is needed: struct `raw` holds what the
+/// loads of elements i .. i + N - 1 bring (the inputs of `p` marked
+/// `loaded`), `load` issues them (the caller gives the elements' row: no
+/// division here), and each of `evals` runs its program over them.
 void emitRawPhases(std::ostringstream &os, const EwProgram &p,
-                   const std::vector<bool> &used) {
-  os << "  template <int N> struct Raw {\n";
+                   const std::vector<bool> &loaded, const char *raw,
+                   const char *load, const std::vector<RawEval> &evals) {
+  os << "  template <int N> struct " << raw << " {\n";
   for (size_t i = 0; i < p.inputs.size(); ++i) {
-    if (!used[i])
+    if (!loaded[i])
       continue;
     if (p.broadcastOf(i) == EwBroadcast::Row)
       os << "    float r" << i << ";\n";
@@ -119,11 +143,13 @@ void emitRawPhases(std::ostringstream &os, const EwProgram &p,
   }
   os << "  };\n\n"
      << "  template <int N>\n"
-     << "  static __device__ __forceinline__ void load_raw(const EwParams &p, "
-        "i64 i, i64 row, Raw<N> &r) {\n";
+     << "  static __device__ __forceinline__ void " << load
+     << "(const EwParams &p, "
+        "i64 i, i64 row, "
+     << raw << "<N> &r) {\n";
   os << "    (void)row;\n";
   for (size_t i = 0; i < p.inputs.size(); ++i) {
-    if (!used[i])
+    if (!loaded[i])
       continue;
     const std::string t = typeConst(p.inputs[i]);
     const std::string in = "p.in[" + std::to_string(i) + "]";
@@ -141,88 +167,70 @@ void emitRawPhases(std::ostringstream &os, const EwProgram &p,
       break;
     }
   }
-  os << "  }\n\n"
-     << "  template <int N>\n"
-     << "  static __device__ __forceinline__ void eval_raw(const Raw<N> &r, "
-        "float out[N]) {\n";
-  for (size_t i = 0; i < p.inputs.size(); ++i) {
-    if (!used[i] || p.broadcastOf(i) == EwBroadcast::Row)
-      continue;
-    os << "    float a" << i << "[N];\n"
-       << "    unpack_words<" << typeConst(p.inputs[i]) << ", N>(r.w" << i
-       << ", a" << i << ");\n";
-  }
-  os << "#pragma unroll\n"
-     << "    for (int k = 0; k < N; ++k) {\n";
-  for (size_t i = 0; i < p.inputs.size(); ++i) {
-    if (!used[i])
-      continue;
-    if (p.broadcastOf(i) == EwBroadcast::Row)
-      os << "      const float in" << i << " = r.r" << i << ";\n";
-    else
-      os << "      const float in" << i << " = a" << i << "[k];\n";
-  }
-  emitInstructions(os, p, "      ");
-  os << "      out[k] = " << argText(p.result) << ";\n    }\n  }\n\n";
-}
-
-} // namespace
-
-bool isConvertOnly(const EwProgram &p) {
-  for (const EwInstr &in : p.instrs)
-    if (in.op != EwOp::Convert)
-      return false;
-  return true;
-}
-
-void emitProgram(std::ostringstream &os, const EwProgram &p) {
-  std::vector<bool> used(p.inputs.size(), false);
-  auto mark = [&](const EwArg &a) {
-    if (a.kind == EwArg::Kind::Input)
-      used[size_t(a.index)] = true;
-  };
-  for (const EwInstr &in : p.instrs)
-    for (const EwArg &a : in.args)
-      mark(a);
-  mark(p.result);
-  // Where input i's element of grid element `e` lies (EwBroadcast).
-  auto index = [&](size_t i, const std::string &e) {
-    switch (p.broadcastOf(i)) {
-    case EwBroadcast::Row:
-      return "row_of(" + e + ", p.cols)";
-    case EwBroadcast::Col:
-      return "(" + e + ") - row_of(" + e + ", p.cols) * p.cols";
-    case EwBroadcast::None:
-      break;
+  os << "  }\n\n";
+  for (const RawEval &e : evals) {
+    const EwProgram &q = *e.program;
+    const std::vector<bool> used = usedInputs(q);
+    os << "  template <int N>\n"
+       << "  static __device__ __forceinline__ void " << e.name << "(const "
+       << raw << "<N> &r, " << (e.rs >= 0 ? "float rs, " : "")
+       << "float out[N]) {\n";
+    for (size_t i = 0; i < q.inputs.size(); ++i) {
+      if (!used[i] || int(i) == e.rs || q.broadcastOf(i) == EwBroadcast::Row)
+        continue;
+      os << "    float a" << i << "[N];\n"
+         << "    unpack_words<" << typeConst(q.inputs[i]) << ", N>(r.w" << i
+         << ", a" << i << ");\n";
     }
-    return e;
-  };
-  os << "struct Prog {\n"
-     << "  static constexpr bool kConvertOnly = "
-     << (isConvertOnly(p) ? "true" : "false") << ";\n\n"
-     << "  static __device__ __forceinline__ float eval(const EwParams &p, "
-        "i64 i) {\n";
-  for (size_t i = 0; i < p.inputs.size(); ++i)
-    if (used[i])
-      os << "    const float in" << i << " = load_elem<"
-         << typeConst(p.inputs[i]) << ">(p.in[" << i << "], " << index(i, "i")
-         << ");\n";
-  emitInstructions(os, p, "    ");
-  os << "    return " << argText(p.result) << ";\n  }\n\n";
+    os << "#pragma unroll\n"
+       << "    for (int k = 0; k < N; ++k) {\n";
+    for (size_t i = 0; i < q.inputs.size(); ++i) {
+      if (!used[i])
+        continue;
+      if (int(i) == e.rs)
+        os << "      const float in" << i << " = rs;\n";
+      else if (q.broadcastOf(i) == EwBroadcast::Row)
+        os << "      const float in" << i << " = r.r" << i << ";\n";
+      else
+        os << "      const float in" << i << " = a" << i << "[k];\n";
+    }
+    emitInstructions(os, q, "      ");
+    os << "      out[k] = " << argText(q.result) << ";\n    }\n  }\n\n";
+  }
+}
 
-  // eval_n: elements i .. i + n - 1 (n <= N) into out[0 .. n), zeros past
-  // them; `vec` (n == N, the inputs aligned, and with a broadcast input the
-  // N elements in one row): 16-byte loads, else element by element. One
-  // copy of the instructions serves both. A row-broadcast input is one load
-  // on the vector path.
+/// Where input i's element of grid element `e` lies (EwBroadcast).
+std::string inputIndex(const EwProgram &p, size_t i, const std::string &e) {
+  switch (p.broadcastOf(i)) {
+  case EwBroadcast::Row:
+    return "row_of(" + e + ", p.cols)";
+  case EwBroadcast::Col:
+    return "(" + e + ") - row_of(" + e + ", p.cols) * p.cols";
+  case EwBroadcast::None:
+    break;
+  }
+  return e;
+}
+
+/// eval_n and its kin, `name`: elements i .. i + n - 1 (n <= N) into out[0
+/// .. n), zeros past them; `vec` (n == N, the inputs aligned, and with a
+/// broadcast input the N elements in one row): 16-byte loads, else element
+/// by element. One copy of the instructions serves both. A row-broadcast
+/// input is one load on the vector path; input `rs` (>= 0) is the
+/// parameter `rs`, not a load.
+void emitEvalN(std::ostringstream &os, const EwProgram &p, const char *name,
+               int rs) {
+  std::vector<bool> used = usedInputs(p);
   os << "  template <int N>\n"
-     << "  static __device__ __forceinline__ void eval_n(const EwParams &p, "
-        "i64 i, int n, bool vec, float out[N]) {\n";
+     << "  static __device__ __forceinline__ void " << name
+     << "(const EwParams &p, "
+        "i64 i, int n, bool vec, "
+     << (rs >= 0 ? "float rs, " : "") << "float out[N]) {\n";
   if (p.broadcasts()) // the row and column of element i, for the vectors
     os << "    const i64 row = vec ? row_of(i, p.cols) : 0;\n"
        << "    const i64 col = i - row * p.cols;\n";
   for (size_t i = 0; i < p.inputs.size(); ++i) {
-    if (!used[i])
+    if (!used[i] || int(i) == rs)
       continue;
     const std::string t = typeConst(p.inputs[i]);
     const std::string in = "p.in[" + std::to_string(i) + "]";
@@ -254,7 +262,7 @@ void emitProgram(std::ostringstream &os, const EwProgram &p) {
          << "#pragma unroll\n"
          << "      for (int k = 0; k < N; ++k)\n"
          << "        " << a << "[k] = k < n ? load_elem<" << t << ">(" << in
-         << ", " << index(i, "i + k") << ") : 0.0f;\n"
+         << ", " << inputIndex(p, i, "i + k") << ") : 0.0f;\n"
          << "    }\n";
       break;
     }
@@ -263,16 +271,62 @@ void emitProgram(std::ostringstream &os, const EwProgram &p) {
      << "    for (int k = 0; k < N; ++k) {\n";
   for (size_t i = 0; i < p.inputs.size(); ++i)
     if (used[i])
-      os << "      const float in" << i << " = a" << i << "[k];\n";
+      os << "      const float in" << i << " = "
+         << (int(i) == rs ? std::string("rs") : "a" + std::to_string(i) + "[k]")
+         << ";\n";
   emitInstructions(os, p, "      ");
   os << "      out[k] = k < n ? " << argText(p.result)
-     << " : 0.0f;\n    }\n  }\n\n"
-     << "  template <int N>\n"
+     << " : 0.0f;\n    }\n  }\n\n";
+}
+
+} // namespace
+
+bool isConvertOnly(const EwProgram &p) {
+  for (const EwInstr &in : p.instrs)
+    if (in.op != EwOp::Convert)
+      return false;
+  return true;
+}
+
+void emitProgram(std::ostringstream &os, const EwProgram &p,
+                 const EwProgram *rowSum) {
+  const std::vector<bool> used = usedInputs(p);
+  os << "struct Prog {\n"
+     << "  static constexpr bool kConvertOnly = "
+     << (isConvertOnly(p) ? "true" : "false") << ";\n\n"
+     << "  static __device__ __forceinline__ float eval(const EwParams &p, "
+        "i64 i) {\n";
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    if (used[i])
+      os << "    const float in" << i << " = load_elem<"
+         << typeConst(p.inputs[i]) << ">(p.in[" << i << "], "
+         << inputIndex(p, i, "i") << ");\n";
+  emitInstructions(os, p, "    ");
+  os << "    return " << argText(p.result) << ";\n  }\n\n";
+
+  emitEvalN(os, p, "eval_n", -1);
+  os << "  template <int N>\n"
      << "  static __device__ __forceinline__ void eval_vec(const EwParams &p, "
         "i64 i, float out[N]) {\n"
      << "    eval_n<N>(p, i, N, true, out);\n  }\n\n";
 
-  emitRawPhases(os, p, used);
+  emitRawPhases(os, p, used, "Raw", "load_raw", {{"eval_raw", &p, -1}});
+
+  if (rowSum) {
+    // The quantize that sums its rows (quantize_rows_sum_body): the sum's
+    // program and the quantized one over one set of loads, the last input
+    // the sum.
+    const int rs = int(p.inputs.size()) - 1;
+    emitEvalN(os, p, "eval_n_rs", rs);
+    emitEvalN(os, *rowSum, "sum_n", -1);
+    std::vector<bool> loaded = used;
+    loaded[size_t(rs)] = false;
+    const std::vector<bool> summed = usedInputs(*rowSum);
+    for (size_t i = 0; i < summed.size(); ++i)
+      loaded[i] = loaded[i] || summed[i];
+    emitRawPhases(os, p, loaded, "RawS", "load_raw_s",
+                  {{"eval_raw_rs", &p, rs}, {"sum_raw", rowSum, -1}});
+  }
 
   os << "  static __device__ __forceinline__ bool aligned(const EwParams &p, "
         "u64 bytes) {\n"
@@ -282,6 +336,11 @@ void emitProgram(std::ostringstream &os, const EwProgram &p) {
   for (size_t i = 0; i < p.inputs.size(); ++i)
     if (used[i] && p.broadcastOf(i) != EwBroadcast::Row)
       os << " && is_aligned(p.in[" << i << "], bytes)";
+  if (rowSum) // the sum's inputs are among the quantize's
+    for (size_t i = 0; i < rowSum->inputs.size(); ++i)
+      if (!used[i] && usedInputs(*rowSum)[i] &&
+          rowSum->broadcastOf(i) != EwBroadcast::Row)
+        os << " && is_aligned(p.in[" << i << "], bytes)";
   os << ";\n  }\n};\n\n";
 }
 

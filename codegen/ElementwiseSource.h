@@ -28,8 +28,12 @@ bool isConvertOnly(const EwProgram &p);
 /// (the same instructions per element), and eval_vec, N of them from
 /// 16-byte loads; Raw, load_raw and eval_raw, the loads and the program in
 /// two phases; aligned, whether every input it reads is aligned to a
-/// number of bytes.
-void emitProgram(std::ostringstream &os, const EwProgram &p);
+/// number of bytes. With `rowSum` (ElementwiseSpec::rowSum) also eval_n_rs
+/// (the last input the parameter rs), sum_n (the row sum's program), and
+/// RawS, load_raw_s, eval_raw_rs and sum_raw, both programs over one set of
+/// loads.
+void emitProgram(std::ostringstream &os, const EwProgram &p,
+                 const EwProgram *rowSum = nullptr);
 
 } // namespace fp8
 

@@ -452,3 +452,78 @@ FailureOr<ElementwiseMatch> mlir::fp8::matchReduction(Operation *op,
   m.result = op->getResult(0);
   return m;
 }
+
+namespace {
+/// `a` with its input index mapped by `to`.
+EwArg remapInput(EwArg a, llvm::ArrayRef<int> to) {
+  if (a.kind == EwArg::Kind::Input)
+    a.index = to[size_t(a.index)];
+  return a;
+}
+
+/// `p`'s instructions and result over inputs renumbered by `to`.
+void remapInstructions(const ::fp8::EwProgram &p, llvm::ArrayRef<int> to,
+                       ::fp8::EwProgram &out) {
+  out.instrs = p.instrs;
+  for (EwInstr &in : out.instrs)
+    for (EwArg &a : in.args)
+      a = remapInput(a, to);
+  out.result = remapInput(p.result, to);
+}
+} // namespace
+
+Operation *mlir::fp8::absorbRowSum(ElementwiseMatch &m,
+                                   ::fp8::EwProgram &rowSum) {
+  const ::fp8::EwProgram &p = m.program;
+  const size_t n = p.inputs.size();
+  for (size_t k = 0; k < n; ++k) {
+    Value sums = m.inputs[k];
+    Operation *red = sums.getDefiningOp();
+    if (p.broadcastOf(k) != EwBroadcast::Row || !red || !sums.hasOneUse() ||
+        !isReductionCandidate(red))
+      continue;
+    std::string why;
+    FailureOr<ElementwiseMatch> r = matchReduction(red, why);
+    if (failed(r))
+      continue;
+    // The inputs but the sum keep their order; the sum goes last.
+    llvm::SmallVector<int> to(n);
+    for (size_t j = 0, o = 0; j < n; ++j)
+      to[j] = j == k ? int(n - 1) : int(o++);
+    // Each input of the sum: one of m's other inputs, read alike.
+    llvm::SmallVector<int> sumTo;
+    for (size_t i = 0; i < r->inputs.size(); ++i) {
+      for (size_t j = 0; j < n; ++j)
+        if (j != k && m.inputs[j] == r->inputs[i] &&
+            p.inputs[j] == r->program.inputs[i] &&
+            p.broadcastOf(j) == r->program.broadcastOf(i)) {
+          sumTo.push_back(to[j]);
+          break;
+        }
+      if (sumTo.size() != i + 1)
+        break;
+    }
+    if (sumTo.size() != r->inputs.size())
+      continue;
+    ::fp8::EwProgram q;
+    q.inputs.resize(n);
+    q.broadcast.resize(n, EwBroadcast::None);
+    for (size_t j = 0; j < n; ++j) {
+      q.inputs[size_t(to[j])] = p.inputs[j];
+      q.broadcast[size_t(to[j])] = p.broadcastOf(j);
+    }
+    remapInstructions(p, to, q);
+    ::fp8::EwProgram sum;
+    sum.inputs.assign(q.inputs.begin(), q.inputs.end() - 1);
+    sum.broadcast.assign(q.broadcast.begin(), q.broadcast.end() - 1);
+    if (llvm::all_of(sum.broadcast,
+                     [](EwBroadcast b) { return b == EwBroadcast::None; }))
+      sum.broadcast.clear();
+    remapInstructions(r->program, sumTo, sum);
+    m.program = std::move(q);
+    m.inputs.erase(m.inputs.begin() + long(k));
+    rowSum = std::move(sum);
+    return red;
+  }
+  return nullptr;
+}

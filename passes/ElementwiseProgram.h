@@ -51,6 +51,17 @@ bool isReductionCandidate(Operation *op);
 /// the last, its init a fill of +0.0; or failure with the reason.
 FailureOr<ElementwiseMatch> matchReduction(Operation *op, std::string &why);
 
+/// The row sum that the elementwise op of `m` reads, for the quantize that
+/// computes `m` to compute too (ElementwiseSpec::rowSum: an RMSNorm's sum
+/// of squares and its normalization in one pass): an input broadcast along
+/// the row, the result of a row sum (matchReduction) that nothing else
+/// uses, whose inputs are among m's other inputs with the same broadcast.
+/// Then `m` becomes the program with that sum as its last input and the
+/// other inputs in their order (m.inputs without the sum), `rowSum` the
+/// sum's program over them, and the reduction is returned; else nullptr,
+/// `m` unchanged.
+Operation *absorbRowSum(ElementwiseMatch &m, ::fp8::EwProgram &rowSum);
+
 } // namespace mlir::fp8
 
 #endif // FP8_PASSES_ELEMENTWISEPROGRAM_H

@@ -425,7 +425,8 @@ private:
       }
       return addRef(r, op->getResult(0));
     }
-    const bool sum = isReductionCandidate(op) && getKernel(op);
+    const bool sum = isReductionCandidate(op) &&
+                     (getKernel(op) || op->hasAttr(kFusedIntoAttr));
     if (sum || (isElementwiseCandidate(op) && !isa<linalg::FillOp>(op) &&
                 (getKernel(op) || op->hasAttr(kFusedIntoAttr)))) {
       std::string why;

@@ -104,11 +104,17 @@ LogicalResult mlir::fp8::stepOf(Operation *op, const KernelRef &kernel,
       if (def && def->hasAttr(kFusedIntoAttr)) {
         std::string why;
         FailureOr<ElementwiseMatch> m = matchElementwise(def, why);
-        if (failed(m) || !(m->program == s.aux.program))
+        // The row sum the kernel computes (OutlineKernels absorbed it).
+        ::fp8::EwProgram sum;
+        Operation *red =
+            succeeded(m) && s.aux.rowSum ? absorbRowSum(*m, sum) : nullptr;
+        if (failed(m) || !(m->program == s.aux.program) ||
+            (s.aux.rowSum && (!red || !(sum == *s.aux.rowSum))))
           return def->emitError("the elementwise op fused into ")
                  << kernel.name << " no longer matches its program";
         ins.assign(m->inputs.begin(), m->inputs.end());
-        s.op += " (fused: " + describe(def) + ")";
+        s.op += " (fused: " + (red ? describe(red) + ", " : "") +
+                describe(def) + ")";
       } else {
         ins = {q.getInput()};
       }

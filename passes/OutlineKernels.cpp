@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8OUTLINEKERNELS
@@ -63,6 +64,45 @@ struct OutlineKernelsPass
         return signalPassFailure();
   }
 
+  /// What the quantizes of a function absorb: each one's elementwise op,
+  /// and the row sum that op reads where the quantize's kernel can compute
+  /// it (rowSums: the reduction's op and its program; sums: those ops).
+  struct Absorbed {
+    llvm::DenseMap<Operation *, ElementwiseMatch> fused;
+    llvm::DenseMap<Operation *, std::pair<Operation *, ::fp8::EwProgram>>
+        rowSums;
+    llvm::DenseSet<Operation *> sums;
+  };
+
+  Absorbed
+  absorbedOps(Block &body,
+              const llvm::DenseMap<Operation *, Operation *> &inEpilogue) {
+    Absorbed a;
+    if (!fuseElementwise)
+      return a;
+    for (auto q : body.getOps<QuantizeOp>()) {
+      Operation *def = q.getInput().getDefiningOp();
+      if (!def || def->getBlock() != &body || !def->hasOneUse() ||
+          !isElementwiseCandidate(def) || inEpilogue.count(q))
+        continue;
+      std::string why;
+      FailureOr<ElementwiseMatch> m = matchElementwise(def, why);
+      if (failed(m))
+        continue;
+      ElementwiseMatch withSum = *m;
+      ::fp8::EwProgram sum;
+      Operation *red = absorbRowSum(withSum, sum);
+      if (red && red->getBlock() == &body &&
+          ::fp8::checkElementwiseSpec(quantizeSpec(q, &withSum, &sum))) {
+        *m = std::move(withSum);
+        a.rowSums[q] = {red, std::move(sum)};
+        a.sums.insert(red);
+      }
+      a.fused[q] = std::move(*m);
+    }
+    return a;
+  }
+
   LogicalResult outline(func::FuncOp fn) {
     if (!fn.getBody().hasOneBlock())
       return emitError(fn.getLoc(), "expected a single-block function, found ")
@@ -89,19 +129,12 @@ struct OutlineKernelsPass
         if (op)
           inEpilogue[op] = mm;
     }
-    // Which elementwise op each quantize absorbs.
-    llvm::DenseMap<Operation *, ElementwiseMatch> fused;
-    if (fuseElementwise)
-      for (auto q : body.getOps<QuantizeOp>()) {
-        Operation *def = q.getInput().getDefiningOp();
-        if (!def || def->getBlock() != &body || !def->hasOneUse() ||
-            !isElementwiseCandidate(def) || inEpilogue.count(q))
-          continue;
-        std::string why;
-        FailureOr<ElementwiseMatch> m = matchElementwise(def, why);
-        if (succeeded(m))
-          fused[q] = std::move(*m);
-      }
+    // Which elementwise op each quantize absorbs, and the row sum that op
+    // reads where the quantize's kernel can compute it.
+    Absorbed absorbed = absorbedOps(body, inEpilogue);
+    auto &fused = absorbed.fused;
+    auto &rowSums = absorbed.rowSums;
+    auto &absorbedSums = absorbed.sums;
     llvm::DenseMap<Operation *, std::string> fusedInto;
     // The fills that are only the initial values of linalg ops: those
     // ops' kernels write every element (a sum from 0.0, an elementwise
@@ -150,9 +183,14 @@ struct OutlineKernelsPass
           setKernel(u, "unpermute", spec.kernelName(), ::fp8::toJSON(spec));
       } else if (auto q = dyn_cast<QuantizeOp>(op)) {
         auto it = fused.find(q);
-        ok = outlineQuantize(q, it == fused.end() ? nullptr : &it->second);
+        auto sum = rowSums.find(q);
+        ok = outlineQuantize(q, it == fused.end() ? nullptr : &it->second,
+                             sum == rowSums.end() ? nullptr
+                                                  : &sum->second.second);
         if (succeeded(ok) && it != fused.end())
           fusedInto[it->second.result.getDefiningOp()] = getKernel(q)->name;
+        if (succeeded(ok) && sum != rowSums.end())
+          fusedInto[sum->second.first] = getKernel(q)->name;
       } else if (auto i = dyn_cast<InterleaveRowsOp>(op)) {
         ::fp8::ElementwiseSpec spec;
         spec.kind = ::fp8::AuxKind::Interleave;
@@ -175,7 +213,8 @@ struct OutlineKernelsPass
       } else if (isElementwiseCandidate(&op)) {
         ok = outlineElementwise(&op, fused);
       } else if (isReductionCandidate(&op)) {
-        ok = outlineReduce(&op);
+        if (!absorbedSums.count(&op)) // else summed by its quantize's kernel
+          ok = outlineReduce(&op);
       } else if (!needsNoKernel(&op)) {
         ok = op.emitError("the runtime cannot execute '")
              << op.getName()
@@ -282,7 +321,28 @@ struct OutlineKernelsPass
     return success();
   }
 
-  LogicalResult outlineQuantize(QuantizeOp q, const ElementwiseMatch *fused) {
+  /// The spec of quantize `q`, computing `fused`'s program (or the
+  /// identity) and with it `rowSum` (or no row sum).
+  ::fp8::ElementwiseSpec quantizeSpec(QuantizeOp q,
+                                      const ElementwiseMatch *fused,
+                                      const ::fp8::EwProgram *rowSum) {
+    ::fp8::ElementwiseSpec spec;
+    spec.kind = ::fp8::AuxKind::Quantize;
+    spec.arch = arch;
+    spec.quant.format = *elementDType(q.getOutput());
+    spec.quant.granularity = toRecipe(q.getGranularity());
+    spec.quant.mode = toRecipe(q.getScaling().getMode());
+    spec.quant.delayed = toDelayedScaling(q.getScaling());
+    spec.program =
+        fused ? fused->program
+              : ::fp8::EwProgram::identity(*elementDType(q.getInput()));
+    if (rowSum)
+      spec.rowSum = *rowSum;
+    return spec;
+  }
+
+  LogicalResult outlineQuantize(QuantizeOp q, const ElementwiseMatch *fused,
+                                const ::fp8::EwProgram *rowSum) {
     if (q.getStats())
       return q.emitOpError("cannot run on the runtime: its quantize kernels "
                            "do not compute the statistics (the 'stats' "
@@ -292,19 +352,7 @@ struct OutlineKernelsPass
       return q.emitOpError("cannot run on the runtime: delayed scaling of a "
                            "stack of matrices (its kernels keep one amax "
                            "history per matrix)");
-    ::fp8::ElementwiseSpec spec;
-    spec.kind = ::fp8::AuxKind::Quantize;
-    spec.arch = arch;
-    spec.quant.format = *elementDType(q.getOutput());
-    spec.quant.granularity = toRecipe(q.getGranularity());
-    spec.quant.mode = toRecipe(q.getScaling().getMode());
-    spec.quant.delayed = toDelayedScaling(q.getScaling());
-    if (fused) {
-      spec.program = fused->program;
-    } else {
-      std::optional<::fp8::DType> t = elementDType(q.getInput());
-      spec.program = ::fp8::EwProgram::identity(*t);
-    }
+    const ::fp8::ElementwiseSpec spec = quantizeSpec(q, fused, rowSum);
     if (::fp8::Status s = ::fp8::checkElementwiseSpec(spec); !s)
       return q.emitOpError("has no kernel: ") << s.message();
     setKernel(q, "quantize", spec.kernelName(), ::fp8::toJSON(spec));

@@ -109,6 +109,11 @@ FP8K_RULE bool tile_path(i64 blockRows, i64 blockCols) {
 /// kReduceThreads, ... (codegen/Elementwise.h, reduceRow: the order).
 enum : int { kReduceThreads = 256, kReduceChunk = 8 };
 
+/// Chunks of eight columns a thread of the quantize that sums its rows
+/// (quantize_rows_sum_body) keeps in registers: rows of up to 8192
+/// columns are read once, longer ones twice.
+enum : int { kRowSumChunks = 4 };
+
 /// The square tile of the transpose of FP8 codes (128: a 16-byte chunk of
 /// each row a thread, four rows a thread each way).
 enum : int { kTransposeTile = 128 };

@@ -246,6 +246,170 @@ __device__ __forceinline__ void quantize_rows_whole_body(const EwParams &p) {
   }
 }
 
+/// Row blocks of a program that reads its row's sum (an RMSNorm with its
+/// statistics, ElementwiseSpec::rowSum): a CTA of kReduceThreads threads a
+/// row, striding over the rows. Thread t takes the row's chunks of eight
+/// columns t, t + kReduceThreads, ..., the reduce kernel's: it adds the
+/// sum program's values of its chunks in column order to +0, each warp adds
+/// its lanes' sums pairwise (xor 16 .. 1), and every thread adds the warps'
+/// in warp order, so the sum has reduceRow's bits. Then the program runs
+/// with that sum: a block of C columns is C / 8 consecutive lanes (a
+/// shuffle max), a whole row the CTA (a shared-memory max). On the vector
+/// path rows of up to kRowSumChunks chunks a thread keep their loads in
+/// registers (one read); other rows are evaluated again per use, the reads
+/// after the first from the caches.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
+  constexpr int kT = kReduceThreads, kC = kRowSumChunks;
+  constexpr bool kWhole = Q::kBlockCols == 0;
+  constexpr int kL = kWhole ? 32 : int(Q::kBlockCols) / 8; // lanes a block
+  static_assert(kReduceChunk == 8 && kT % 32 == 0, "chunks of eight");
+  static_assert(
+      kWhole || (Q::kBlockCols % 8 == 0 && kL <= 32 && (kL & (kL - 1)) == 0),
+      "blocks of 8 to 256 columns, a power of two");
+  __shared__ float warpSum[kT / 32];
+  __shared__ u32 warpMax[kT / 32];
+  const int t = int(threadIdx.x), lane = t & 31;
+  const i64 units = p.batch * p.rows;
+  const bool vec =
+      p.cols % 8 == 0 && Prog::aligned(p, 16) && is_aligned(p.out, 8);
+  const bool cached = vec && p.cols <= i64(kC) * kT * 8;
+  // The warp's first column a step: loops over it are uniform in the warp
+  // (the shuffles below need every lane).
+  const i64 warp0 = i64(t - lane) * 8;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 row = blockIdx.x; row < units; row += gridDim.x) {
+    const i64 base = row * p.cols;
+    typename Prog::template RawS<8> raw[kC];
+    float acc = 0.0f;
+    if (cached) {
+#pragma unroll
+      for (int v = 0; v < kC; ++v) {
+        const i64 c = i64(v * kT + t) * 8;
+        if (c < p.cols)
+          Prog::template load_raw_s<8>(p, base + c, row, raw[v]);
+      }
+#pragma unroll
+      for (int v = 0; v < kC; ++v) {
+        float x[8];
+        Prog::template sum_raw<8>(raw[v], x);
+        if (i64(v * kT + t) * 8 < p.cols) {
+#pragma unroll
+          for (int k = 0; k < 8; ++k)
+            acc = add(acc, x[k]);
+        }
+      }
+    } else {
+      for (i64 c = i64(t) * 8; c < p.cols; c += i64(kT) * 8) {
+        const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
+        float x[8];
+        Prog::template sum_n<8>(p, base + c, n, vec, x);
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          if (k < n)
+            acc = add(acc, x[k]);
+      }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+      acc = add(acc, u2f(__shfl_xor_sync(0xFFFFFFFFu, f2u(acc), o)));
+    if (lane == 0)
+      warpSum[t >> 5] = acc;
+    __syncthreads();
+    float sum = warpSum[0];
+#pragma unroll
+    for (int w = 1; w < kT / 32; ++w)
+      sum = add(sum, warpSum[w]);
+
+    // The values of chunk c (cached: chunk v of this thread).
+    auto values = [&](int v, i64 c, float x[8]) {
+      const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
+      if (cached)
+        Prog::template eval_raw_rs<8>(raw[v], sum, x);
+      else
+        Prog::template eval_n_rs<8>(p, base + c, n, vec, sum, x);
+      return n;
+    };
+    auto store = [&](const float x[8], i64 c, int n, const ScaleDivisor &d) {
+      u32 w[2];
+      quantize_codes<8>(x, d, Q::kFormat, w);
+      store_code_words<8>(codes, base + c, n, vec, w);
+    };
+    if constexpr (kWhole) {
+      u32 m = 0;
+      if (cached) {
+#pragma unroll
+        for (int v = 0; v < kC; ++v) {
+          const i64 c = i64(v * kT + t) * 8;
+          float x[8];
+          const int n = values(v, c, x);
+          if (c < p.cols)
+            m = max_abs_bits<8>(x, m);
+          (void)n;
+        }
+      } else {
+        for (i64 c = i64(t) * 8; c < p.cols; c += i64(kT) * 8) {
+          float x[8];
+          values(0, c, x);
+          m = max_abs_bits<8>(x, m); // zeros past the row's end
+        }
+      }
+      m = warp_max(m);
+      if (lane == 0)
+        warpMax[t >> 5] = m;
+      __syncthreads();
+#pragma unroll
+      for (int w = 0; w < kT / 32; ++w)
+        m = warpMax[w] > m ? warpMax[w] : m;
+      const float s = block_scale<Q>(p, m, t == 0, row, row, 0);
+      const ScaleDivisor d = scale_divisor(s);
+      if (cached) {
+#pragma unroll
+        for (int v = 0; v < kC; ++v) {
+          const i64 c = i64(v * kT + t) * 8;
+          if (c < p.cols) {
+            float x[8];
+            store(x, c, values(v, c, x), d);
+          }
+        }
+      } else {
+        for (i64 c = i64(t) * 8; c < p.cols; c += i64(kT) * 8) {
+          float x[8];
+          store(x, c, values(0, c, x), d);
+        }
+      }
+    } else {
+      // A block's lanes: part 0 writes its scale.
+      auto block = [&](int v, i64 c) {
+        const bool in = c < p.cols;
+        float x[8];
+        const int n = in ? values(v, c, x) : 0;
+        u32 m = in ? max_abs_bits<8>(x, 0u) : 0u;
+#pragma unroll
+        for (int o = kL / 2; o > 0; o >>= 1) {
+          const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m, o);
+          m = other > m ? other : m;
+        }
+        const i64 cb = c / Q::kBlockCols;
+        const float s = block_scale<Q>(p, m, in && lane % kL == 0,
+                                       row * p.scaleCols + cb, row, cb);
+        if (in)
+          store(x, c, n, scale_divisor(s));
+      };
+      if (cached) {
+#pragma unroll
+        for (int v = 0; v < kC; ++v)
+          if (warp0 + i64(v * kT) * 8 < p.cols) // uniform in the warp
+            block(v, i64(v * kT + t) * 8);
+      } else {
+        for (i64 c0 = warp0; c0 < p.cols; c0 += i64(kT) * 8)
+          block(0, c0 + lane * 8);
+      }
+    }
+    __syncthreads(); // warpSum and warpMax are reused by the next row
+  }
+}
+
 /// The row path: 16-byte accesses where the block width, the row length and
 /// the tensors' alignment allow, else a lane per column; whole rows are
 /// kept in registers where they fit.

@@ -242,6 +242,18 @@ std::vector<float> reduceRows(const EwProgram &p,
   return out;
 }
 
+/// reduceRows as the f32 tensor of the grid's shape without its last
+/// dimension (a quantize's row sums, ElementwiseSpec::rowSum).
+HostTensor rowSums(const EwProgram &p,
+                   const std::vector<const HostTensor *> &in) {
+  const std::vector<float> r = reduceRows(p, in);
+  HostTensor t = HostTensor::zeros(
+      DType::F32, Shape(in[0]->shape.begin(), in[0]->shape.end() - 1));
+  for (size_t i = 0; i < r.size(); ++i)
+    t.set(int64_t(i), r[i]);
+  return t;
+}
+
 /// One matrix of an FP8 tensor with its scales, as the oracle holds it.
 nm::QuantizedTensor slice(const HostTensor &codes, const HostTensor &scales,
                           DType format, const Granularity &g, int64_t b,
@@ -292,6 +304,11 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
   switch (s.kind) {
   case StepKind::Quantize: {
     const Geometry g = geometry(in[0]->shape);
+    HostTensor sums; // the rows' sums the kernel computes (rowSum)
+    if (s.aux.rowSum) {
+      sums = rowSums(*s.aux.rowSum, in);
+      in.push_back(&sums);
+    }
     const std::vector<float> x = evaluate(s.aux.program, in);
     const QuantRecipe &q = s.aux.quant;
     std::optional<nm::AmaxHistory> history;

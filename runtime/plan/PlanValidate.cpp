@@ -177,9 +177,12 @@ Status checkQuantizeStep(const Plan &plan, const PlanStep &s,
                          const std::vector<const PlanBuffer *> &in,
                          const std::vector<const PlanBuffer *> &out) {
   const ElementwiseSpec &q = s.aux;
-  FP8_RETURN_IF_ERROR(expectCount(s, "inputs (one per program input)",
-                                  in.size(), q.program.inputs.size(),
-                                  q.program.inputs.size()));
+  const size_t tensors = programTensorInputs(q);
+  FP8_RETURN_IF_ERROR(expectCount(s,
+                                  q.rowSum ? "inputs (one per program input "
+                                             "but the row sum)"
+                                           : "inputs (one per program input)",
+                                  in.size(), tensors, tensors));
   FP8_RETURN_IF_ERROR(
       expectCount(s, "outputs (codes, scales)", out.size(), 2, 2));
   for (size_t i = 0; i < in.size(); ++i)

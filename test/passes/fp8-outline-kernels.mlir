@@ -274,17 +274,25 @@ module attributes {fp8.target = "sm_90a"} {
 #row = affine_map<(m, n) -> (m)>
 #col = affine_map<(m, n) -> (n)>
 
-// RMSNorm: the row sums of x^2 (a reduce kernel; its zero fill needs none),
-// then the normalization, with the sums broadcast along the rows and the
-// gain along the columns, fused into the quantize it feeds. The inputs
-// are reordered so that the one with the op's shape comes first; a bias
-// read along the columns keeps its own elementwise kernel.
+// RMSNorm: the row sums of x^2, then the normalization, with the sums
+// broadcast along the rows and the gain along the columns, both fused into
+// the 1x128 quantize the normalization feeds: its kernel sums each row
+// (row_sum, the sums its program's last input) and quantizes it in one
+// pass; the zero fill needs no kernel. The other inputs are reordered so
+// that the one with the op's shape comes first; a bias read along the
+// columns keeps its own elementwise kernel.
 // CHECK-LABEL: func.func @rmsnorm
-// CHECK: linalg.fill {{.*}}fp8.fused_into = "[[SUM:fp8_reduce_rows_[0-9a-f]+]]"
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}fp8.kernel = {kind = "reduce", name = "[[SUM]]", spec = {arch = "sm_90a", kind = "reduce", out = "f32", program = {inputs = ["bf16"], ops = [{args = ["in0"], op = "convert", type = "f32"}, {args = ["%0", "%0"], op = "mul", type = "f32"}], result = "%1"}}}
-// CHECK: linalg.generic {{.*}}fp8.fused_into = "[[NORM:fp8_quant_e4m3_1x128_fused_[0-9a-f]+]]"
-// CHECK: fp8.quantize {{.*}}name = "[[NORM]]", spec = {{{.*}}program = {broadcast = ["none", "row", "col"], inputs = ["bf16", "f32", "bf16"], ops = [{args = ["in1", 2.44140625E-4], op = "mul", type = "f32"}, {args = ["%0", 9.9999997473787516E-6], op = "add", type = "f32"}, {args = ["%1"], op = "rsqrt", type = "f32"}, {args = ["in0"], op = "convert", type = "f32"}, {args = ["%3", "%2"], op = "mul", type = "f32"}, {args = ["%4"], op = "convert", type = "bf16"}, {args = ["in2", "%5"], op = "mul", type = "bf16"}], result = "%6"}
+// CHECK: linalg.fill {{.*}}fp8.fused_into = "[[NORM:fp8_quant_e4m3_1x128_fused_rowsum_[0-9a-f]+]]"
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}fp8.fused_into = "[[NORM]]"
+// CHECK: linalg.generic {{.*}}fp8.fused_into = "[[NORM]]"
+// CHECK: fp8.quantize {{.*}}name = "[[NORM]]", spec = {{{.*}}program = {broadcast = ["none", "col", "row"], inputs = ["bf16", "bf16", "f32"], ops = [{args = ["in2", 2.44140625E-4], op = "mul", type = "f32"}, {args = ["%0", 9.9999997473787516E-6], op = "add", type = "f32"}, {args = ["%1"], op = "rsqrt", type = "f32"}, {args = ["in0"], op = "convert", type = "f32"}, {args = ["%3", "%2"], op = "mul", type = "f32"}, {args = ["%4"], op = "convert", type = "bf16"}, {args = ["in1", "%5"], op = "mul", type = "bf16"}], result = "%6"}, row_sum = {broadcast = ["none", "col"], inputs = ["bf16", "bf16"], ops = [{args = ["in0"], op = "convert", type = "f32"}, {args = ["%0", "%0"], op = "mul", type = "f32"}], result = "%1"}
 // CHECK: linalg.generic {{.*}}fp8.kernel = {kind = "elementwise", {{.*}}program = {broadcast = ["none", "col"], inputs = ["bf16", "bf16"]
+// Without fusion: a reduce kernel, the normalization's elementwise kernel.
+// NOFUSE-LABEL: func.func @rmsnorm
+// NOFUSE: linalg.fill {{.*}}fp8.fused_into = "[[SUM:fp8_reduce_rows_[0-9a-f]+]]"
+// NOFUSE: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}fp8.kernel = {kind = "reduce", name = "[[SUM]]", spec = {arch = "sm_90a", kind = "reduce", out = "f32", program = {inputs = ["bf16"], ops = [{args = ["in0"], op = "convert", type = "f32"}, {args = ["%0", "%0"], op = "mul", type = "f32"}], result = "%1"}}}
+// NOFUSE: linalg.generic {{.*}}fp8.kernel = {kind = "elementwise"
+// NOFUSE: fp8.quantize {{.*}}program = {inputs = ["bf16"], ops = [], result = "in0"}
 module attributes {fp8.target = "sm_90a"} {
   func.func @rmsnorm(%x: tensor<?x4096xbf16>, %g: tensor<4096xbf16>, %bias: tensor<4096xbf16>)
       -> (tensor<?x4096xf8E4M3FN>, tensor<?x32xf32>, tensor<?x4096xbf16>) {
@@ -324,6 +332,113 @@ module attributes {fp8.target = "sm_90a"} {
       linalg.yield %r : bf16
     } -> tensor<?x4096xbf16>
     return %q, %qs, %b : tensor<?x4096xf8E4M3FN>, tensor<?x32xf32>, tensor<?x4096xbf16>
+  }
+}
+
+// -----
+
+#id  = affine_map<(m, n) -> (m, n)>
+#row = affine_map<(m, n) -> (m)>
+
+// What keeps the row sum a reduce step of its own: the sums have a second
+// user (here a result), the quantize takes 128x128 blocks (a CTA's row is
+// not a block), the normalization reads another tensor than the one summed.
+// The normalization is still fused into its quantize.
+// CHECK-LABEL: func.func @sums_returned
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}fp8.kernel = {kind = "reduce"
+// CHECK: fp8.quantize {{.*}}name = "fp8_quant_e4m3_1x128_fused_{{[0-9a-f]+}}"
+// CHECK-NOT: row_sum
+// CHECK-LABEL: func.func @tile_blocks
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}fp8.kernel = {kind = "reduce"
+// CHECK: fp8.quantize {{.*}}name = "fp8_quant_e4m3_128x128_fused_{{[0-9a-f]+}}"
+// CHECK-NOT: row_sum
+// CHECK-LABEL: func.func @other_tensor
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}fp8.kernel = {kind = "reduce"
+// CHECK: fp8.quantize {{.*}}name = "fp8_quant_e4m3_1x128_fused_{{[0-9a-f]+}}"
+// CHECK-NOT: row_sum
+module attributes {fp8.target = "sm_90a"} {
+  func.func @sums_returned(%x: tensor<?x256xbf16>) -> (tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<?xf32>) {
+    %c0 = arith.constant 0 : index
+    %zero = arith.constant 0.0 : f32
+    %m = tensor.dim %x, %c0 : tensor<?x256xbf16>
+    %es = tensor.empty(%m) : tensor<?xf32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<?xf32>) -> tensor<?xf32>
+    %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+            ins(%x : tensor<?x256xbf16>) outs(%zs : tensor<?xf32>) {
+    ^bb0(%a: bf16, %acc: f32):
+      %af = arith.extf %a : bf16 to f32
+      %sq = arith.mulf %af, %af : f32
+      %s = arith.addf %acc, %sq : f32
+      linalg.yield %s : f32
+    } -> tensor<?xf32>
+    %e = tensor.empty(%m) : tensor<?x256xbf16>
+    %n = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+           ins(%x, %ss : tensor<?x256xbf16>, tensor<?xf32>) outs(%e : tensor<?x256xbf16>) {
+    ^bb0(%a: bf16, %s: f32, %o: bf16):
+      %r = math.rsqrt %s : f32
+      %af = arith.extf %a : bf16 to f32
+      %nf = arith.mulf %af, %r : f32
+      %nb = arith.truncf %nf : f32 to bf16
+      linalg.yield %nb : bf16
+    } -> tensor<?x256xbf16>
+    %q, %qs = fp8.quantize %n granularity <1x128> : tensor<?x256xbf16> -> tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
+    return %q, %qs, %ss : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<?xf32>
+  }
+
+  func.func @tile_blocks(%x: tensor<?x256xbf16>) -> (tensor<?x256xf8E4M3FN>, tensor<?x2xf32>) {
+    %c0 = arith.constant 0 : index
+    %zero = arith.constant 0.0 : f32
+    %m = tensor.dim %x, %c0 : tensor<?x256xbf16>
+    %es = tensor.empty(%m) : tensor<?xf32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<?xf32>) -> tensor<?xf32>
+    %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+            ins(%x : tensor<?x256xbf16>) outs(%zs : tensor<?xf32>) {
+    ^bb0(%a: bf16, %acc: f32):
+      %af = arith.extf %a : bf16 to f32
+      %sq = arith.mulf %af, %af : f32
+      %s = arith.addf %acc, %sq : f32
+      linalg.yield %s : f32
+    } -> tensor<?xf32>
+    %e = tensor.empty(%m) : tensor<?x256xbf16>
+    %n = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+           ins(%x, %ss : tensor<?x256xbf16>, tensor<?xf32>) outs(%e : tensor<?x256xbf16>) {
+    ^bb0(%a: bf16, %s: f32, %o: bf16):
+      %r = math.rsqrt %s : f32
+      %af = arith.extf %a : bf16 to f32
+      %nf = arith.mulf %af, %r : f32
+      %nb = arith.truncf %nf : f32 to bf16
+      linalg.yield %nb : bf16
+    } -> tensor<?x256xbf16>
+    %q, %qs = fp8.quantize %n granularity <128x128> : tensor<?x256xbf16> -> tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
+    return %q, %qs : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
+  }
+
+  func.func @other_tensor(%x: tensor<?x256xbf16>, %y: tensor<?x256xbf16>) -> (tensor<?x256xf8E4M3FN>, tensor<?x2xf32>) {
+    %c0 = arith.constant 0 : index
+    %zero = arith.constant 0.0 : f32
+    %m = tensor.dim %x, %c0 : tensor<?x256xbf16>
+    %es = tensor.empty(%m) : tensor<?xf32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<?xf32>) -> tensor<?xf32>
+    %ss = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+            ins(%y : tensor<?x256xbf16>) outs(%zs : tensor<?xf32>) {
+    ^bb0(%a: bf16, %acc: f32):
+      %af = arith.extf %a : bf16 to f32
+      %sq = arith.mulf %af, %af : f32
+      %s = arith.addf %acc, %sq : f32
+      linalg.yield %s : f32
+    } -> tensor<?xf32>
+    %e = tensor.empty(%m) : tensor<?x256xbf16>
+    %n = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+           ins(%x, %ss : tensor<?x256xbf16>, tensor<?xf32>) outs(%e : tensor<?x256xbf16>) {
+    ^bb0(%a: bf16, %s: f32, %o: bf16):
+      %r = math.rsqrt %s : f32
+      %af = arith.extf %a : bf16 to f32
+      %nf = arith.mulf %af, %r : f32
+      %nb = arith.truncf %nf : f32 to bf16
+      linalg.yield %nb : bf16
+    } -> tensor<?x256xbf16>
+    %q, %qs = fp8.quantize %n granularity <1x128> : tensor<?x256xbf16> -> tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
+    return %q, %qs : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
   }
 }
 

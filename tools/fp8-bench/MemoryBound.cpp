@@ -34,6 +34,37 @@ EwProgram addProgram() {
   return p;
 }
 
+/// RMSNorm over rows of `cols` (examples/llama-layer.mlir): x * rsqrt(sum /
+/// cols + eps) rounded to bf16, times the gain, with the quantize summing
+/// the rows itself (ElementwiseSpec::rowSum, the sum its last input).
+ElementwiseSpec rmsnormQuantize(int64_t cols) {
+  EwProgram p;
+  p.inputs = {DType::BF16, DType::BF16, DType::F32};
+  p.broadcast = {EwBroadcast::None, EwBroadcast::Col, EwBroadcast::Row};
+  p.instrs = {
+      {EwOp::Convert, {A::input(0)}, DType::F32},
+      {EwOp::Mul, {A::input(2), A::constant(1.0f / float(cols))}, DType::F32},
+      {EwOp::Add, {A::result(1), A::constant(1e-5f)}, DType::F32},
+      {EwOp::Rsqrt, {A::result(2)}, DType::F32},
+      {EwOp::Mul, {A::result(0), A::result(3)}, DType::F32},
+      {EwOp::Convert, {A::result(4)}, DType::BF16},
+      {EwOp::Mul, {A::input(1), A::result(5)}, DType::BF16}};
+  p.result = A::result(6);
+  EwProgram sum;
+  sum.inputs = {DType::BF16, DType::BF16};
+  sum.broadcast = {EwBroadcast::None, EwBroadcast::Col};
+  sum.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
+                {EwOp::Mul, {A::result(0), A::result(0)}, DType::F32}};
+  sum.result = A::result(1);
+  ElementwiseSpec s;
+  s.kind = AuxKind::Quantize;
+  s.program = std::move(p);
+  s.rowSum = std::move(sum);
+  s.quant.format = DType::E4M3FN;
+  s.quant.granularity = Granularity::block(1, 128);
+  return s;
+}
+
 /// One measured form: the step's kind and spec.
 struct Form {
   std::string name;
@@ -54,7 +85,7 @@ ElementwiseSpec quantize(EwProgram p, Granularity g,
   return s;
 }
 
-std::vector<Form> forms() {
+std::vector<Form> forms(int64_t cols) {
   const EwProgram x = EwProgram::identity(DType::BF16);
   std::vector<Form> out = {
       {"quantize 1x128", StepKind::Quantize,
@@ -75,6 +106,8 @@ std::vector<Form> forms() {
        quantize(swigluProgram(), Granularity::block(1, 128))},
       {"SwiGLU + quantize 128x1", StepKind::Quantize,
        quantize(swigluProgram(), Granularity::block(128, 1))},
+      {"RMSNorm + quantize 1x128 (one pass)", StepKind::Quantize,
+       rmsnormQuantize(cols)},
   };
   Form t{"transpose (codes, 1x128 scales)", StepKind::Transpose, {}};
   t.spec.kind = AuxKind::Transpose;
@@ -120,10 +153,14 @@ Plan planOf(const Form &f, int64_t rows, int64_t cols) {
     s.inputs = {"codes", "scales"};
     s.outputs = {"codes_t", "scales_t"};
   } else {
-    for (size_t i = 0; i < f.spec.program.inputs.size(); ++i) {
+    for (size_t i = 0; i < programTensorInputs(f.spec); ++i) {
       const std::string name = "x" + std::to_string(i);
+      const EwBroadcast bc = f.spec.program.broadcastOf(i);
+      const fp8::Shape shape = bc == EwBroadcast::Row   ? fp8::Shape{rows}
+                               : bc == EwBroadcast::Col ? fp8::Shape{cols}
+                                                        : x;
       p.buffers.push_back(
-          buffer(name, f.spec.program.inputs[i], x, BufferRole::Input));
+          buffer(name, f.spec.program.inputs[i], shape, BufferRole::Input));
       s.inputs.push_back(name);
     }
     if (f.kind == StepKind::Elementwise) {
@@ -206,7 +243,7 @@ nlohmann::json runMemoryBound(const Context &ctx) {
               "% DRAM", "oracle");
   nlohmann::json rowsJson = nlohmann::json::array();
   int failures = 0;
-  for (const Form &f : forms()) {
+  for (const Form &f : forms(cols)) {
     auto r = measure(ctx, f, rows, cols);
     if (!r) {
       ++failures;

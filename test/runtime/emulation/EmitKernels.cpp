@@ -82,6 +82,35 @@ EwProgram rmsnorm() {
   return p;
 }
 
+/// rmsnorm() with its row sums computed by the quantize
+/// (ElementwiseSpec::rowSum), as the passes write it: the sums go last.
+ElementwiseSpec rmsnormWithSum(Granularity g, DType fmt) {
+  EwProgram p;
+  p.inputs = {DType::BF16, DType::BF16, DType::F32};
+  p.broadcast = {EwBroadcast::None, EwBroadcast::Col, EwBroadcast::Row};
+  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
+              {EwOp::Mul, {A::input(2), A::constant(1.0f / 64)}, DType::F32},
+              {EwOp::Add, {A::result(1), A::constant(1e-5f)}, DType::F32},
+              {EwOp::Rsqrt, {A::result(2)}, DType::F32},
+              {EwOp::Mul, {A::result(0), A::result(3)}, DType::F32},
+              {EwOp::Convert, {A::result(4)}, DType::BF16},
+              {EwOp::Mul, {A::input(1), A::result(5)}, DType::BF16}};
+  p.result = A::result(6);
+  EwProgram sum;
+  sum.inputs = {DType::BF16, DType::BF16};
+  sum.broadcast = {EwBroadcast::None, EwBroadcast::Col};
+  sum.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
+                {EwOp::Mul, {A::result(0), A::result(0)}, DType::F32}};
+  sum.result = A::result(1);
+  ElementwiseSpec s;
+  s.kind = AuxKind::Quantize;
+  s.program = std::move(p);
+  s.rowSum = std::move(sum);
+  s.quant.format = fmt;
+  s.quant.granularity = g;
+  return s;
+}
+
 /// The value a reduce sums: x^2 (RMSNorm), or (x - mean)^2 with the mean a
 /// row broadcast (LayerNorm's second pass).
 EwProgram sumOfSquares(bool centered) {
@@ -185,6 +214,11 @@ std::vector<ElementwiseSpec> specs() {
   }
   out.push_back(quantize(rmsnorm(), Granularity::block(1, 128), DType::E4M3FN));
   out.push_back(quantize(rmsnorm(), Granularity::perTensor(), DType::E4M3FN));
+  // ... and with its sums (one pass): 1x128 blocks, MX (1x32, UE8M0), whole
+  // rows.
+  out.push_back(rmsnormWithSum(Granularity::block(1, 128), DType::E4M3FN));
+  out.push_back(rmsnormWithSum(Granularity::mx(), DType::E4M3FN));
+  out.push_back(rmsnormWithSum(Granularity::perRow(), DType::E5M2));
   {
     ElementwiseSpec s;
     s.kind = AuxKind::Elementwise;

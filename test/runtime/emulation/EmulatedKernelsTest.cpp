@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <tuple>
 
@@ -118,10 +119,11 @@ void expectSameBits(const HostTensor &got, const HostTensor &want,
 class EmulatedKernels
     : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
 
-// {2, 48, 80}: the transpose's 16-byte path. The last two, long rows (many
-// chunks a thread, 16-byte and scalar), run normKernels() only.
-const Shape3 kShapes[] = {{1, 70, 300}, {3, 20, 200}, {1, 5, 31},  {2, 1, 64},
-                          {2, 48, 80},  {1, 2, 4104}, {2, 2, 2100}};
+// {2, 48, 80}: the transpose's 16-byte path. The last three, long rows (16
+// bytes and scalar; past a row-sum quantize's registers): normKernels().
+const Shape3 kShapes[] = {{1, 70, 300}, {3, 20, 200}, {1, 5, 31},
+                          {2, 1, 64},   {2, 48, 80},  {1, 2, 4104},
+                          {2, 2, 2100}, {1, 3, 8264}};
 constexpr int kShortShapes = 5;
 
 TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
@@ -140,7 +142,6 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
   const Shape scaleShape = scaleShapeFor(shape, g);
   const DType scaleType =
       g.scale == ScaleFormat::UE8M0 ? DType::UE8M0 : DType::F32;
-
   Plan plan; // runStepOnCpu reads the step and the buffers only
   PlanStep step;
   step.name = "step";
@@ -180,7 +181,7 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
       step.kind = StepKind::Transpose;
       step.outputs = {"codes_t", "scales_t"};
     } else {
-      for (size_t i = 0; i < spec.program.inputs.size(); ++i) {
+      for (size_t i = 0; i < programTensorInputs(spec); ++i) {
         const std::string name = "in" + std::to_string(i);
         // Broadcast inputs: a value per row ([batch, rows]; positive, as a
         // norm's sums are) or per column ([cols]).
@@ -309,10 +310,12 @@ INSTANTIATE_TEST_SUITE_P(
 // Quantize with a scale mirror
 //===----------------------------------------------------------------------===//
 
-/// The quantize kernels of the registry.
+/// The quantize kernels of the registry (of the row-sum ones, 1x128).
 std::vector<size_t> quantizeKernels() {
   return kernelsWhere([](const ElementwiseSpec &s) {
-    return s.kind == AuxKind::Quantize && s.quant.mode == ScalingMode::Current;
+    return s.kind == AuxKind::Quantize &&
+           s.quant.mode == ScalingMode::Current &&
+           (!s.rowSum || s.quant.granularity.cols == 128);
   });
 }
 
@@ -357,7 +360,7 @@ TEST_P(EmulatedMirror, HoldsTheScales) {
   step.aux = spec;
   step.outputs = {"codes", "scales"};
   HostBuffers emu, oracle;
-  for (size_t i = 0; i < spec.program.inputs.size(); ++i) {
+  for (size_t i = 0; i < programTensorInputs(spec); ++i) {
     const std::string name = "in" + std::to_string(i);
     emu[name] = oracle[name] =
         randomTensor(spec.program.inputs[i], shape, 77 * index + i);
@@ -413,8 +416,7 @@ TEST_P(EmulatedMirror, HoldsTheScales) {
 INSTANTIATE_TEST_SUITE_P(
     QuantizeKernels, EmulatedMirror,
     ::testing::Combine(::testing::ValuesIn(quantizeKernels()),
-                       ::testing::Range(0, int(sizeof(kMirrorShapes) /
-                                               sizeof(kMirrorShapes[0]))),
+                       ::testing::Range(0, int(std::size(kMirrorShapes))),
                        ::testing::Values(MirrorLayout::Transposed,
                                          MirrorLayout::PaddedRows)),
     [](const auto &info) {
@@ -452,8 +454,7 @@ HostTensor routingIds(const Routing &r, uint64_t seed) {
   std::vector<int32_t> v(size_t(r.tokens * r.topK));
   for (int64_t t = 0; t < r.tokens; ++t) {
     std::vector<int32_t> all(static_cast<size_t>(usable));
-    for (int64_t e = 0; e < usable; ++e)
-      all[size_t(e)] = int32_t(e);
+    std::iota(all.begin(), all.end(), 0);
     std::shuffle(all.begin(), all.end(), rng);
     std::copy(all.begin(), all.begin() + r.topK, v.begin() + t * r.topK);
   }
@@ -509,8 +510,7 @@ TEST_P(EmulatedMoe, MatchesTheOracleBitForBit) {
     std::memcpy(pos.data.data(), p->destination.data(), pos.data.size());
     emu["y"] = randomTensor(rowType, {rows, r.hidden}, index + 11);
     emu["positions"] = pos;
-    HostTensor w = randomTensor(DType::F32, {r.tokens, r.topK}, index + 13);
-    emu["weights"] = w;
+    emu["weights"] = randomTensor(DType::F32, {r.tokens, r.topK}, index + 13);
     emu["out"] = HostTensor::zeros(spec->out, {r.tokens, r.hidden});
     step.inputs = {"y", "positions", "weights"};
     step.outputs = {"out"};
@@ -528,9 +528,9 @@ TEST_P(EmulatedMoe, MatchesTheOracleBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(
     MoeKernels, EmulatedMoe,
-    ::testing::Combine(
-        ::testing::ValuesIn(kernelsOf({AuxKind::Permute, AuxKind::Unpermute})),
-        ::testing::Range(0, int(sizeof(kRoutings) / sizeof(kRoutings[0])))),
+    ::testing::Combine(::testing::ValuesIn(kernelsOf({AuxKind::Permute,
+                                                      AuxKind::Unpermute})),
+                       ::testing::Range(0, int(std::size(kRoutings)))),
     [](const auto &info) {
       auto spec =
           elementwiseSpecFromJSON(kKernels[std::get<0>(info.param)].spec);
