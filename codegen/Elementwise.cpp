@@ -321,7 +321,9 @@ emitElementwise(const ElementwiseSpec &s) {
     // quantize, the 128x128 tile) unless told that two CTAs an SM suffice.
     const char *onePass = s.arch == Arch::SM100a ? "256, 2" : "256";
     if (quantizeUsesRowSumPath(s)) {
-      entry(0, "256", "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q>(p);");
+      // Four CTAs an SM: a CTA holds one row's loads at a time.
+      entry(0, "256, 4",
+            "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesRowPath(s)) {
       entry(0, onePass, "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesTilePath(s)) {
