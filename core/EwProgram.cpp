@@ -142,6 +142,33 @@ EwProgram swigluProgram() {
   return p;
 }
 
+EwProgram rmsnormProgram(float invCols, float eps) {
+  using A = EwArg;
+  EwProgram p;
+  p.inputs = {DType::BF16, DType::BF16, DType::F32};
+  p.broadcast = {EwBroadcast::None, EwBroadcast::Col, EwBroadcast::Row};
+  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
+              {EwOp::Mul, {A::input(2), A::constant(invCols)}, DType::F32},
+              {EwOp::Add, {A::result(1), A::constant(eps)}, DType::F32},
+              {EwOp::Rsqrt, {A::result(2)}, DType::F32},
+              {EwOp::Mul, {A::result(0), A::result(3)}, DType::F32},
+              {EwOp::Convert, {A::result(4)}, DType::BF16},
+              {EwOp::Mul, {A::input(1), A::result(5)}, DType::BF16}};
+  p.result = A::result(6);
+  return p;
+}
+
+EwProgram sumOfSquaresProgram() {
+  using A = EwArg;
+  EwProgram p;
+  p.inputs = {DType::BF16, DType::BF16};
+  p.broadcast = {EwBroadcast::None, EwBroadcast::Col};
+  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
+              {EwOp::Mul, {A::result(0), A::result(0)}, DType::F32}};
+  p.result = A::result(1);
+  return p;
+}
+
 static Status checkArg(const EwArg &a, size_t inputs, size_t before,
                        const std::string &where) {
   if (a.kind == EwArg::Kind::Input &&

@@ -110,6 +110,16 @@ struct EwProgram {
 /// gate and the up projection), in f32, rounded to bf16. The benches and the
 /// tests of its kernels take this one.
 EwProgram swigluProgram();
+/// RMSNorm as Llama writes it (examples/llama-layer.mlir), in the order
+/// the passes give a quantize that sums its rows (ElementwiseSpec::rowSum):
+/// inputs x (bf16), the gain (bf16, broadcast along the columns) and the
+/// row sums (f32, broadcast along the rows); x * rsqrt(sums * invCols +
+/// eps) rounded to bf16, times the gain in bf16. The benches and the tests
+/// of the row-sum quantize take this one and sumOfSquaresProgram.
+EwProgram rmsnormProgram(float invCols, float eps);
+/// The sums an RMSNorm reads: x^2 in f32 over rmsnormProgram's inputs but
+/// the sums (x, and the gain it does not read).
+EwProgram sumOfSquaresProgram();
 
 /// Checks a program: 1..4 inputs of bf16/f16/f32, operands that exist and
 /// come earlier, arities, result types f32/bf16/f16, a broadcast per input

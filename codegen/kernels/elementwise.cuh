@@ -60,10 +60,8 @@ __device__ __forceinline__ void elementwise_body(const EwParams &p) {
 /// A CTA of kReduceThreads threads per row (striding over the rows): thread
 /// t adds the values of the row's chunks t, t + kReduceThreads, ... (of
 /// kReduceChunk consecutive columns, 16-byte loads when the row length and
-/// the inputs allow) to +0 in column order; each warp adds its lanes'
-/// sums pairwise (xor 16, 8, 4, 2, 1: every lane ends with the same bits,
-/// float addition being commutative), thread 0 the warps' in warp order.
-/// That order is codegen/Elementwise.h's reduceRow, the oracle's.
+/// the inputs allow) to +0 in column order; cta_row_sum adds the threads'
+/// sums in codegen/Elementwise.h's reduceRow order, the oracle's.
 template <class Prog>
 __device__ __forceinline__ void reduce_rows_body(const EwParams &p) {
   static_assert(kReduceChunk == 8, "eval_n<8> below");
@@ -74,30 +72,12 @@ __device__ __forceinline__ void reduce_rows_body(const EwParams &p) {
   float *out = static_cast<float *>(p.out);
   for (i64 row = blockIdx.x; row < units; row += gridDim.x) {
     const i64 base = row * p.cols;
-    float acc = 0.0f;
-    for (i64 c = i64(t) * kReduceChunk; c < p.cols;
-         c += i64(kReduceThreads) * kReduceChunk) {
-      const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
-      float v[8];
+    const float acc = thread_row_sum(p.cols, t, [&](i64 c, int n, float *v) {
       Prog::template eval_n<8>(p, base + c, n, vec, v);
-#pragma unroll
-      for (int k = 0; k < 8; ++k)
-        if (k < n)
-          acc = add(acc, v[k]);
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-      acc = add(acc, u2f(__shfl_xor_sync(0xFFFFFFFFu, f2u(acc), o)));
-    if ((t & 31) == 0)
-      warp_sum[t >> 5] = acc;
-    __syncthreads();
-    if (t == 0) {
-      float total = warp_sum[0];
-#pragma unroll
-      for (int w = 1; w < kReduceThreads / 32; ++w)
-        total = add(total, warp_sum[w]);
+    });
+    const float total = cta_row_sum(acc, warp_sum);
+    if (t == 0)
       out[row] = total;
-    }
     __syncthreads();
   }
 }

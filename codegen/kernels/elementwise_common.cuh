@@ -227,6 +227,48 @@ template <int kBlock, int kThreads> struct CachedValues {
                                   : 0;
 };
 
+/// Thread t's partial sum of a row of `cols` values in the reduce kernel's
+/// order: its chunks of kReduceChunk columns t, t + kReduceThreads, ..., each
+/// value added to +0 in column order; `values(c, n, v)` gives the values of
+/// columns c .. c + n - 1 (n <= 8) in v.
+template <class F>
+__device__ __forceinline__ float thread_row_sum(i64 cols, int t, F values) {
+  static_assert(kReduceChunk == 8, "chunks of eight");
+  float acc = 0.0f;
+  for (i64 c = i64(t) * kReduceChunk; c < cols;
+       c += i64(kReduceThreads) * kReduceChunk) {
+    const int n = cols - c < 8 ? int(cols - c) : 8;
+    float v[8];
+    values(c, n, v);
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (k < n)
+        acc = add(acc, v[k]);
+  }
+  return acc;
+}
+
+/// A row's sum from each of kReduceThreads threads' partial sums `acc`, in
+/// the reduce kernel's order (codegen/Elementwise.h, reduceRow): each warp
+/// adds its lanes' sums pairwise (xor 16, 8, 4, 2, 1: every lane ends with
+/// the same bits, float addition being commutative), then the warps' sums
+/// in warp order; every thread returns the same bits. `warpSum` holds
+/// kReduceThreads / 32 floats of shared memory; the caller synchronizes
+/// before it is written again.
+__device__ __forceinline__ float cta_row_sum(float acc, float *warpSum) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    acc = add(acc, u2f(__shfl_xor_sync(0xFFFFFFFFu, f2u(acc), o)));
+  if ((threadIdx.x & 31) == 0)
+    warpSum[threadIdx.x >> 5] = acc;
+  __syncthreads();
+  float total = warpSum[0];
+#pragma unroll
+  for (int w = 1; w < kReduceThreads / 32; ++w)
+    total = add(total, warpSum[w]);
+  return total;
+}
+
 /// The larger of m and the |x| bit patterns of x[0 .. N) (bits order the
 /// magnitudes of non-NaN floats; a NaN's exceed every finite value's).
 template <int N>

@@ -113,8 +113,9 @@ enum : int { kReduceThreads = 256, kReduceChunk = 8 };
 /// (quantize_rows_sum_body) keeps in registers: rows of up to 4096
 /// columns are read once, longer ones again from the caches. Four chunks
 /// took 104 registers (two CTAs an SM; 0.052 ms for a 4096x4096 RMSNorm
-/// quantize on the H200), or spilled at four CTAs an SM; two, at four CTAs
-/// an SM, 0.035 ms (docs/results/h200-2026-11-29-rowsum/).
+/// quantize on the H200), or spilled 112 bytes at four CTAs an SM; two, at
+/// four CTAs an SM (56 bytes spilled), 0.035 ms
+/// (docs/results/h200-2026-11-29-rowsum/).
 enum : int { kRowSumChunks = 2 };
 
 /// The square tile of the transpose of FP8 codes (128: a 16-byte chunk of

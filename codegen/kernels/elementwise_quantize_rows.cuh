@@ -250,11 +250,10 @@ __device__ __forceinline__ void quantize_rows_whole_body(const EwParams &p) {
 /// statistics, ElementwiseSpec::rowSum): a CTA of kReduceThreads threads a
 /// row, striding over the rows. Thread t takes the row's chunks of eight
 /// columns t, t + kReduceThreads, ..., the reduce kernel's: it adds the
-/// sum program's values of its chunks in column order to +0, each warp adds
-/// its lanes' sums pairwise (xor 16 .. 1), and every thread adds the warps'
-/// in warp order, so the sum has reduceRow's bits. Then the program runs
-/// with that sum: a block of C columns is C / 8 consecutive lanes (a
-/// shuffle max), a whole row the CTA (a shared-memory max). On the vector
+/// sum program's values of its chunks in column order to +0, and
+/// cta_row_sum the threads' sums, so the sum has reduceRow's bits. Then the
+/// program runs with that sum: a block of C columns is C / 8 consecutive lanes
+/// (a shuffle max), a whole row the CTA (a shared-memory max). On the vector
 /// path rows of up to kRowSumChunks chunks a thread keep their loads in
 /// registers (one read); other rows are evaluated again per use, the reads
 /// after the first from the caches.
@@ -300,6 +299,8 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
         }
       }
     } else {
+      // thread_row_sum's order, written out: through its lambda, ptxas
+      // spilled 48 more bytes of LayerNorm's form of this kernel.
       for (i64 c = i64(t) * 8; c < p.cols; c += i64(kT) * 8) {
         const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
         float x[8];
@@ -310,16 +311,7 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
             acc = add(acc, x[k]);
       }
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-      acc = add(acc, u2f(__shfl_xor_sync(0xFFFFFFFFu, f2u(acc), o)));
-    if (lane == 0)
-      warpSum[t >> 5] = acc;
-    __syncthreads();
-    float sum = warpSum[0];
-#pragma unroll
-    for (int w = 1; w < kT / 32; ++w)
-      sum = add(sum, warpSum[w]);
+    const float sum = cta_row_sum(acc, warpSum);
 
     // The values of chunk c (cached: chunk v of this thread).
     auto values = [&](int v, i64 c, float x[8]) {

@@ -34,32 +34,13 @@ EwProgram addProgram() {
   return p;
 }
 
-/// RMSNorm over rows of `cols` (examples/llama-layer.mlir): x * rsqrt(sum /
-/// cols + eps) rounded to bf16, times the gain, with the quantize summing
-/// the rows itself (ElementwiseSpec::rowSum, the sum its last input).
+/// RMSNorm over rows of `cols`, the quantize summing the rows itself
+/// (ElementwiseSpec::rowSum).
 ElementwiseSpec rmsnormQuantize(int64_t cols) {
-  EwProgram p;
-  p.inputs = {DType::BF16, DType::BF16, DType::F32};
-  p.broadcast = {EwBroadcast::None, EwBroadcast::Col, EwBroadcast::Row};
-  p.instrs = {
-      {EwOp::Convert, {A::input(0)}, DType::F32},
-      {EwOp::Mul, {A::input(2), A::constant(1.0f / float(cols))}, DType::F32},
-      {EwOp::Add, {A::result(1), A::constant(1e-5f)}, DType::F32},
-      {EwOp::Rsqrt, {A::result(2)}, DType::F32},
-      {EwOp::Mul, {A::result(0), A::result(3)}, DType::F32},
-      {EwOp::Convert, {A::result(4)}, DType::BF16},
-      {EwOp::Mul, {A::input(1), A::result(5)}, DType::BF16}};
-  p.result = A::result(6);
-  EwProgram sum;
-  sum.inputs = {DType::BF16, DType::BF16};
-  sum.broadcast = {EwBroadcast::None, EwBroadcast::Col};
-  sum.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
-                {EwOp::Mul, {A::result(0), A::result(0)}, DType::F32}};
-  sum.result = A::result(1);
   ElementwiseSpec s;
   s.kind = AuxKind::Quantize;
-  s.program = std::move(p);
-  s.rowSum = std::move(sum);
+  s.program = rmsnormProgram(1.0f / float(cols), 1e-5f);
+  s.rowSum = sumOfSquaresProgram();
   s.quant.format = DType::E4M3FN;
   s.quant.granularity = Granularity::block(1, 128);
   return s;

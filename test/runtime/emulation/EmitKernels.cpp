@@ -85,27 +85,10 @@ EwProgram rmsnorm() {
 /// rmsnorm() with its row sums computed by the quantize
 /// (ElementwiseSpec::rowSum), as the passes write it: the sums go last.
 ElementwiseSpec rmsnormWithSum(Granularity g, DType fmt) {
-  EwProgram p;
-  p.inputs = {DType::BF16, DType::BF16, DType::F32};
-  p.broadcast = {EwBroadcast::None, EwBroadcast::Col, EwBroadcast::Row};
-  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
-              {EwOp::Mul, {A::input(2), A::constant(1.0f / 64)}, DType::F32},
-              {EwOp::Add, {A::result(1), A::constant(1e-5f)}, DType::F32},
-              {EwOp::Rsqrt, {A::result(2)}, DType::F32},
-              {EwOp::Mul, {A::result(0), A::result(3)}, DType::F32},
-              {EwOp::Convert, {A::result(4)}, DType::BF16},
-              {EwOp::Mul, {A::input(1), A::result(5)}, DType::BF16}};
-  p.result = A::result(6);
-  EwProgram sum;
-  sum.inputs = {DType::BF16, DType::BF16};
-  sum.broadcast = {EwBroadcast::None, EwBroadcast::Col};
-  sum.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
-                {EwOp::Mul, {A::result(0), A::result(0)}, DType::F32}};
-  sum.result = A::result(1);
   ElementwiseSpec s;
   s.kind = AuxKind::Quantize;
-  s.program = std::move(p);
-  s.rowSum = std::move(sum);
+  s.program = rmsnormProgram(1.0f / 64, 1e-5f);
+  s.rowSum = sumOfSquaresProgram();
   s.quant.format = fmt;
   s.quant.granularity = g;
   return s;
