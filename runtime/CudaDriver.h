@@ -66,6 +66,7 @@ namespace fp8 {
   X(cuEventElapsedTime)                                                        \
   X(cuStreamBeginCapture)                                                      \
   X(cuStreamEndCapture)                                                        \
+  X(cuStreamIsCapturing)                                                       \
   X(cuGraphInstantiateWithFlags)                                               \
   X(cuGraphLaunch)                                                             \
   X(cuGraphExecDestroy)                                                        \

@@ -8,10 +8,12 @@
 
 #include <nvrtc.h>
 
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace fp8 {
 
@@ -63,12 +65,137 @@ std::optional<TileConfig> tunedTile(const KernelSpec &spec, int64_t m,
   return match->tile;
 }
 
+/// The runtime device's identity in the tuning database, made once.
+const TuningDevice &deviceIdentity(const CudaDevice &dev) {
+  static const TuningDevice id = tuningDevice(dev);
+  return id;
+}
+
+/// Tune on first use (setFirstUseTuner): the tuner, guarded by
+/// gConfigMutex. A tuning runs under gTuneMutex, one at a time, and
+/// without gConfigMutex: the tuner's own launches and its oracle check
+/// select tiles. Lock order: gTuneMutex, then gConfigMutex.
+FirstUseTuner gTuner;
+std::atomic<bool> gTunerSet{false};
+std::mutex gTuneMutex;
+/// Problems (M bucketed) whose tuning failed; guarded by gTuneMutex.
+std::unordered_set<std::string> gTuneFailed;
+
+/// Where a launch goes: the device (null: no GPU at hand, a spec asked
+/// for without launching) and the stream.
+struct LaunchSite {
+  const CudaDevice *device = nullptr;
+  CUstream stream = nullptr;
+};
+
+enum class TuneGate { Off, Now, Deferred };
+
+/// Whether a launch at `site` tunes its problem now (gConfigMutex held).
+TuneGate tuneGate(const LaunchSite &site) {
+  if (!gTuner || !site.device)
+    return TuneGate::Off;
+  // A capture would record the tuner's launches, and its synchronizations
+  // would end the capture: wait for an uncaptured launch. A stream the
+  // driver cannot answer for is not tuned on either.
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  if (site.device->driver->cuStreamIsCapturing(site.stream, &status) !=
+          CUDA_SUCCESS ||
+      status != CU_STREAM_CAPTURE_STATUS_NONE)
+    return TuneGate::Deferred;
+  return TuneGate::Now;
+}
+
+/// The tile remembered for the problem, else the database's (remembered
+/// when chosen with the GPU at hand: another GPU's entries do not count
+/// for later launches). gConfigMutex held.
+std::optional<Chosen> knownTile(const KernelSpec &spec, int64_t m,
+                                const TuningDevice *device,
+                                const std::string &key) {
+  if (auto it = gConfigs.find(key); it != gConfigs.end())
+    return it->second;
+  if (std::optional<TileConfig> t = tunedTile(spec, m, device)) {
+    Chosen c{*t, "tuning database"};
+    if (device)
+      gConfigs.emplace(key, c);
+    return c;
+  }
+  return std::nullopt;
+}
+
+/// The tile for `spec` (M set to m) when the caller gives none: the one
+/// chosen before for this problem, else the tuning database's, else one
+/// tuned now (first use), else the heuristic's for `smCount` SMs.
+/// `deferred` is set when the tuning waits for an uncaptured launch.
+Expected<Chosen> chooseTile(const KernelSpec &spec, int64_t m, int smCount,
+                            const LaunchSite &site, bool *deferred) {
+  const TuningDevice *device =
+      site.device ? &deviceIdentity(*site.device) : nullptr;
+  const std::string key = spec.problemKey();
+  // The tile check needs a plausible tile; the heuristic then only
+  // proposes configurations that pass it.
+  auto heuristic = [&] {
+    return Chosen{selectConfig(spec, smCount).tile, "heuristic"};
+  };
+  FirstUseTuner tuner;
+  {
+    std::lock_guard<std::mutex> lock(gConfigMutex);
+    if (!gDbRead)
+      FP8_RETURN_IF_ERROR(readTuningDb(env::tuningDb()));
+    if (std::optional<Chosen> c = knownTile(spec, m, device, key))
+      return *c;
+    const TuneGate gate = tuneGate(site);
+    if (gate == TuneGate::Deferred && deferred)
+      *deferred = true;
+    if (gate != TuneGate::Now) {
+      // Without the GPU at hand a first-use tuner has not had its chance.
+      const Chosen c = heuristic();
+      if (gate == TuneGate::Off && !gTuner)
+        gConfigs.emplace(key, c);
+      return c;
+    }
+    tuner = gTuner;
+  }
+  std::lock_guard<std::mutex> tuning(gTuneMutex);
+  {
+    // Another thread may have tuned this problem while this one waited.
+    std::lock_guard<std::mutex> lock(gConfigMutex);
+    if (std::optional<Chosen> c = knownTile(spec, m, device, key))
+      return *c;
+  }
+  KernelSpec bucket = spec;
+  bucket.m = tuningMBucket(m);
+  const std::string bucketKey = bucket.problemKey();
+  Chosen c = heuristic();
+  std::optional<TuningEntry> entry;
+  if (!gTuneFailed.count(bucketKey)) {
+    Expected<std::optional<TuningEntry>> e = tuner(spec, m);
+    if (!e) {
+      gTuneFailed.insert(bucketKey);
+      std::fprintf(stderr,
+                   "fp8: tuning %s at M = %lld on first use failed; it keeps "
+                   "the heuristic's tile: %s\n",
+                   spec.kernelName().c_str(), (long long)m,
+                   e.status().message().c_str());
+    } else if (*e) {
+      entry = std::move(**e);
+    }
+  }
+  std::lock_guard<std::mutex> lock(gConfigMutex);
+  if (entry) {
+    c = {entry->spec.tile, "tuned on first use"};
+    if (!gDb)
+      gDb.emplace();
+    gDb->add(std::move(*entry));
+  }
+  gConfigs[key] = c;
+  return c;
+}
+
 /// `spec` at M = m with the tile to launch: `tile` if given, else the
-/// spec's own unless `select`, else the tuning database's, else the
-/// heuristic's for `smCount` SMs (remembered per problem).
+/// spec's own unless `select`, else chooseTile's.
 Expected<KernelSpec> launchSpec(KernelSpec spec, int64_t m, int smCount,
                                 const std::optional<TileConfig> &tile,
-                                bool select, const TuningDevice *device,
+                                bool select, const LaunchSite &site,
                                 const char **source) {
   spec.m = m;
   const char *from = "spec";
@@ -76,40 +203,16 @@ Expected<KernelSpec> launchSpec(KernelSpec spec, int64_t m, int smCount,
     spec.tile = *tile;
     from = "given";
   } else if (select) {
-    const std::string key = spec.problemKey();
-    std::lock_guard<std::mutex> lock(gConfigMutex);
-    if (!gDbRead)
-      FP8_RETURN_IF_ERROR(readTuningDb(env::tuningDb()));
-    if (auto it = gConfigs.find(key); it != gConfigs.end()) {
-      spec.tile = it->second.tile;
-      from = it->second.source;
-    } else {
-      Chosen c;
-      if (std::optional<TileConfig> t = tunedTile(spec, m, device)) {
-        c = {*t, "tuning database"};
-      } else {
-        // The tile check needs a plausible tile; the heuristic then only
-        // proposes configurations that pass it.
-        c.tile = selectConfig(spec, smCount).tile;
-      }
-      // A choice made without the GPU at hand (any GPU's entries) is not
-      // remembered for the launches that have it.
-      if (device || std::string(c.source) == "heuristic")
-        gConfigs.emplace(key, c);
-      spec.tile = c.tile;
-      from = c.source;
-    }
+    Expected<Chosen> c = chooseTile(spec, m, smCount, site, nullptr);
+    if (!c)
+      return c.status();
+    spec.tile = c->tile;
+    from = c->source;
   }
   FP8_RETURN_IF_ERROR(checkGemmSpec(spec));
   if (source)
     *source = from;
   return spec;
-}
-
-/// The runtime device's identity in the tuning database, made once.
-const TuningDevice &deviceIdentity(const CudaDevice &dev) {
-  static const TuningDevice id = tuningDevice(dev);
-  return id;
 }
 
 } // namespace
@@ -130,17 +233,33 @@ TuningDevice tuningDevice(const CudaDevice &dev) {
 }
 
 Expected<std::optional<TileConfig>> tuningDbTile(const KernelSpec &spec,
-                                                 int64_t m) {
+                                                 int64_t m, CUstream stream,
+                                                 bool *deferred) {
   auto dev = CudaDevice::get();
   if (!dev)
     return dev.status();
-  std::lock_guard<std::mutex> lock(gConfigMutex);
-  if (!gDbRead)
-    FP8_RETURN_IF_ERROR(readTuningDb(env::tuningDb()));
   KernelSpec s = spec;
   s.m = m;
-  return tunedTile(s, m, &deviceIdentity(**dev));
+  Expected<Chosen> c =
+      chooseTile(s, m, (*dev)->smCount, {&**dev, stream}, deferred);
+  if (!c)
+    return c.status();
+  if (std::string(c->source) == "heuristic")
+    return std::optional<TileConfig>();
+  return std::optional<TileConfig>(c->tile);
 }
+
+void setFirstUseTuner(FirstUseTuner tuner) {
+  std::lock_guard<std::mutex> tuning(gTuneMutex);
+  std::lock_guard<std::mutex> lock(gConfigMutex);
+  gTuner = std::move(tuner);
+  gTunerSet = bool(gTuner);
+  gTuneFailed.clear();
+  // Problems that took the heuristic's tile are tuned at their next launch.
+  gConfigs.clear();
+}
+
+bool tuningOnFirstUse() { return gTunerSet.load(std::memory_order_relaxed); }
 
 Status setTuningDatabase(const std::string &path) {
   std::lock_guard<std::mutex> lock(gConfigMutex);
@@ -152,12 +271,12 @@ Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &r, int64_t m, int64_t n,
                                     int64_t k, int smCount,
                                     const std::optional<TileConfig> &tile) {
   return launchSpec(recipeSpec(r, m, n, k), m, smCount, tile, /*select=*/true,
-                    nullptr, nullptr);
+                    {}, nullptr);
 }
 
 Expected<KernelSpec> gemmLaunchSpec(const KernelSpec &spec, int64_t m,
                                     int smCount, const GemmOptions &options) {
-  return launchSpec(spec, m, smCount, options.tile, options.selectTile, nullptr,
+  return launchSpec(spec, m, smCount, options.tile, options.selectTile, {},
                     nullptr);
 }
 
@@ -186,7 +305,7 @@ Status gemm(const KernelSpec &spec, int64_t m, const GemmTensors &t,
   const char *source = "";
   Expected<KernelSpec> s =
       launchSpec(spec, m, (*dev)->smCount, options.tile, options.selectTile,
-                 &deviceIdentity(**dev), &source);
+                 {&**dev, stream}, &source);
   if (!s)
     return s.status();
   FP8_RETURN_IF_ERROR(launchSm90(**dev, *s, m, t, o, stream, options, report));

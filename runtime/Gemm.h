@@ -2,7 +2,8 @@
 //
 // What a framework calls: give the recipe, the shape and device pointers; the
 // runtime checks every argument before anything reaches the GPU, picks a tile
-// configuration (tuning DB, else the heuristic), generates and JIT-compiles
+// configuration (tuning DB, else tuned on first use when that is on, else
+// the heuristic), generates and JIT-compiles
 // the kernel on first use (cached in memory and on disk), builds the TMA
 // descriptors and launches on the given stream. A compiled plan's steps call
 // it with their kernel spec as it is.
@@ -32,6 +33,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -104,8 +106,8 @@ struct GemmReport {
   /// layout allowed it); otherwise the kernel's consumers loaded them.
   bool scaleATma = false, scaleBTma = false;
   /// Where the tile came from: "given" (GemmOptions::tile), "spec" (the
-  /// spec's own), "tuning database" (FP8_TUNING_DB, setTuningDatabase) or
-  /// "heuristic".
+  /// spec's own), "tuning database" (FP8_TUNING_DB, setTuningDatabase),
+  /// "tuned on first use" (setFirstUseTuner) or "heuristic".
   std::string tileSource;
   /// With FP8_KERNEL_TRACE=1: the kernel's clock stamps (kGemmTrace* below
   /// give the layout; docs/journal/2026-11-22-hopper-kernel.md, 22e, reads
@@ -135,12 +137,40 @@ TuningDevice tuningDevice(const CudaDevice &dev);
 /// are dropped with a message on stderr (TuningDb::staleMessage).
 Status setTuningDatabase(const std::string &path);
 
+/// Measures the tile of one GEMM (`spec` at M = m, on the runtime's
+/// device) and returns the tuning database entry it makes; nullopt when
+/// the GEMM is not one it tunes. runtime/Tuner.h's tuneOnFirstUse installs
+/// one that runs fp8-tune's measurement and merges the entry into a file.
+using FirstUseTuner = std::function<Expected<std::optional<TuningEntry>>(
+    const KernelSpec &spec, int64_t m)>;
+
+/// Tune on first use (a null `tuner` turns it off): a GEMM whose tile is
+/// chosen at run time (the GemmRecipe overload, GemmOptions::selectTile, a
+/// plan's GEMM steps) and that the tuning database lacks for this GPU,
+/// recipe, N, K and M bucket is tuned at its first launch; the entry joins
+/// the database in memory and serves every later M of the bucket. The
+/// launch that tunes waits for the measurement (seconds: the candidates'
+/// compiles and timed runs, the device synchronized); one tuning runs at a
+/// time. Not while the launch's stream is being captured into a graph:
+/// that launch takes the heuristic's tile, the next uncaptured one tunes.
+/// A tuning that fails is reported once on stderr and the problem keeps
+/// the heuristic's tile.
+void setFirstUseTuner(FirstUseTuner tuner);
+
+/// Whether a first-use tuner is set (a lock-free read).
+bool tuningOnFirstUse();
+
 /// The tuning database's tile for `spec` at M = m on the runtime's device:
 /// an entry of this GPU with the same recipe, N, K and M bucket that the
-/// generator accepts; nullopt when there is none (or no database). A plan
-/// step's compiled-in tile gives way to it (runtime/plan/PlanExecutor.cpp).
+/// generator accepts; nullopt when there is none (or no database). With a
+/// first-use tuner set, a missing entry is tuned now (for a launch on
+/// `stream`; `deferred`, if given, is set when that stream is being
+/// captured and the tuning waits for a later call). A plan step's
+/// compiled-in tile gives way to it (runtime/plan/PlanExecutor.cpp).
 Expected<std::optional<TileConfig>> tuningDbTile(const KernelSpec &spec,
-                                                 int64_t m);
+                                                 int64_t m,
+                                                 CUstream stream = nullptr,
+                                                 bool *deferred = nullptr);
 
 /// The kernel spec the runtime would launch for this problem (its tile from
 /// `tile` if given, else the tuning database's entry for this GPU, N, K and

@@ -336,12 +336,20 @@ Expected<GemmOptions> GpuPlan::gemmOptions(const PlanStep &s, size_t index,
     // runtime-chosen tile consults the database in fp8::gemm already).
     std::optional<std::optional<TileConfig>> &db = dbTiles_[index];
     if (!db) {
-      Expected<std::optional<TileConfig>> t = tuningDbTile(s.gemm, m);
+      // Tuning on first use (setFirstUseTuner) waits for a launch outside
+      // a graph capture: until then the answer is not kept.
+      bool deferred = false;
+      Expected<std::optional<TileConfig>> t =
+          tuningDbTile(s.gemm, m, stream_, &deferred);
       if (!t)
         return t.status().withContext("step '" + s.name + "'");
-      db = *t;
+      if (deferred)
+        o.tile = *t;
+      else
+        db = *t;
     }
-    o.tile = *db;
+    if (db)
+      o.tile = *db;
   }
   return o;
 }
