@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <random>
 #include <thread>
 
@@ -310,14 +312,19 @@ Status compileCandidates(const KernelSpec &spec, int64_t m,
   return Status::ok();
 }
 
-Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
-                              const TuneOptions &options) {
+Status checkTunable(const KernelSpec &spec) {
   if (spec.arch != Arch::SM90a || spec.kind != GemmKind::Dense ||
       spec.epilogue || spec.accumulate || spec.a.layout != Layout::KMajor ||
       spec.b.layout != Layout::KMajor)
     return errorf("fp8-tune times dense sm_90a GEMMs with K-major operands, "
                   "no epilogue and no accumulation; found ",
                   spec.kernelName());
+  return Status::ok();
+}
+
+Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
+                              const TuneOptions &options) {
+  FP8_RETURN_IF_ERROR(checkTunable(spec));
   if (m < 1 || spec.n < 1 || spec.k < 1)
     return errorf("expected a positive shape, found ", m, "x", spec.n, "x",
                   spec.k);
@@ -407,5 +414,67 @@ Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
   FP8_RETURN_IF_ERROR(checkAgainstOracle(r.spec, m, *ops, r));
   return r;
 }
+
+TuningEntry tuningEntry(const TuneResult &r, const TuningDevice &device,
+                        const std::string &who) {
+  char day[16];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(day, sizeof(day), "%Y-%m-%d", std::gmtime(&t));
+  TuningEntry e;
+  e.spec = r.spec;
+  e.tflops = r.tflops;
+  e.note = who + " " + day;
+  e.device = device;
+  e.generator = tuningGeneratorVersion();
+  return e;
+}
+
+Status tuneOnFirstUse(const std::string &dbPath, const TuneOptions &options) {
+  std::error_code ec;
+  const bool exists = !dbPath.empty() && std::filesystem::exists(dbPath, ec);
+  if (exists)
+    FP8_RETURN_IF_ERROR(setTuningDatabase(dbPath));
+  else if (!dbPath.empty())
+    FP8_RETURN_IF_ERROR(setTuningDatabase(""));
+  // The tuner reports on stderr; a progress callback would write over it.
+  TuneOptions o = options;
+  o.progress = nullptr;
+  setFirstUseTuner([dbPath,
+                    o](const KernelSpec &spec,
+                       int64_t m) -> Expected<std::optional<TuningEntry>> {
+    if (!checkTunable(spec).isOk())
+      return std::optional<TuningEntry>();
+    auto dev = CudaDevice::get();
+    if (!dev)
+      return dev.status();
+    const std::string shape = std::to_string(m) + "x" + std::to_string(spec.n) +
+                              "x" + std::to_string(spec.k);
+    std::fprintf(stderr, "fp8: tuning %s (%s) on first use\n", shape.c_str(),
+                 spec.kernelName().c_str());
+    const auto t0 = std::chrono::steady_clock::now();
+    Expected<TuneResult> r = tuneGemm(spec, m, o);
+    if (!r)
+      return r.status();
+    TuningEntry e = tuningEntry(*r, tuningDevice(**dev), "tuned on first use");
+    if (!dbPath.empty())
+      FP8_RETURN_IF_ERROR(
+          TuningDb::update(dbPath, {e})
+              .withContext("merging the entry into '" + dbPath + "'"));
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    std::fprintf(stderr,
+                 "fp8: tuned %s: %.1f TF/s with %s (%.3fx the heuristic's "
+                 "tile; %zu candidates, %.1f s)%s%s\n",
+                 shape.c_str(), r->tflops, toJSON(r->spec.tile).c_str(),
+                 r->heuristicMs > 0 ? r->heuristicMs / r->ms : 0.0,
+                 r->candidates.size(), s,
+                 dbPath.empty() ? "" : ", merged into ", dbPath.c_str());
+    return std::optional<TuningEntry>(std::move(e));
+  });
+  return Status::ok();
+}
+
+void stopTuningOnFirstUse() { setFirstUseTuner(nullptr); }
 
 } // namespace fp8

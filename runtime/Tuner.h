@@ -97,11 +97,32 @@ Status compileCandidates(const KernelSpec &spec, int64_t m,
                          std::vector<TunedTile> &tiles,
                          const TuneOptions &options);
 
-/// Tunes `spec` (a dense sm_90a GEMM without an epilogue or accumulation)
-/// at `m` rows on the runtime's device. Fails when no candidate runs or
-/// the winner disagrees with the oracle.
+/// Whether tuneGemm measures `spec`: a dense sm_90a GEMM with K-major
+/// operands, no epilogue and no accumulation (the error says what it is).
+Status checkTunable(const KernelSpec &spec);
+
+/// Tunes `spec` (checkTunable) at `m` rows on the runtime's device. Fails
+/// when no candidate runs or the winner disagrees with the oracle.
 Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
                               const TuneOptions &options);
+
+/// The tuning database entry of a result measured on `device`: the
+/// winner's spec and speed, this generator's version, and a note naming
+/// `who` and the day (UTC).
+TuningEntry tuningEntry(const TuneResult &result, const TuningDevice &device,
+                        const std::string &who);
+
+/// Turns on tuning on first use (runtime/Gemm.h, setFirstUseTuner) with
+/// tuneGemm and `options`. With a `dbPath`, the file (when it exists) becomes
+/// the tuning database (setTuningDatabase) and every new entry is merged
+/// into it (TuningDb::update: safe when several processes tune into one
+/// file); without one, the entries stay in memory next to FP8_TUNING_DB's.
+/// Each tuning prints a line on stderr (the GEMM, then its tile and speed).
+Status tuneOnFirstUse(const std::string &dbPath,
+                      const TuneOptions &options = {});
+
+/// Turns tuning on first use off; the tiles tuned so far stay in use.
+void stopTuningOnFirstUse();
 
 } // namespace fp8
 

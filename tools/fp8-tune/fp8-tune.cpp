@@ -34,7 +34,6 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <unistd.h>
 
@@ -230,13 +229,6 @@ std::string shapeText(const Problem &p) {
          std::to_string(p.spec.k);
 }
 
-std::string today() {
-  char buf[16];
-  const std::time_t t = std::time(nullptr);
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d", std::gmtime(&t));
-  return buf;
-}
-
 /// Compiles every candidate of every problem without a GPU.
 int compileOnly(const std::vector<Problem> &problems, const TuneOptions &o,
                 int smCount) {
@@ -409,13 +401,7 @@ int main(int argc, char **argv) {
         r->heuristicMs > 0 ? r->heuristicMs / r->ms : 0.0, r->oracleDiff,
         (long long)r->oracleRows, (long long)r->oracleCols);
     progress.line(line);
-    TuningEntry e;
-    e.spec = r->spec;
-    e.tflops = r->tflops;
-    e.note = "fp8-tune " + today();
-    e.device = device;
-    e.generator = tuningGeneratorVersion();
-    entries.push_back(e);
+    entries.push_back(tuningEntry(*r, device, "fp8-tune"));
     json cands = json::array();
     for (const TunedTile &c : r->candidates)
       cands.push_back({{"tile", json::parse(toJSON(c.tile))},
