@@ -25,6 +25,7 @@
 #include "core/ParseNumber.h"
 #include "core/Target.h"
 #include "runtime/CudaDriver.h"
+#include "runtime/Tuner.h"
 #include "runtime/plan/Plan.h"
 #include "runtime/plan/PlanGpuRunner.h"
 #include "runtime/plan/PlanRunner.h"
@@ -71,6 +72,7 @@ struct Options {
   std::optional<double> similarityBound; ///< stated; else derived
   std::string jsonOut;
   std::string tuningDb; ///< --tuning-db; else FP8_TUNING_DB's
+  bool tuneOnFirstUse = false;
 };
 
 [[noreturn]] void usage(int code) {
@@ -81,6 +83,7 @@ struct Options {
       "               [--bench [--iters N]] [--compile-only] [--cpu]\n"
       "               [--json FILE] [--sm-count N] [--similarity-bound X]\n"
       "               [--save-inputs DIR] [--tuning-db FILE]\n"
+      "               [--tune-on-first-use]\n"
       "Runs a plan written by fp8-translate --fp8-to-plan.\n"
       "  --dim NAME=SIZE  size of a dynamic dimension (every one needs one)\n"
       "  --inputs DIR     read DIR/<buffer>.npy for every input and weight\n"
@@ -108,6 +111,10 @@ struct Options {
       "  --tuning-db FILE GEMM steps take the tiles fp8-tune measured on this\n"
       "                   GPU for their shape over the plan's (default:\n"
       "                   FP8_TUNING_DB's database, if set)\n"
+      "  --tune-on-first-use  a GEMM step without a measured tile is tuned\n"
+      "                   (fp8-tune's measurement) at its first launch; with\n"
+      "                   --tuning-db the entries are merged into FILE\n"
+      "                   (created if missing), else kept for this run\n"
       "Exit status: 0 ok, 1 error or failed verification, 2 usage, 3 no GPU\n"
       "(the kernels were compiled, nothing ran).\n");
   std::exit(code);
@@ -192,6 +199,8 @@ Options parseArgs(int argc, char **argv) {
       o.similarityBound = *bound;
     } else if (a == "--tuning-db") {
       o.tuningDb = next();
+    } else if (a == "--tune-on-first-use") {
+      o.tuneOnFirstUse = true;
     } else if (a == "--sm-count") {
       o.smCount = int(number("--sm-count", next(), 1, kMaxSmCount,
                              "an integer in [1, 4096]"));
@@ -211,6 +220,13 @@ Options parseArgs(int argc, char **argv) {
   if (o.plan.empty()) {
     std::fprintf(stderr, "fp8-run: expected a plan file\n");
     usage(kUsage);
+  }
+  if (o.tuneOnFirstUse && (o.cpu || o.compileOnly)) {
+    std::fprintf(stderr,
+                 "fp8-run: --tune-on-first-use times GEMMs on the "
+                 "GPU; it cannot be combined with %s\n",
+                 o.cpu ? "--cpu" : "--compile-only");
+    std::exit(kUsage);
   }
   if (o.cpu && o.bench) {
     std::fprintf(stderr, "fp8-run: --bench times the GPU; it cannot be "
@@ -478,9 +494,13 @@ int run(int argc, char **argv) {
   auto plan = loadPlan(o.plan);
   if (!plan)
     return fail(o, results, "cannot use the plan", plan.status());
-  if (!o.tuningDb.empty())
+  if (o.tuneOnFirstUse) {
+    if (Status s = tuneOnFirstUse(o.tuningDb); !s)
+      return fail(o, results, "cannot use the tuning database", s);
+  } else if (!o.tuningDb.empty()) {
     if (Status s = setTuningDatabase(o.tuningDb); !s)
       return fail(o, results, "cannot use the tuning database", s);
+  }
   auto dims = resolveDims(*plan, o.dims);
   if (!dims)
     return fail(o, results, "cannot size the plan", dims.status());
