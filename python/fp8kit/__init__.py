@@ -34,6 +34,9 @@ from ._core import (
     amax_history_bytes,
     device,
     has_compiler,
+    set_tuning_database,
+    stop_tuning_on_first_use,
+    tune_on_first_use,
 )
 from .ops import Quantized, amax_history, gemm, quantize, transpose
 from .compiler import compile
@@ -54,5 +57,8 @@ __all__ = [
     "gemm",
     "has_compiler",
     "quantize",
+    "set_tuning_database",
+    "stop_tuning_on_first_use",
     "transpose",
+    "tune_on_first_use",
 ]

@@ -20,6 +20,9 @@ void bindTensorOps(nanobind::module_ &m);
 void bindPlans(nanobind::module_ &m);
 /// BoundPlan: a plan bound to torch tensors (BoundPlans.cpp).
 void bindBoundPlans(nanobind::module_ &m);
+/// set_tuning_database, tune_on_first_use, stop_tuning_on_first_use
+/// (Tuning.cpp).
+void bindTuning(nanobind::module_ &m);
 /// compile: an annotated model to a plan (Compiler.cpp; only where the MLIR
 /// half is built).
 void bindCompiler(nanobind::module_ &m);

@@ -26,6 +26,7 @@ NB_MODULE(_core, m) {
   fp8::python::bindTensorOps(m);
   fp8::python::bindPlans(m);
   fp8::python::bindBoundPlans(m);
+  fp8::python::bindTuning(m);
 #ifdef FP8_PYTHON_COMPILER
   fp8::python::bindCompiler(m);
 #endif

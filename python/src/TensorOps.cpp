@@ -319,7 +319,12 @@ void gemmArrays(nb::handle a, nb::handle aScale, nb::handle b,
     s = gemmOnHost(r, m, n, k, t);
   } else {
     GemmOptions options;
-    options.tile = spec->tile;
+    // Tuning on first use: the runtime chooses at the launch (a tile not
+    // measured yet is measured there).
+    if (tuningOnFirstUse())
+      options.selectTile = true;
+    else
+      options.tile = spec->tile;
     {
       nb::gil_scoped_release release;
       s = gemm(*spec, m, t, toStream(stream), options);

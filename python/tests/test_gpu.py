@@ -399,3 +399,32 @@ def test_python_call_overhead_over_cpp_is_at_most_5us():
           f"us); allocating its output {alloc * 1e6:.2f} us (torch.empty "
           f"alone {empty * 1e6:.2f} us)")
     assert into - cpp <= 5e-6
+
+
+def test_gemm_tuned_on_first_use(tmp_path):
+    db = tmp_path / "tuned.json"
+    r = RECIPES["deepseek"]
+    torch.manual_seed(11)
+    b = torch.randn(512, 1024, device=DEV)
+    qb = fp8kit.quantize(b, r.b)
+
+    def run(m):
+        a = torch.randn(m, 1024, device=DEV)
+        qa = fp8kit.quantize(a, r.a)
+        d = fp8kit.gemm(qa.codes, qa.scales, qb.codes, qb.scales, r)
+        want = fp8kit.gemm(qa.codes.cpu(), qa.scales.cpu(), qb.codes.cpu(),
+                           qb.scales.cpu(), r)
+        err = (d.cpu() - want).abs()
+        assert bool((err <= (a.abs() @ b.abs().T).cpu() * 2.0 ** -10 + 1e-6).all()), m
+        return [(e["spec"]["m"], e["spec"]["n"], e["spec"]["k"])
+                for e in json.loads(db.read_text())["entries"]]
+
+    fp8kit.tune_on_first_use(str(db), iters=5, full_grid=False)
+    try:
+        assert run(300) == [(300, 512, 1024)]        # bucket 512: tuned
+        assert len(run(200)) == 2                    # bucket 256: tuned
+        assert len(run(400)) == 2                    # bucket 512: 300's tile
+    finally:
+        fp8kit.stop_tuning_on_first_use()
+        fp8kit.set_tuning_database(None)
+    assert len(run(1000)) == 2                       # off: nothing tuned

@@ -298,6 +298,7 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   res.kernel = rep.kernel;
   res.scaleATma = rep.scaleATma;
   res.scaleBTma = rep.scaleBTma;
+  res.tileSource = rep.tileSource;
   res.rowsChecked = c.m;
   res.relErrVsEmulated = relErr(out, *ref);
   res.relErrVsRival = rivalErr;

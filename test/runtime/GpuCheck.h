@@ -47,6 +47,7 @@ struct GpuCaseResult {
   double similarity = 0;       ///< vs the oracle (DeepGEMM metric)
   int64_t rowsChecked = 0;
   bool scaleATma = false, scaleBTma = false; ///< GemmReport's
+  std::string tileSource;                    ///< GemmReport's
   std::string summary;
 };
 
