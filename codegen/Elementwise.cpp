@@ -460,8 +460,8 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     // thread each.
     const int64_t perCta = fp8k::col_vec_path(g.rows, cols)
                                ? fp8k::kColVecChunks * 8
-                           : g.rows <= 256 ? fp8k::kColLanes
-                                           : fp8k::kColsPerCta;
+                           : g.rows <= 256 ? int64_t(fp8k::kColLanes)
+                                           : int64_t(fp8k::kColsPerCta);
     l.grid[0] = clamp(ceilDiv(cols, perCta), INT32_MAX);
     l.grid[1] = clamp(batch * g.scaleRows(rows), 65535);
   } else if (s.kind == AuxKind::Quantize && role != "scales" &&

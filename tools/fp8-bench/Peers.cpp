@@ -31,13 +31,37 @@ double similarity(const std::vector<uint16_t> &a,
   return xx > 0 ? 1.0 - 2.0 * xy / xx : 0.0;
 }
 
+/// The median time of `g`'s runs, or 0 when a run fails (the first
+/// failure goes to `row.note`, naming the peer).
+double timePeer(Context &ctx, CublasLtGemm &g, const char *what, Row &row) {
+  Status failed;
+  const double ms = ctx.time(ctx.opt.iters, [&] {
+    if (failed.isOk())
+      failed = g.run(ctx.stream);
+  });
+  if (failed.isOk())
+    return ms;
+  if (row.note.empty())
+    row.note = std::string(what) + ": " + failed.message();
+  return 0;
+}
+
+/// `g`'s result into `peer` (the output poisoned first, so that a run that
+/// writes nothing does not match).
+Status runPeerOnce(Context &ctx, CublasLtGemm &g, Operands &ops,
+                   std::vector<uint16_t> &peer) {
+  FP8_RETURN_IF_ERROR(ops.dP.fill(0xFF));
+  FP8_RETURN_IF_ERROR(g.run(ctx.stream));
+  FP8_RETURN_IF_ERROR(
+      cuCheck(ctx.d->cuStreamSynchronize(ctx.stream), "cuStreamSynchronize"));
+  return ops.dP.download(peer);
+}
+
 /// The block-scaled peer: each scale layout of the activations and of the
 /// weights until one matches our result (then that one only).
 void blockScaledPeer(Context &ctx, const Shape &sh, Operands &ops,
                      const std::vector<uint16_t> &ours,
                      std::vector<uint16_t> &peer, Row &row) {
-  const CudaDriver &d = *ctx.d;
-  CUstream stream = ctx.stream;
   std::vector<int> combos = ctx.opt.perTensor ? std::vector<int>{}
                             : ctx.layoutKnown ? std::vector<int>{ctx.peerCombo}
                                               : std::vector<int>{0, 1, 2, 3};
@@ -53,10 +77,10 @@ void blockScaledPeer(Context &ctx, const Shape &sh, Operands &ops,
       row.note = s.message();
       break;
     }
-    ops.dP.fill(0xFF);
-    g.run(stream);
-    d.cuStreamSynchronize(stream);
-    ops.dP.download(peer);
+    if (Status r = runPeerOnce(ctx, g, ops, peer); !r) {
+      row.note = "cuBLASLt block-scaled: " + r.message();
+      break;
+    }
     double sim = similarity(ours, peer);
     row.sim = sim;
     if (sim < 1e-4) {
@@ -65,7 +89,7 @@ void blockScaledPeer(Context &ctx, const Shape &sh, Operands &ops,
       row.peerLayout = std::string("activations ") +
                        (actOuter ? "[K/128][M]" : "[M][K/128]") + ", weights " +
                        (wOuter ? "[K/128][N/128]" : "[N/128][K/128]");
-      row.block = ctx.time(ctx.opt.iters, [&] { g.run(stream); });
+      row.block = timePeer(ctx, g, "cuBLASLt block-scaled", row);
       break;
     }
   }
@@ -87,30 +111,26 @@ void perTensorPeer(Context &ctx, const Shape &sh, Operands &ops,
       !s)
     return;
   if (ctx.opt.perTensor) {
-    if (Status r = ops.dP.fill(0xFF); !r)
-      die(r, "peer output");
-    if (Status r = g.run(ctx.stream); !r)
+    if (Status r = runPeerOnce(ctx, g, ops, peer); !r)
       die(r, "cuBLASLt per-tensor");
-    ctx.d->cuStreamSynchronize(ctx.stream);
-    if (Status r = ops.dP.download(peer); !r)
-      die(r, "download");
     row.sim = similarity(ours, peer);
   }
-  row.tensor = ctx.time(ctx.opt.iters, [&] { g.run(ctx.stream); });
+  row.tensor = timePeer(ctx, g, "cuBLASLt per-tensor", row);
 }
 
 /// The BF16 peer on BF16 operands of the same shape.
 void bf16Peer(Context &ctx, const Shape &sh, Operands &ops, Row &row) {
   DeviceBuffer a16 = check(DeviceBuffer::alloc(ops.a.size() * 2), "bf16 A");
   DeviceBuffer b16 = check(DeviceBuffer::alloc(ops.b.size() * 2), "bf16 B");
-  a16.fill(0x3c); // 0x3c3c: a bf16 near 0.0115, not zero
-  b16.fill(0x3c);
+  // 0x3c3c: a bf16 near 0.0115, not zero
+  checkOk(a16.fill(0x3c), "bf16 A");
+  checkOk(b16.fill(0x3c), "bf16 B");
   CublasLtGemm g;
   if (Status s =
           g.init(ctx.lt, PeerKind::Bf16, sh.m, sh.n, sh.k, a16.get(), b16.get(),
                  nullptr, nullptr, ops.dP.get(), ctx.ws.get(), ctx.wsBytes);
       s)
-    row.bf16 = ctx.time(ctx.opt.iters, [&] { g.run(ctx.stream); });
+    row.bf16 = timePeer(ctx, g, "cuBLASLt BF16", row);
 }
 
 } // namespace
