@@ -9,6 +9,7 @@
 #include "runtime/Gemm.h"
 #include "runtime/HostOracle.h"
 #include "runtime/KernelCache.h"
+#include "runtime/KernelTiming.h"
 
 #include <algorithm>
 #include <atomic>
@@ -134,46 +135,6 @@ Expected<Operands> makeOperands(const KernelSpec &s, int64_t m) {
   o.t.scaleBLdK = lb.ldK;
   o.t.d = o.dD.get();
   return o;
-}
-
-/// Kernel times of `runs` launches, each after an L2 flush.
-Expected<std::vector<float>> timeRuns(const CudaDriver &d, CUstream stream,
-                                      int runs, const DeviceBuffer *flush,
-                                      const std::function<Status()> &launch) {
-  CUevent e0 = nullptr, e1 = nullptr;
-  FP8_RETURN_IF_ERROR(
-      cuCheck(d.cuEventCreate(&e0, CU_EVENT_DEFAULT), "cuEventCreate"));
-  Status s = cuCheck(d.cuEventCreate(&e1, CU_EVENT_DEFAULT), "cuEventCreate");
-  std::vector<float> ms;
-  for (int i = 0; i < runs && s.isOk(); ++i) {
-    if (flush)
-      s = cuCheck(
-          d.cuMemsetD8Async(flush->ptr(), uint8_t(i), flush->size(), stream),
-          "cuMemsetD8Async (L2 flush)");
-    if (s.isOk())
-      s = cuCheck(d.cuEventRecord(e0, stream), "cuEventRecord");
-    if (s.isOk())
-      s = launch();
-    if (s.isOk())
-      s = cuCheck(d.cuEventRecord(e1, stream), "cuEventRecord");
-    if (s.isOk())
-      s = cuCheck(d.cuEventSynchronize(e1), "cuEventSynchronize");
-    float t = 0;
-    if (s.isOk())
-      s = cuCheck(d.cuEventElapsedTime(&t, e0, e1), "cuEventElapsedTime");
-    ms.push_back(t);
-  }
-  d.cuEventDestroy(e0);
-  if (e1)
-    d.cuEventDestroy(e1);
-  if (!s.isOk())
-    return s;
-  std::sort(ms.begin(), ms.end());
-  return ms;
-}
-
-double percentile(const std::vector<float> &sorted, double p) {
-  return sorted[std::min(sorted.size() - 1, size_t(p * double(sorted.size())))];
 }
 
 /// The winner's output on its first rows and columns against the oracle's
@@ -375,13 +336,18 @@ Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
     for (int w = 1; w < options.warmup; ++w)
       FP8_RETURN_IF_ERROR(launch());
     std::vector<float> runs;
+    KernelTiming timing;
+    timing.runs = std::max(1, options.iters);
+    if (options.flushL2) {
+      timing.flush = flush->ptr();
+      timing.flushBytes = flush->size();
+    }
     for (int attempt = 0; attempt < 2; ++attempt) {
-      auto t = timeRuns(d, stream, std::max(1, options.iters),
-                        options.flushL2 ? &*flush : nullptr, launch);
+      auto t = timeKernel(d, stream, timing, launch);
       if (!t)
         return t.status();
       const double spread =
-          percentile(*t, 0.9) / std::max(1e-9, double(percentile(*t, 0.1)));
+          percentileOf(*t, 0.9) / std::max(1e-9, percentileOf(*t, 0.1));
       if (runs.empty() || spread < c.spread) {
         runs = *t;
         c.spread = spread;
@@ -389,7 +355,7 @@ Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
       if (spread <= kTuneSpreadLimit)
         break;
     }
-    c.ms = percentile(runs, 0.5);
+    c.ms = percentileOf(runs, 0.5);
     if (c.tile == r.heuristicTile)
       r.heuristicMs = c.ms;
     if (best == tiles.size() || c.ms < tiles[best].ms)

@@ -2,40 +2,34 @@
 #ifndef FP8_TOOLS_FP8_BENCH_TIMING_H
 #define FP8_TOOLS_FP8_BENCH_TIMING_H
 
-#include "runtime/CudaDriver.h"
+#include "runtime/KernelTiming.h"
+#include "tools/fp8-bench/Bench.h"
 
-#include <algorithm>
 #include <cstdint>
-#include <vector>
 
 namespace fp8::bench {
 
-/// Times `launch` with events: median over `iters` runs, each after an L2
-/// flush (a 256 MiB memset, outside the timed region).
+/// The median of `iters` timed runs of `launch` after three untimed ones,
+/// each after an L2 flush when `flush` (runtime/KernelTiming.h). `launch`
+/// returns nothing: its own errors are its caller's to keep; a driver
+/// error ends the benchmark.
 template <typename F>
 double medianMs(const CudaDriver &d, CUstream s, int iters, bool flush,
                 CUdeviceptr flushBuf, size_t flushBytes, F launch) {
-  CUevent e0, e1;
-  d.cuEventCreate(&e0, CU_EVENT_DEFAULT);
-  d.cuEventCreate(&e1, CU_EVENT_DEFAULT);
-  for (int i = 0; i < 3; ++i)
-    launch();
-  std::vector<float> ms;
-  for (int i = 0; i < iters; ++i) {
-    if (flush)
-      d.cuMemsetD8Async(flushBuf, uint8_t(i), flushBytes, s);
-    d.cuEventRecord(e0, s);
-    launch();
-    d.cuEventRecord(e1, s);
-    d.cuEventSynchronize(e1);
-    float t = 0;
-    d.cuEventElapsedTime(&t, e0, e1);
-    ms.push_back(t);
+  KernelTiming t;
+  t.runs = iters;
+  t.warmup = 3;
+  if (flush) {
+    t.flush = flushBuf;
+    t.flushBytes = flushBytes;
   }
-  d.cuEventDestroy(e0);
-  d.cuEventDestroy(e1);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  Expected<std::vector<float>> ms = timeKernel(d, s, t, [&] {
+    launch();
+    return Status::ok();
+  });
+  if (!ms)
+    die(ms.status(), "timing");
+  return percentileOf(*ms, 0.5);
 }
 
 } // namespace fp8::bench
