@@ -145,7 +145,7 @@ json sweepTiles(Context &ctx, const Shape &sh, const Operands &ops,
     if (!gemm(recipe, sh.m, sh.n, sh.k, ops.t, ctx.stream, so))
       continue;
     double ms = ctx.time(std::max(5, ctx.opt.iters / 3), [&] {
-      (void)gemm(recipe, sh.m, sh.n, sh.k, ops.t, ctx.stream, so);
+      return gemm(recipe, sh.m, sh.n, sh.k, ops.t, ctx.stream, so);
     });
     sweep.push_back({{"tile", json::parse(toJSON(tile))},
                      {"ms", ms},

@@ -6,13 +6,14 @@
 #include "tools/fp8-bench/Bench.h"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace fp8::bench {
 
 /// The median of `iters` timed runs of `launch` after three untimed ones,
-/// each after an L2 flush when `flush` (runtime/KernelTiming.h). `launch`
-/// returns nothing: its own errors are its caller's to keep; a driver
-/// error ends the benchmark.
+/// each after an L2 flush when `flush` (runtime/KernelTiming.h). A
+/// `launch` that returns a Status has its first error end the benchmark,
+/// as a driver error does; one that returns nothing keeps its own.
 template <typename F>
 double medianMs(const CudaDriver &d, CUstream s, int iters, bool flush,
                 CUdeviceptr flushBuf, size_t flushBytes, F launch) {
@@ -23,9 +24,13 @@ double medianMs(const CudaDriver &d, CUstream s, int iters, bool flush,
     t.flush = flushBuf;
     t.flushBytes = flushBytes;
   }
-  Expected<std::vector<float>> ms = timeKernel(d, s, t, [&] {
-    launch();
-    return Status::ok();
+  Expected<std::vector<float>> ms = timeKernel(d, s, t, [&]() -> Status {
+    if constexpr (std::is_same_v<decltype(launch()), Status>) {
+      return launch();
+    } else {
+      launch();
+      return Status::ok();
+    }
   });
   if (!ms)
     die(ms.status(), "timing");
