@@ -154,7 +154,8 @@ using FirstUseTuner = std::function<Expected<std::optional<TuningEntry>>(
 /// time. Not while the launch's stream is being captured into a graph:
 /// that launch takes the heuristic's tile, the next uncaptured one tunes.
 /// A tuning that fails is reported once on stderr and the problem keeps
-/// the heuristic's tile.
+/// the heuristic's tile. The tuner runs under the tuning lock: its own
+/// launches give their tiles (GemmOptions::tile), as tuneGemm's do.
 void setFirstUseTuner(FirstUseTuner tuner);
 
 /// Whether a first-use tuner is set (a lock-free read).
