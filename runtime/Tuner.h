@@ -113,10 +113,11 @@ TuningEntry tuningEntry(const TuneResult &result, const TuningDevice &device,
                         const std::string &who);
 
 /// Turns on tuning on first use (runtime/Gemm.h, setFirstUseTuner) with
-/// tuneGemm and `options`. With a `dbPath`, the file (when it exists) becomes
-/// the tuning database (setTuningDatabase) and every new entry is merged
-/// into it (TuningDb::update: safe when several processes tune into one
-/// file); without one, the entries stay in memory next to FP8_TUNING_DB's.
+/// tuneGemm and `options`. With a `dbPath`, that file becomes the tuning
+/// database (setTuningDatabase; an empty one while the file does not exist)
+/// and every new entry is merged into it (TuningDb::update: safe when
+/// several processes tune into one file, the file created if missing);
+/// without one, the entries stay in memory next to FP8_TUNING_DB's.
 /// Each tuning prints a line on stderr (the GEMM, then its tile and speed).
 Status tuneOnFirstUse(const std::string &dbPath,
                       const TuneOptions &options = {});
