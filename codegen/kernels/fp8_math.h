@@ -467,14 +467,38 @@ FP8K_FN u32 quantize_pair(float lo, float hi, const ScaleDivisor &d, int fmt) {
 
 /// quantize_pair over x[0 .. N) (N a multiple of 4), four codes to a word
 /// (code k in byte k % 4 of word k / 4).
+/// The test of d.fast is made once for the N values (a branch per pair
+/// made the compiler recompute d.recip in every pair's branch).
 template <int N>
 FP8K_FN void quantize_codes(const float *x, const ScaleDivisor &d, int fmt,
                             u32 *words) {
   static_assert(N % 4 == 0, "whole words");
+  if (!d.fast) {
 #pragma unroll
-  for (int w = 0; w < N / 4; ++w)
-    words[w] = quantize_pair(x[4 * w], x[4 * w + 1], d, fmt) |
-               (quantize_pair(x[4 * w + 2], x[4 * w + 3], d, fmt) << 16);
+    for (int w = 0; w < N / 4; ++w) {
+      words[w] = 0;
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        words[w] |= u32(quantize_value(x[4 * w + k], d.scale, fmt)) << (8 * k);
+    }
+    return;
+  }
+  float q[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+    q[k] = divide_by_scale(x[k], d);
+#pragma unroll
+  for (int w = 0; w < N / 4; ++w) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    words[w] = cvt_fp8x2(q[4 * w], q[4 * w + 1], fmt) |
+               (cvt_fp8x2(q[4 * w + 2], q[4 * w + 3], fmt) << 16);
+#else
+    words[w] = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      words[w] |= u32(float_to_fp8_bits(q[4 * w + k], fmt)) << (8 * k);
+#endif
+  }
 }
 
 //===----------------------------------------------------------------------===//
