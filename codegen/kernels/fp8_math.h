@@ -573,13 +573,15 @@ FP8K_FN float delayed_scale_step(AmaxHistoryState *st, float *values,
 /// e^x to about 1 ulp: x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, the
 /// constant split in two), a degree-7 Taylor polynomial for e^r (truncation
 /// below 2^-27 relative), scaled by 2^n in two exact steps.
+/// Straight-line code: x is clamped to the range where the polynomial and
+/// the scaling apply, and NaN, overflow and underflow select their results
+/// at the end (three branches an element cost more issue slots than the
+/// selects).
 FP8K_FN float exp(float x) {
-  if (isnan(x))
-    return x;
-  if (x > 0x1.62e43p+6f)
-    return infinity();
-  if (x < -0x1.9fe36ap+6f)
-    return 0.0f;
+  const float hi = 0x1.62e43p+6f, lo = -0x1.9fe36ap+6f;
+  const float xi = x;
+  x = x > hi ? hi : x;
+  x = x < lo ? lo : x;
   // n = rint(x log2(e)), |n| <= 150: the product rounded, then rounded to
   // an integer (ties to even) by adding 1.5 * 2^23, whose sum has a unit
   // last place; its low bits are n. The same n as rint, without the
@@ -598,9 +600,12 @@ FP8K_FN float exp(float x) {
   p = fma(p, r, 1.0f);
   // 2^n with n in [-150, 128]: two factors that are normal floats (so the
   // first product is exact and the second rounds once).
+  // (A NaN x gives a meaningless ni, whose result is not selected.)
   const int ni = int(f2u(t)) - int(f2u(0x1.8p+23f));
   const int n1 = ni >> 1, n2 = ni - n1;
-  return mul(mul(p, u2f(u32(127 + n1) << 23)), u2f(u32(127 + n2) << 23));
+  const float e =
+      mul(mul(p, u2f(u32(127 + n1) << 23)), u2f(u32(127 + n2) << 23));
+  return isnan(xi) ? xi : (xi > hi ? infinity() : (xi < lo ? 0.0f : e));
 }
 
 /// tanh(x) = sign(x) (1 - 2 / (e^(2|x|) + 1)); x itself below 2^-12 (where
