@@ -273,6 +273,12 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
   const bool vec =
       p.cols % 8 == 0 && Prog::aligned(p, 16) && is_aligned(p.out, 8);
   const bool cached = vec && p.cols <= i64(kC) * kT * 8;
+  // Cached: which of this thread's chunks lie in a row (the same in every
+  // row; 32-bit compares, the row being at most kC * kT * 8 long).
+  bool chunkIn[kC];
+#pragma unroll
+  for (int v = 0; v < kC; ++v)
+    chunkIn[v] = cached && (v * kT + t) * 8 < int(cached ? p.cols : 0);
   // The warp's first column a step: loops over it are uniform in the warp
   // (the shuffles below need every lane).
   const i64 warp0 = i64(t - lane) * 8;
@@ -285,14 +291,16 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
 #pragma unroll
       for (int v = 0; v < kC; ++v) {
         const i64 c = i64(v * kT + t) * 8;
-        if (c < p.cols)
+        if (chunkIn[v])
           Prog::template load_raw_s<8>(p, base + c, row, raw[v]);
+        else
+          raw[v] = {}; // evaluated below, never read
       }
 #pragma unroll
       for (int v = 0; v < kC; ++v) {
         float x[8];
         Prog::template sum_raw<8>(raw[v], x);
-        if (i64(v * kT + t) * 8 < p.cols) {
+        if (chunkIn[v]) {
 #pragma unroll
           for (int k = 0; k < 8; ++k)
             acc = add(acc, x[k]);
@@ -313,13 +321,27 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
     }
     const float sum = cta_row_sum(acc, warpSum);
 
+    // Cached: every chunk's values at once, in straight-line code, so what
+    // depends on the row's sum alone (an RMSNorm's reciprocal square root,
+    // a correctly rounded square root and division with their slow paths)
+    // is computed once a row, not once a chunk. A chunk past the row's end
+    // evaluates zeros, to values nobody reads.
+    float xs[kC][8];
+    if (cached) {
+#pragma unroll
+      for (int v = 0; v < kC; ++v)
+        Prog::template eval_raw_rs<8>(raw[v], sum, xs[v]);
+    }
     // The values of chunk c (cached: chunk v of this thread).
     auto values = [&](int v, i64 c, float x[8]) {
       const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
-      if (cached)
-        Prog::template eval_raw_rs<8>(raw[v], sum, x);
-      else
+      if (cached) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          x[k] = xs[v][k];
+      } else {
         Prog::template eval_n_rs<8>(p, base + c, n, vec, sum, x);
+      }
       return n;
     };
     auto store = [&](const float x[8], i64 c, int n, const ScaleDivisor &d) {
@@ -388,7 +410,49 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
         if (in)
           store(x, c, n, scale_divisor(s));
       };
-      if (cached) {
+      if (cached && kL % kC == 0) {
+        // The kC chunks' blocks at once: their amaxes, then each block's
+        // scale and reciprocal computed by kL / kC of its kL lanes (lane
+        // part j of a block's lanes takes chunk j's block), then shuffled
+        // to the block's lanes: one scale computation a lane for kC
+        // blocks. Chunks past the row's end give amax 0 and store nothing.
+        constexpr int kSub = kL / kC;
+        u32 m[kC];
+#pragma unroll
+        for (int v = 0; v < kC; ++v)
+          m[v] = chunkIn[v] ? max_abs_bits<8>(xs[v], 0u) : 0u;
+#pragma unroll
+        for (int o = kL / 2; o > 0; o >>= 1)
+#pragma unroll
+          for (int v = 0; v < kC; ++v) {
+            const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m[v], o);
+            m[v] = other > m[v] ? other : m[v];
+          }
+        const int j = (lane % kL) / kSub;
+        u32 mj = m[0];
+#pragma unroll
+        for (int v = 1; v < kC; ++v)
+          mj = j == v ? m[v] : mj;
+        // Block j exists when its first chunk, its first lane's, is in the
+        // row (a short last block's later lanes hold nothing).
+        const int cj = (j * kT + t - lane % kL) * 8;
+        const i64 cb = cj / Q::kBlockCols;
+        const float sj =
+            block_scale<Q>(p, mj, cj < int(p.cols) && lane % kSub == 0,
+                           row * p.scaleCols + cb, row, cb);
+        const float rj = div(1.0f, sj);
+        const int first = lane - lane % kL;
+#pragma unroll
+        for (int v = 0; v < kC; ++v) {
+          const i64 c = i64(v * kT + t) * 8;
+          const float sv =
+              u2f(__shfl_sync(0xFFFFFFFFu, f2u(sj), first + v * kSub));
+          const float rv =
+              u2f(__shfl_sync(0xFFFFFFFFu, f2u(rj), first + v * kSub));
+          if (chunkIn[v])
+            store(xs[v], c, 8, scale_divisor_from(sv, rv));
+        }
+      } else if (cached) {
 #pragma unroll
         for (int v = 0; v < kC; ++v)
           if (warp0 + i64(v * kT) * 8 < p.cols) // uniform in the warp

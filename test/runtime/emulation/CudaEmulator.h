@@ -8,9 +8,10 @@
 //
 //   - a launch runs the CTAs of the grid one after another; the threads of
 //     a CTA are real threads (std::thread), so __syncthreads is a barrier
-//     over them, __shfl_xor_sync an exchange over the 32 lanes of a warp,
-//     atomicMax and atomicAdd locked read-modify-writes, and __shared__
-//     variables (function-local statics) are shared by the CTA running;
+//     over them, __shfl_xor_sync and __shfl_sync exchanges over the 32
+//     lanes of a warp, atomicMax and atomicAdd locked read-modify-writes,
+//     and __shared__ variables (function-local statics) are shared by the
+//     CTA running;
 //   - the _rn arithmetic intrinsics are the IEEE operations they name
 //     (compiled with -ffp-contract=off).
 //
@@ -46,6 +47,16 @@ inline unsigned __shfl_xor_sync(unsigned, unsigned v, int mask) {
   cudaemu::cta->shuffle[size_t(cudaemu::linear)] = v;
   cudaemu::cta->warps[size_t(warp)]->wait();
   const unsigned r = cudaemu::cta->shuffle[size_t((warp << 5) | (lane ^ mask))];
+  cudaemu::cta->warps[size_t(warp)]->wait();
+  return r;
+}
+
+/// v of lane `src` of the warp (src in [0, 32), as the kernels pass it).
+inline unsigned __shfl_sync(unsigned, unsigned v, int src) {
+  const int warp = cudaemu::linear >> 5;
+  cudaemu::cta->shuffle[size_t(cudaemu::linear)] = v;
+  cudaemu::cta->warps[size_t(warp)]->wait();
+  const unsigned r = cudaemu::cta->shuffle[size_t((warp << 5) | (src & 31))];
   cudaemu::cta->warps[size_t(warp)]->wait();
   return r;
 }
