@@ -246,6 +246,104 @@ __device__ __forceinline__ void quantize_rows_whole_body(const EwParams &p) {
   }
 }
 
+/// Thread t's partial sum of row `row` in the reduce kernel's order (the
+/// sum program's values of its chunks t, t + kT, ... in column order, added
+/// to +0). Cached: its kC chunks are loaded into `raw` (zeros for those past
+/// the row's end, chunkIn false), kept for the values after the sum.
+template <class Prog, int kC>
+__device__ __forceinline__ float
+thread_row_sum_raw(const EwParams &p, i64 row, int t, bool cached, bool vec,
+                   const bool *chunkIn, typename Prog::template RawS<8> *raw) {
+  constexpr int kT = kReduceThreads;
+  const i64 base = row * p.cols;
+  float acc = 0.0f;
+  if (cached) {
+#pragma unroll
+    for (int v = 0; v < kC; ++v) {
+      if (chunkIn[v])
+        Prog::template load_raw_s<8>(p, base + i64(v * kT + t) * 8, row,
+                                     raw[v]);
+      else
+        raw[v] = {}; // evaluated after the sum, never read
+    }
+#pragma unroll
+    for (int v = 0; v < kC; ++v) {
+      float x[8];
+      Prog::template sum_raw<8>(raw[v], x);
+      if (chunkIn[v]) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          acc = add(acc, x[k]);
+      }
+    }
+    return acc;
+  }
+  // thread_row_sum's order, written out: through its lambda, ptxas spilled
+  // 48 more bytes of LayerNorm's form of this kernel.
+  for (i64 c = i64(t) * 8; c < p.cols; c += i64(kT) * 8) {
+    const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
+    float x[8];
+    Prog::template sum_n<8>(p, base + c, n, vec, x);
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (k < n)
+        acc = add(acc, x[k]);
+  }
+  return acc;
+}
+
+/// The blocks of a row-sum quantize's cached row (quantize_rows_sum_body):
+/// thread t holds the values of its chunks t, t + kT, ... (kC of them,
+/// chunkIn[v] when chunk v lies in the row) in xs, kL lanes to a block. The
+/// kC chunks' blocks at once: their amaxes, then each block's scale and
+/// reciprocal computed by kL / kC of its kL lanes (lane part j of a block's
+/// lanes takes chunk j's block), then shuffled to the block's lanes: one
+/// scale computation a lane for kC blocks. Chunks past the row's end give
+/// amax 0 and store nothing.
+template <class Q, int kC, int kL>
+__device__ __forceinline__ void
+row_sum_cached_blocks(const EwParams &p, i64 row, int t, const bool *chunkIn,
+                      const float (*xs)[8], u8 *codes) {
+  constexpr int kT = kReduceThreads, kSub = kL / kC;
+  static_assert(kL % kC == 0, "a block's lanes split between the chunks");
+  const int lane = t & 31;
+  u32 m[kC];
+#pragma unroll
+  for (int v = 0; v < kC; ++v)
+    m[v] = chunkIn[v] ? max_abs_bits<8>(xs[v], 0u) : 0u;
+#pragma unroll
+  for (int o = kL / 2; o > 0; o >>= 1)
+#pragma unroll
+    for (int v = 0; v < kC; ++v) {
+      const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m[v], o);
+      m[v] = other > m[v] ? other : m[v];
+    }
+  const int j = (lane % kL) / kSub;
+  u32 mj = m[0];
+#pragma unroll
+  for (int v = 1; v < kC; ++v)
+    mj = j == v ? m[v] : mj;
+  // Block j exists when its first chunk, its first lane's, is in the row
+  // (a short last block's later lanes hold nothing).
+  const int cj = (j * kT + t - lane % kL) * 8;
+  const i64 cb = cj / Q::kBlockCols;
+  const float sj = block_scale<Q>(p, mj, cj < int(p.cols) && lane % kSub == 0,
+                                  row * p.scaleCols + cb, row, cb);
+  const float rj = div(1.0f, sj);
+  const int first = lane - lane % kL;
+#pragma unroll
+  for (int v = 0; v < kC; ++v) {
+    const float sv = u2f(__shfl_sync(0xFFFFFFFFu, f2u(sj), first + v * kSub));
+    const float rv = u2f(__shfl_sync(0xFFFFFFFFu, f2u(rj), first + v * kSub));
+    if (chunkIn[v]) {
+      u32 w[2];
+      quantize_codes<8>(xs[v], scale_divisor_from(sv, rv), Q::kFormat, w);
+      store_code_words<8>(codes, row * p.cols + i64(v * kT + t) * 8, 8, true,
+                          w);
+    }
+  }
+}
+
 /// Row blocks of a program that reads its row's sum (an RMSNorm with its
 /// statistics, ElementwiseSpec::rowSum): a CTA of kReduceThreads threads a
 /// row, striding over the rows. Thread t takes the row's chunks of eight
@@ -286,39 +384,8 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
   for (i64 row = blockIdx.x; row < units; row += gridDim.x) {
     const i64 base = row * p.cols;
     typename Prog::template RawS<8> raw[kC];
-    float acc = 0.0f;
-    if (cached) {
-#pragma unroll
-      for (int v = 0; v < kC; ++v) {
-        const i64 c = i64(v * kT + t) * 8;
-        if (chunkIn[v])
-          Prog::template load_raw_s<8>(p, base + c, row, raw[v]);
-        else
-          raw[v] = {}; // evaluated below, never read
-      }
-#pragma unroll
-      for (int v = 0; v < kC; ++v) {
-        float x[8];
-        Prog::template sum_raw<8>(raw[v], x);
-        if (chunkIn[v]) {
-#pragma unroll
-          for (int k = 0; k < 8; ++k)
-            acc = add(acc, x[k]);
-        }
-      }
-    } else {
-      // thread_row_sum's order, written out: through its lambda, ptxas
-      // spilled 48 more bytes of LayerNorm's form of this kernel.
-      for (i64 c = i64(t) * 8; c < p.cols; c += i64(kT) * 8) {
-        const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
-        float x[8];
-        Prog::template sum_n<8>(p, base + c, n, vec, x);
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-          if (k < n)
-            acc = add(acc, x[k]);
-      }
-    }
+    const float acc =
+        thread_row_sum_raw<Prog, kC>(p, row, t, cached, vec, chunkIn, raw);
     const float sum = cta_row_sum(acc, warpSum);
 
     // Cached: every chunk's values at once, in straight-line code, so what
@@ -411,47 +478,7 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
           store(x, c, n, scale_divisor(s));
       };
       if (cached && kL % kC == 0) {
-        // The kC chunks' blocks at once: their amaxes, then each block's
-        // scale and reciprocal computed by kL / kC of its kL lanes (lane
-        // part j of a block's lanes takes chunk j's block), then shuffled
-        // to the block's lanes: one scale computation a lane for kC
-        // blocks. Chunks past the row's end give amax 0 and store nothing.
-        constexpr int kSub = kL / kC;
-        u32 m[kC];
-#pragma unroll
-        for (int v = 0; v < kC; ++v)
-          m[v] = chunkIn[v] ? max_abs_bits<8>(xs[v], 0u) : 0u;
-#pragma unroll
-        for (int o = kL / 2; o > 0; o >>= 1)
-#pragma unroll
-          for (int v = 0; v < kC; ++v) {
-            const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m[v], o);
-            m[v] = other > m[v] ? other : m[v];
-          }
-        const int j = (lane % kL) / kSub;
-        u32 mj = m[0];
-#pragma unroll
-        for (int v = 1; v < kC; ++v)
-          mj = j == v ? m[v] : mj;
-        // Block j exists when its first chunk, its first lane's, is in the
-        // row (a short last block's later lanes hold nothing).
-        const int cj = (j * kT + t - lane % kL) * 8;
-        const i64 cb = cj / Q::kBlockCols;
-        const float sj =
-            block_scale<Q>(p, mj, cj < int(p.cols) && lane % kSub == 0,
-                           row * p.scaleCols + cb, row, cb);
-        const float rj = div(1.0f, sj);
-        const int first = lane - lane % kL;
-#pragma unroll
-        for (int v = 0; v < kC; ++v) {
-          const i64 c = i64(v * kT + t) * 8;
-          const float sv =
-              u2f(__shfl_sync(0xFFFFFFFFu, f2u(sj), first + v * kSub));
-          const float rv =
-              u2f(__shfl_sync(0xFFFFFFFFu, f2u(rj), first + v * kSub));
-          if (chunkIn[v])
-            store(xs[v], c, 8, scale_divisor_from(sv, rv));
-        }
+        row_sum_cached_blocks<Q, kC, kL>(p, row, t, chunkIn, xs, codes);
       } else if (cached) {
 #pragma unroll
         for (int v = 0; v < kC; ++v)

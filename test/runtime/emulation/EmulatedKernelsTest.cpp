@@ -119,10 +119,8 @@ void expectSameBits(const HostTensor &got, const HostTensor &want,
 class EmulatedKernels
     : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
 
-// {2, 48, 80}: the transpose's 16-byte path. The last four, long rows:
-// normKernels(); {2, 2, 3000} in a row-sum quantize's registers with both
-// of a thread's chunks (the second past the row's end for some threads,
-// the last block short), then past its registers (16 bytes and scalar).
+// {2, 48, 80}: the transpose's 16-byte path. Long rows (normKernels()): 3000
+// in a row-sum quantize's registers, a short last block; then past them.
 const Shape3 kShapes[] = {{1, 70, 300}, {3, 20, 200}, {1, 5, 31},
                           {2, 1, 64},   {2, 48, 80},  {2, 2, 3000},
                           {1, 2, 4104}, {2, 2, 2100}, {1, 3, 8264}};
