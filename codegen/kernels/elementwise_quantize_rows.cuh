@@ -478,7 +478,9 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
           store(x, c, n, scale_divisor(s));
       };
       if (cached && kL % kC == 0) {
-        row_sum_cached_blocks<Q, kC, kL>(p, row, t, chunkIn, xs, codes);
+        // (a block of fewer lanes than chunks, 1 x 8, takes block() below)
+        if constexpr (kL % kC == 0)
+          row_sum_cached_blocks<Q, kC, kL>(p, row, t, chunkIn, xs, codes);
       } else if (cached) {
 #pragma unroll
         for (int v = 0; v < kC; ++v)

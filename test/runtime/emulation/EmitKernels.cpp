@@ -197,10 +197,11 @@ std::vector<ElementwiseSpec> specs() {
   }
   out.push_back(quantize(rmsnorm(), Granularity::block(1, 128), DType::E4M3FN));
   out.push_back(quantize(rmsnorm(), Granularity::perTensor(), DType::E4M3FN));
-  // ... and with its sums (one pass): 1x128 blocks, MX (1x32, UE8M0), whole
-  // rows.
+  // ... and with its sums (one pass): 1x128 blocks, MX (1x32, UE8M0), 1x8
+  // (a block narrower than a thread's chunks are many), whole rows.
   out.push_back(rmsnormWithSum(Granularity::block(1, 128), DType::E4M3FN));
   out.push_back(rmsnormWithSum(Granularity::mx(), DType::E4M3FN));
+  out.push_back(rmsnormWithSum(Granularity::block(1, 8), DType::E4M3FN));
   out.push_back(rmsnormWithSum(Granularity::perRow(), DType::E5M2));
   {
     ElementwiseSpec s;
