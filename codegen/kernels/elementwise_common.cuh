@@ -129,26 +129,6 @@ __device__ __forceinline__ void store_vec(void *p, i64 i, const float v[N]) {
     *reinterpret_cast<uint2 *>(static_cast<u16 *>(p) + i) = uint2{w[0], w[1]};
 }
 
-/// Codes i .. i + N - 1 (N 2, 4 or 8, i a multiple of N) in one store.
-template <int N>
-__device__ __forceinline__ void store_codes(u8 *codes, i64 i, const u8 q[N]) {
-  static_assert(N == 2 || N == 4 || N == 8, "2, 4 or 8 codes");
-  u32 lo = 0, hi = 0;
-#pragma unroll
-  for (int k = 0; k < N; ++k) {
-    if (k < 4)
-      lo |= u32(q[k]) << (8 * k);
-    else
-      hi |= u32(q[k]) << (8 * (k - 4));
-  }
-  if (N == 8)
-    *reinterpret_cast<uint2 *>(codes + i) = uint2{lo, hi};
-  else if (N == 4)
-    *reinterpret_cast<u32 *>(codes + i) = lo;
-  else
-    *reinterpret_cast<u16 *>(codes + i) = u16(lo);
-}
-
 /// Codes i .. i + n - 1 from words of four (quantize_codes): N codes in
 /// one store when `vec` (n == N, i a multiple of N), else byte by byte.
 template <int N>

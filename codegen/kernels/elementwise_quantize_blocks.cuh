@@ -430,10 +430,24 @@ __device__ __forceinline__ bool delayed_prediction(const EwParams &p,
   return true;
 }
 
+/// The codes of the eight elements from flat element i with the scale of
+/// `d`. Current scaling's scale was made from the matrix's amax, which
+/// bounds every value: quantize_codes; a delayed scale may be exceeded:
+/// quantize_codes_unbounded.
+template <class Prog, class Q>
+__device__ __forceinline__ void tensor_chunk_codes(const EwParams &p, i64 i,
+                                                   const float (&v)[8],
+                                                   const ScaleDivisor &d) {
+  u32 w[2];
+  if constexpr (Q::kDelayed)
+    quantize_codes_unbounded<8>(v, d, Q::kFormat, w);
+  else
+    quantize_codes<8>(v, d, Q::kFormat, w);
+  store_code_words<8>(static_cast<u8 *>(p.out), i, 8, true, w);
+}
+
 /// The codes of flat elements [0, n) of matrix b with scale s (per-tensor
-/// blocks). Current scaling's s was made from this matrix's amax, which
-/// bounds every value: its codes take quantize_codes (no division); a
-/// delayed scale may be exceeded, and takes quantize_value.
+/// blocks).
 template <class Prog, class Q>
 __device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
                                              float s) {
@@ -447,17 +461,7 @@ __device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
       const i64 i = b * plane + q * 8;
       float v[8];
       Prog::template eval_vec<8>(p, i, v);
-      if constexpr (Q::kDelayed) {
-        u8 c[8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-          c[k] = quantize_value(v[k], s, Q::kFormat);
-        store_codes<8>(codes, i, c);
-      } else {
-        u32 w[2];
-        quantize_codes<8>(v, d, Q::kFormat, w);
-        store_code_words<8>(codes, i, 8, true, w);
-      }
+      tensor_chunk_codes<Prog, Q>(p, i, v, d);
     }
     return;
   }
@@ -482,6 +486,7 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
   const bool vec = tensor_vec<Prog>(p);
   float predicted = 1.0f;
   const bool speculate = Q::kDelayed && delayed_prediction<Q>(p, &predicted);
+  const ScaleDivisor dp = scale_divisor(predicted);
   u8 *codes = static_cast<u8 *>(p.out);
   for (i64 b = 0; b < p.batch; ++b) {
     u32 m = 0;
@@ -490,15 +495,9 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
         const i64 i = b * plane + q * 8;
         float v[8];
         Prog::template eval_vec<8>(p, i, v);
-        u8 c[8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-          const u32 bits = abs_bits(v[k]);
-          m = bits > m ? bits : m;
-          c[k] = quantize_value(v[k], predicted, Q::kFormat);
-        }
+        m = max_abs_bits<8>(v, m);
         if (speculate)
-          store_codes<8>(codes, i, c);
+          tensor_chunk_codes<Prog, Q>(p, i, v, dp);
       }
     } else {
       for (i64 e = first; e < plane; e += stride) {

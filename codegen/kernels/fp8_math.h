@@ -501,6 +501,31 @@ FP8K_FN void quantize_codes(const float *x, const ScaleDivisor &d, int fmt,
   }
 }
 
+/// quantize_codes for values the scale does not bound (delayed scaling's,
+/// made before the step's amax is known): when d.fast and every |x[k]| <=
+/// d.scale * 2^16, the quotients are at most 2^16 (finite, and past either
+/// format's largest finite value only where both forms saturate), so
+/// quantize_codes' Markstein quotients are the division's; otherwise (a
+/// larger value, an infinity, a NaN) each value takes quantize_value.
+template <int N>
+FP8K_FN void quantize_codes_unbounded(const float *x, const ScaleDivisor &d,
+                                      int fmt, u32 *words) {
+  // (scale * 2^16 is exact and finite: d.fast bounds the scale by 2^100.)
+  const u32 bound = f2u(mul(d.scale, 65536.0f)) & 0x7FFFFFFFu;
+  u32 m = 0; // the largest |x[k]| bits (a NaN's exceed every bound)
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const u32 b = f2u(x[k]) & 0x7FFFFFFFu;
+    m = b > m ? b : m;
+  }
+  if (d.fast && m <= bound) {
+    quantize_codes<N>(x, d, fmt, words);
+    return;
+  }
+  const ScaleDivisor slow = {d.scale, d.recip, false};
+  quantize_codes<N>(x, slow, fmt, words);
+}
+
 //===----------------------------------------------------------------------===//
 // Delayed scaling: the amax history of one tensor, as the GPU stores it
 //===----------------------------------------------------------------------===//

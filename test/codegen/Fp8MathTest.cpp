@@ -216,6 +216,45 @@ TEST(Fp8Math, ScaledQuantizeEqualsTheDivision) {
   }
 }
 
+// quantize_codes_unbounded (delayed scaling's codes, the scale made
+// before the values were seen) gives quantize_value's codes for any value:
+// every bf16 (infinities and NaNs included) and the floats next to the
+// fast path's bound (scale * 2^16), times each scale, with a NaN, an
+// infinity or an out-of-bound value beside in-bound ones in a word. The
+// scales: ordinary, not powers of two, the ends of ScaleDivisor's range and
+// past them. The GPU test (Fp8ConvertGpuTest) covers every float.
+TEST(Fp8Math, UnboundedQuantizeEqualsTheDivision) {
+  std::vector<float> scales = {
+      1.0f,      1.0f / 448.0f, 3.0f / 448.0f, 0.1f,   7.0f, 0x1p-100f,
+      0x1p+100f, 0x1.8p-101f,   0x1p+101f,     1e-35f, 1e35f};
+  for (int e = -90; e <= 90; e += 15)
+    scales.push_back(std::ldexp(1.0f + float(e + 91) / 181.0f, e));
+  std::vector<float> xs;
+  for (uint32_t b = 0; b < 0x10000u; ++b)
+    xs.push_back(nm::bf16ToFloat(uint16_t(b)));
+  for (float s : scales) {
+    const fp8k::ScaleDivisor d = fp8k::scale_divisor(s);
+    const float bound = s * 65536.0f;
+    for (float y : {bound, std::nextafter(bound, 0.0f),
+                    std::nextafter(bound, INFINITY), bound * 0.999f})
+      for (float z : {y, -y})
+        for (float w : {0.5f * s, -INFINITY, NAN, z})
+          xs.insert(xs.end(), {z, w, 1.0f * s, -3.0f * s});
+    while (xs.size() % 4)
+      xs.push_back(0.0f);
+    for (int fmt : {fp8k::kE4M3, fp8k::kE5M2})
+      for (size_t i = 0; i < xs.size(); i += 4) {
+        uint32_t w;
+        fp8k::quantize_codes_unbounded<4>(&xs[i], d, fmt, &w);
+        for (size_t k = 0; k < 4; ++k)
+          ASSERT_EQ(uint8_t(w >> (8 * k)),
+                    fp8k::quantize_value(xs[i + k], s, fmt))
+              << "x " << xs[i + k] << " scale " << s << " fmt " << fmt;
+      }
+    xs.resize(0x10000u);
+  }
+}
+
 namespace {
 
 /// What the generated kernels compute for one [rows, cols] matrix, with the

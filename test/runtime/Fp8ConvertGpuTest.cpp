@@ -124,6 +124,45 @@ fp8_quantize_scaled_every_float(const float *amaxes,
   if (bad)
     atomicMin(first, lowest);
 }
+
+// For the scale scales[blockIdx.y]: the inputs x (every float, NaNs and
+// infinities included) on which quantize_codes_unbounded (delayed
+// scaling's codes) and quantize_value give different codes, in either
+// format, and the smallest.
+extern "C" __global__ void __launch_bounds__(256)
+fp8_quantize_unbounded_every_float(const float *scales,
+                                   unsigned long long *mismatches,
+                                   unsigned int *first) {
+  using namespace fp8k;
+  const float s = scales[blockIdx.y];
+  const ScaleDivisor d = scale_divisor(s);
+  const unsigned long long stride =
+      (unsigned long long)gridDim.x * blockDim.x;
+  unsigned long long bad = 0;
+  unsigned int lowest = 0xFFFFFFFFu;
+  for (unsigned long long i =
+           (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+       i < (1ull << 32); i += stride) {
+    const float x = u2f((u32)i);
+    // Beside x: a value inside the fast path's bound, and -x.
+    const float xs[4] = {x, s, neg(x), neg(s)};
+    u32 w4, w5;
+    quantize_codes_unbounded<4>(xs, d, kE4M3, &w4);
+    quantize_codes_unbounded<4>(xs, d, kE5M2, &w5);
+    bool differ = false;
+    for (int k = 0; k < 4; ++k)
+      differ = differ ||
+               u8(w4 >> (8 * k)) != quantize_value(xs[k], s, kE4M3) ||
+               u8(w5 >> (8 * k)) != quantize_value(xs[k], s, kE5M2);
+    bad += differ;
+    if (differ && (unsigned int)i < lowest)
+      lowest = (unsigned int)i;
+  }
+  if (bad)
+    atomicAdd(mismatches, bad);
+  if (bad)
+    atomicMin(first, lowest);
+}
 )";
 
 Expected<const LoadedKernel *> loadConvertKernel(const char *name) {
@@ -219,6 +258,33 @@ TEST(Fp8ConvertGpu, ScaledQuantizeEqualsTheDivisionOnEveryFloat) {
   void *args[] = {&pa, &pc, &pf};
   ASSERT_TRUE(
       launchOverEveryFloat(**dev, **k, unsigned(amaxes.size()), args).isOk());
+  std::vector<uint64_t> bad(1);
+  std::vector<uint32_t> lowest(1);
+  ASSERT_TRUE(counts->download(bad).isOk());
+  ASSERT_TRUE(first->download(lowest).isOk());
+  EXPECT_EQ(bad[0], 0u) << "first differing input 0x" << std::hex << lowest[0];
+}
+
+// Delayed scaling's codes (quantize_codes_unbounded: the fast path when a
+// chunk's values are within 2^16 times the scale, else the division) equal
+// quantize_value's on every float, for ordinary scales, scales that are not
+// powers of two, and the ends of ScaleDivisor's range and past them.
+TEST(Fp8ConvertGpu, UnboundedQuantizeEqualsTheDivisionOnEveryFloat) {
+  auto dev = CudaDevice::get();
+  ASSERT_TRUE(dev.isOk()) << dev.message();
+  auto k = loadConvertKernel("fp8_quantize_unbounded_every_float");
+  ASSERT_TRUE(k.isOk()) << k.message();
+  const std::vector<float> scales = {
+      1.0f,       1.0f / 448.0f, 3.0f / 448.0f, 0.1f,        0x1.234p-40f,
+      0x1.9p+37f, 0x1p-100f,     0x1p+100f,     0x1.8p-101f, 1e35f};
+  auto dScale = DeviceBuffer::fromHost(scales);
+  auto counts = DeviceBuffer::fromHost(std::vector<uint64_t>{0});
+  auto first = DeviceBuffer::fromHost(std::vector<uint32_t>{0xFFFFFFFFu});
+  ASSERT_TRUE(dScale.isOk() && counts.isOk() && first.isOk());
+  void *ps = dScale->get(), *pc = counts->get(), *pf = first->get();
+  void *args[] = {&ps, &pc, &pf};
+  ASSERT_TRUE(
+      launchOverEveryFloat(**dev, **k, unsigned(scales.size()), args).isOk());
   std::vector<uint64_t> bad(1);
   std::vector<uint32_t> lowest(1);
   ASSERT_TRUE(counts->download(bad).isOk());
