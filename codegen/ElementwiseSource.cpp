@@ -217,7 +217,7 @@ std::string inputIndex(const EwProgram &p, size_t i, const std::string &e) {
 /// broadcast input the N elements in one row): 16-byte loads, else element
 /// by element. One copy of the instructions serves both. A row-broadcast
 /// input is one load on the vector path; input `rs` (>= 0) is the
-/// parameter `rs`, not a load.
+/// parameter `rs`, not a load, and then the caller passes element i's row.
 void emitEvalN(std::ostringstream &os, const EwProgram &p, const char *name,
                int rs) {
   std::vector<bool> used = usedInputs(p);
@@ -225,10 +225,13 @@ void emitEvalN(std::ostringstream &os, const EwProgram &p, const char *name,
      << "  static __device__ __forceinline__ void " << name
      << "(const EwParams &p, "
         "i64 i, int n, bool vec, "
-     << (rs >= 0 ? "float rs, " : "") << "float out[N]) {\n";
-  if (p.broadcasts()) // the row and column of element i, for the vectors
-    os << "    const i64 row = vec ? row_of(i, p.cols) : 0;\n"
-       << "    const i64 col = i - row * p.cols;\n";
+     << (rs >= 0 ? "i64 row, float rs, " : "") << "float out[N]) {\n";
+  // The row and column of element i, for the vectors; the row-sum
+  // quantize's caller knows the row (a division less a chunk).
+  if (p.broadcasts() && rs < 0)
+    os << "    const i64 row = vec ? row_of(i, p.cols) : 0;\n";
+  if (p.broadcasts())
+    os << "    const i64 col = i - row * p.cols;\n";
   for (size_t i = 0; i < p.inputs.size(); ++i) {
     if (!used[i] || int(i) == rs)
       continue;

@@ -407,7 +407,7 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
         for (int k = 0; k < 8; ++k)
           x[k] = xs[v][k];
       } else {
-        Prog::template eval_n_rs<8>(p, base + c, n, vec, sum, x);
+        Prog::template eval_n_rs<8>(p, base + c, n, vec, row, sum, x);
       }
       return n;
     };
