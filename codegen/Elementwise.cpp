@@ -248,6 +248,8 @@ std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
   case AuxKind::Elementwise:
     return {"elementwise"};
   case AuxKind::Quantize:
+    if (quantizeUsesRowSumPath(s)) // rows row_sum_short holds, and longer
+      return {"quantize", "quantize_long_rows"};
     if (quantizeIsOnePass(s))
       return {"quantize"};
     return {"amax", "scales", "quantize"};
@@ -321,9 +323,13 @@ emitElementwise(const ElementwiseSpec &s) {
     // quantize, the 128x128 tile) unless told that two CTAs an SM suffice.
     const char *onePass = s.arch == Arch::SM100a ? "256, 2" : "256";
     if (quantizeUsesRowSumPath(s)) {
-      // Four CTAs an SM: a CTA holds one row's loads at a time.
-      entry(0, "256, 4",
-            "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q>(p);");
+      // A CTA holds one row's loads at a time: five CTAs an SM of the short
+      // rows' (96 registers), four of the long rows' (64).
+      entry(0, std::to_string(fp8k::kRowSumThreads) + ", 5",
+            "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q, "
+            "fp8k::kReduceThreads / fp8k::kRowSumThreads>(p);");
+      entry(1, "256, 4",
+            "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q, 1>(p);");
     } else if (quantizeUsesRowPath(s)) {
       entry(0, onePass, "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesTilePath(s)) {
@@ -396,9 +402,12 @@ elementwiseLaunches(const ElementwiseSpec &s, int64_t batch, int64_t rows,
   const std::vector<std::string> entries = elementwiseEntries(s);
   const std::string base = s.kernelName();
   std::vector<ElementwiseEntryLaunch> out;
-  for (size_t e = 0; e < entries.size(); ++e)
-    out.push_back({entries.size() == 1 ? base : base + "_" + entries[e], e,
-                   elementwiseLaunch(s, e, batch, rows, cols, smCount)});
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const AuxLaunch l = elementwiseLaunch(s, e, batch, rows, cols, smCount);
+    if (l.grid[0] > 0) // (an entry for other shapes)
+      out.push_back(
+          {entries.size() == 1 ? base : base + "_" + entries[e], e, l});
+  }
   return out;
 }
 
@@ -431,8 +440,12 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     const int64_t units = batch * g.scaleCols(cols);
     l.grid[0] = clamp(ceilDiv(units, 8), waves * 8);
   } else if (s.kind == AuxKind::Quantize && quantizeUsesRowSumPath(s)) {
-    l.block[0] = fp8k::kReduceThreads; // a CTA per row, as the reduce's
-    l.grid[0] = clamp(batch * rows, waves * 8);
+    // A CTA per row; only the entry for this row length runs (grid 0: not
+    // launched).
+    const bool shortRows = fp8k::row_sum_short(cols);
+    l.block[0] = shortRows ? fp8k::kRowSumThreads : fp8k::kReduceThreads;
+    l.grid[0] =
+        (role == "quantize") == shortRows ? clamp(batch * rows, waves * 8) : 0;
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesRowPath(s)) {
     // A warp per block, or per 32 / lanes blocks on the vector path.

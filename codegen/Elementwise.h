@@ -116,7 +116,8 @@ bool quantizeUsesRowSumPath(const ElementwiseSpec &spec);
 bool quantizeIsOnePass(const ElementwiseSpec &spec);
 
 /// The roles of the entry points emitElementwise returns, in launch order:
-/// "elementwise"; "quantize" (row, column or tile path); "amax", "scales",
+/// "elementwise"; "quantize" (row, column or tile path); "quantize",
+/// "quantize_long_rows" (row-sum path; one runs); "amax", "scales",
 /// "quantize" (block path); "codes", "scales" (transpose); "route", "quantize"
 /// (permute); "unpermute"; "reduce"; "interleave".
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &spec);
@@ -145,7 +146,9 @@ struct AuxLaunch {
 /// The launch of entry `entry` over `batch` matrices of [rows, cols]
 /// elements (the input's shape; for a transpose, the input's) on a GPU of
 /// `smCount` SMs. Permute: `batch` is E for the route and the tokens T for
-/// the gather-quantize; unpermute: [T, H], the output's.
+/// the gather-quantize; unpermute: [T, H], the output's. grid[0] == 0:
+/// the entry does not run on this shape (the row-sum quantize has one entry
+/// for rows that fit its registers and one for longer rows).
 AuxLaunch elementwiseLaunch(const ElementwiseSpec &spec, size_t entry,
                             int64_t batch, int64_t rows, int64_t cols,
                             int smCount);
@@ -159,7 +162,8 @@ struct ElementwiseEntryLaunch {
 };
 
 /// The launches of `spec` over `batch` matrices of [rows, cols] (the
-/// input's), in order, every entry's grid from elementwiseLaunch (an MoE
+/// input's), in order, the entries that run on this shape with their grids
+/// from elementwiseLaunch (an MoE
 /// step's batches differ per entry: runtime/plan/PlanKernels.h).
 std::vector<ElementwiseEntryLaunch>
 elementwiseLaunches(const ElementwiseSpec &spec, int64_t batch, int64_t rows,

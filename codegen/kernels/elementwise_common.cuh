@@ -228,25 +228,40 @@ __device__ __forceinline__ float thread_row_sum(i64 cols, int t, F values) {
   return acc;
 }
 
-/// A row's sum from each of kReduceThreads threads' partial sums `acc`, in
-/// the reduce kernel's order (codegen/Elementwise.h, reduceRow): each warp
-/// adds its lanes' sums pairwise (xor 16, 8, 4, 2, 1: every lane ends with
-/// the same bits, float addition being commutative), then the warps' sums
-/// in warp order; every thread returns the same bits. `warpSum` holds
-/// kReduceThreads / 32 floats of shared memory; the caller synchronizes
-/// before it is written again.
-__device__ __forceinline__ float cta_row_sum(float acc, float *warpSum) {
+/// A row's sum from each of kReduceThreads threads' partial sums, in the
+/// reduce kernel's order (codegen/Elementwise.h, reduceRow): each warp adds
+/// its lanes' sums pairwise (xor 16, 8, 4, 2, 1: every lane ends with the
+/// same bits, float addition being commutative), then the warps' sums in
+/// warp order; every thread returns the same bits. A CTA of kReduceThreads
+/// / kV threads: thread x plays reduce threads x + i * blockDim.x, i < kV,
+/// their sums in acc[i]. `warpSum` holds kReduceThreads / 32 floats of
+/// shared memory; the caller synchronizes before it is written again.
+template <int kV>
+__device__ __forceinline__ float cta_row_sum(float (&acc)[kV], float *warpSum) {
+  constexpr int kWarps = kReduceThreads / kV / 32; // real warps
+  static_assert(kReduceThreads % (kV * 32) == 0, "whole warps");
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1)
-    acc = add(acc, u2f(__shfl_xor_sync(0xFFFFFFFFu, f2u(acc), o)));
-  if ((threadIdx.x & 31) == 0)
-    warpSum[threadIdx.x >> 5] = acc;
+#pragma unroll
+    for (int i = 0; i < kV; ++i)
+      acc[i] = add(acc[i], u2f(__shfl_xor_sync(0xFFFFFFFFu, f2u(acc[i]), o)));
+  if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+    for (int i = 0; i < kV; ++i)
+      warpSum[(threadIdx.x >> 5) + i * kWarps] = acc[i];
+  }
   __syncthreads();
   float total = warpSum[0];
 #pragma unroll
   for (int w = 1; w < kReduceThreads / 32; ++w)
     total = add(total, warpSum[w]);
   return total;
+}
+
+/// cta_row_sum of a CTA of kReduceThreads threads, one sum each.
+__device__ __forceinline__ float cta_row_sum(float acc, float *warpSum) {
+  float a[1] = {acc};
+  return cta_row_sum<1>(a, warpSum);
 }
 
 /// The larger of m and the |x| bit patterns of x[0 .. N) (bits order the

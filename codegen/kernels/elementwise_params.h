@@ -109,14 +109,28 @@ FP8K_RULE bool tile_path(i64 blockRows, i64 blockCols) {
 /// kReduceThreads, ... (codegen/Elementwise.h, reduceRow: the order).
 enum : int { kReduceThreads = 256, kReduceChunk = 8 };
 
-/// Chunks of eight columns a thread of the quantize that sums its rows
-/// (quantize_rows_sum_body) keeps in registers: rows of up to 4096
-/// columns are read once, longer ones again from the caches. Four chunks
-/// took 104 registers (two CTAs an SM; 0.052 ms for a 4096x4096 RMSNorm
-/// quantize on the H200), or spilled 112 bytes at four CTAs an SM; two, at
-/// four CTAs an SM (56 bytes spilled), 0.035 ms
-/// (docs/results/h200-2026-11-29-rowsum/).
-enum : int { kRowSumChunks = 2 };
+/// The quantize that sums its rows (quantize_rows_sum_body) keeps
+/// kRowSumChunks chunks of eight columns of each reduce thread it plays in
+/// registers: rows of up to 4096 columns (row_sum_short) are read once,
+/// longer ones again from the caches. The two have their own entries, each
+/// with its registers and CTA: short rows a CTA of kRowSumThreads, a thread
+/// playing kReduceThreads / kRowSumThreads reduce threads (the same sum
+/// tree; a row's fixed work spread over four chunks a thread; 96 registers
+/// at five CTAs an SM), long rows a CTA of kReduceThreads, two chunks a
+/// thread kept (64 registers, four CTAs an SM: more loads in flight for
+/// their second read). On the H200, 4096x4096 RMSNorm quantize: 256
+/// threads 0.0297 ms, 128 threads 0.0267-0.0269; 8192x8192 at 128 threads
+/// 9% slower than at 256 (docs/results/h200-2026-12-01-delayed-codes/,
+/// run3 and run1).
+enum : int { kRowSumChunks = 2, kRowSumThreads = 128 };
+static_assert(kReduceThreads % kRowSumThreads == 0 && kRowSumThreads % 32 == 0,
+              "a row-sum thread plays whole reduce threads");
+
+/// True when the row-sum quantize's rows of `cols` columns take its short
+/// entry (kRowSumThreads threads a row).
+FP8K_RULE bool row_sum_short(i64 cols) {
+  return cols <= i64(kRowSumChunks) * kReduceThreads * kReduceChunk;
+}
 
 /// The square tile of the transpose of FP8 codes (128: a 16-byte chunk of
 /// each row a thread, four rows a thread each way).

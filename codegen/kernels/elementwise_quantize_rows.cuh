@@ -246,65 +246,74 @@ __device__ __forceinline__ void quantize_rows_whole_body(const EwParams &p) {
   }
 }
 
-/// Thread t's partial sum of row `row` in the reduce kernel's order (the
-/// sum program's values of its chunks t, t + kT, ... in column order, added
-/// to +0). Cached: its kC chunks are loaded into `raw` (zeros for those past
-/// the row's end, chunkIn false), kept for the values after the sum.
-template <class Prog, int kC>
-__device__ __forceinline__ float
-thread_row_sum_raw(const EwParams &p, i64 row, int t, bool cached, bool vec,
-                   const bool *chunkIn, typename Prog::template RawS<8> *raw) {
-  constexpr int kT = kReduceThreads;
+/// The partial sums of row `row` of the reduce threads thread r of a CTA of
+/// kReduceThreads / kV plays (r + i * kReduceThreads / kV in acc[i], i <
+/// kV), in the reduce kernel's order: a reduce thread adds the sum
+/// program's values of its chunks of eight columns, every kReduceThreads-th,
+/// in column order to +0. Cached: thread r's kQ chunks r, r +
+/// kReduceThreads / kV, ... (reduce thread i's are those
+/// with q % kV == i) are loaded into `raw` (zeros for those past the row's
+/// end, chunkIn false) and kept for the values after the sum.
+template <class Prog, int kQ, int kV>
+__device__ __forceinline__ void
+thread_row_sum_raw(const EwParams &p, i64 row, int r, bool cached, bool vec,
+                   const bool *chunkIn, typename Prog::template RawS<8> *raw,
+                   float (&acc)[kV]) {
+  constexpr int kT = kReduceThreads, kRT = kReduceThreads / kV;
+  static_assert(kRT * kV == kT && kQ % kV == 0, "whole reduce threads");
   const i64 base = row * p.cols;
-  float acc = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kV; ++i)
+    acc[i] = 0.0f;
   if (cached) {
 #pragma unroll
-    for (int v = 0; v < kC; ++v) {
-      if (chunkIn[v])
-        Prog::template load_raw_s<8>(p, base + i64(v * kT + t) * 8, row,
-                                     raw[v]);
+    for (int q = 0; q < kQ; ++q) {
+      if (chunkIn[q])
+        Prog::template load_raw_s<8>(p, base + i64(q * kRT + r) * 8, row,
+                                     raw[q]);
       else
-        raw[v] = {}; // evaluated after the sum, never read
+        raw[q] = {}; // evaluated after the sum, never read
     }
 #pragma unroll
-    for (int v = 0; v < kC; ++v) {
+    for (int q = 0; q < kQ; ++q) {
       float x[8];
-      Prog::template sum_raw<8>(raw[v], x);
-      if (chunkIn[v]) {
+      Prog::template sum_raw<8>(raw[q], x);
+      if (chunkIn[q]) {
 #pragma unroll
         for (int k = 0; k < 8; ++k)
-          acc = add(acc, x[k]);
+          acc[q % kV] = add(acc[q % kV], x[k]);
       }
     }
-    return acc;
+    return;
   }
   // thread_row_sum's order, written out: through its lambda, ptxas spilled
   // 48 more bytes of LayerNorm's form of this kernel.
-  for (i64 c = i64(t) * 8; c < p.cols; c += i64(kT) * 8) {
-    const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
-    float x[8];
-    Prog::template sum_n<8>(p, base + c, n, vec, x);
 #pragma unroll
-    for (int k = 0; k < 8; ++k)
-      if (k < n)
-        acc = add(acc, x[k]);
-  }
-  return acc;
+  for (int i = 0; i < kV; ++i)
+    for (i64 c = i64(r + i * kRT) * 8; c < p.cols; c += i64(kT) * 8) {
+      const int n = p.cols - c < 8 ? int(p.cols - c) : 8;
+      float x[8];
+      Prog::template sum_n<8>(p, base + c, n, vec, x);
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        if (k < n)
+          acc[i] = add(acc[i], x[k]);
+    }
 }
 
 /// The blocks of a row-sum quantize's cached row (quantize_rows_sum_body):
-/// thread t holds the values of its chunks t, t + kT, ... (kC of them,
-/// chunkIn[v] when chunk v lies in the row) in xs, kL lanes to a block. The
-/// kC chunks' blocks at once: their amaxes, then each block's scale and
+/// thread t of kT holds the values of its chunks t, t + kT, ... (kC of
+/// them, chunkIn[v] when chunk v lies in the row) in xs, kL lanes to a block.
+/// The kC chunks' blocks at once: their amaxes, then each block's scale and
 /// reciprocal computed by kL / kC of its kL lanes (lane part j of a block's
 /// lanes takes chunk j's block), then shuffled to the block's lanes: one
 /// scale computation a lane for kC blocks. Chunks past the row's end give
 /// amax 0 and store nothing.
-template <class Q, int kC, int kL>
+template <class Q, int kT, int kC, int kL>
 __device__ __forceinline__ void
 row_sum_cached_blocks(const EwParams &p, i64 row, int t, const bool *chunkIn,
                       const float (*xs)[8], u8 *codes) {
-  constexpr int kT = kReduceThreads, kSub = kL / kC;
+  constexpr int kSub = kL / kC;
   static_assert(kL % kC == 0, "a block's lanes split between the chunks");
   const int lane = t & 31;
   u32 m[kC];
@@ -345,26 +354,28 @@ row_sum_cached_blocks(const EwParams &p, i64 row, int t, const bool *chunkIn,
 }
 
 /// Row blocks of a program that reads its row's sum (an RMSNorm with its
-/// statistics, ElementwiseSpec::rowSum): a CTA of kReduceThreads threads a
-/// row, striding over the rows. Thread t takes the row's chunks of eight
-/// columns t, t + kReduceThreads, ..., the reduce kernel's: it adds the
-/// sum program's values of its chunks in column order to +0, and
-/// cta_row_sum the threads' sums, so the sum has reduceRow's bits. Then the
-/// program runs with that sum: a block of C columns is C / 8 consecutive lanes
-/// (a shuffle max), a whole row the CTA (a shared-memory max). On the vector
-/// path rows of up to kRowSumChunks chunks a thread keep their loads in
-/// registers (one read); other rows are evaluated again per use, the reads
-/// after the first from the caches.
-template <class Prog, class Q>
+/// statistics, ElementwiseSpec::rowSum): a CTA of kT = kReduceThreads / kV
+/// threads a row, striding over the rows. Thread t plays the reduce
+/// kernel's threads t + i * kT, i < kV (thread_row_sum_raw): their sums,
+/// added by cta_row_sum<kV>, have reduceRow's bits. Then the program runs
+/// with that sum over thread t's chunks of eight columns t, t + kT, ...: a
+/// block of C columns is C / 8 consecutive lanes (a shuffle max), a whole
+/// row the CTA (a shared-memory max). On the vector path rows of up to kC
+/// chunks a thread keep their loads in registers (one read); other rows are
+/// evaluated again per use, the reads after the first from the caches. The
+/// kernel has an entry for each: kV = kReduceThreads / kRowSumThreads for
+/// rows row_sum_short holds, kV = 1 for longer ones (elementwise_params.h).
+template <class Prog, class Q, int kV>
 __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
-  constexpr int kT = kReduceThreads, kC = kRowSumChunks;
+  constexpr int kT = kReduceThreads / kV;
+  constexpr int kC = kRowSumChunks * kV; // chunks a thread keeps
   constexpr bool kWhole = Q::kBlockCols == 0;
   constexpr int kL = kWhole ? 32 : int(Q::kBlockCols) / 8; // lanes a block
   static_assert(kReduceChunk == 8 && kT % 32 == 0, "chunks of eight");
   static_assert(
       kWhole || (Q::kBlockCols % 8 == 0 && kL <= 32 && (kL & (kL - 1)) == 0),
       "blocks of 8 to 256 columns, a power of two");
-  __shared__ float warpSum[kT / 32];
+  __shared__ float warpSum[kReduceThreads / 32];
   __shared__ u32 warpMax[kT / 32];
   const int t = int(threadIdx.x), lane = t & 31;
   const i64 units = p.batch * p.rows;
@@ -384,9 +395,9 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
   for (i64 row = blockIdx.x; row < units; row += gridDim.x) {
     const i64 base = row * p.cols;
     typename Prog::template RawS<8> raw[kC];
-    const float acc =
-        thread_row_sum_raw<Prog, kC>(p, row, t, cached, vec, chunkIn, raw);
-    const float sum = cta_row_sum(acc, warpSum);
+    float acc[kV];
+    thread_row_sum_raw<Prog, kC, kV>(p, row, t, cached, vec, chunkIn, raw, acc);
+    const float sum = cta_row_sum<kV>(acc, warpSum);
 
     // Cached: every chunk's values at once, in straight-line code, so what
     // depends on the row's sum alone (an RMSNorm's reciprocal square root,
@@ -480,7 +491,7 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
       if (cached && kL % kC == 0) {
         // (a block of fewer lanes than chunks, 1 x 8, takes block() below)
         if constexpr (kL % kC == 0)
-          row_sum_cached_blocks<Q, kC, kL>(p, row, t, chunkIn, xs, codes);
+          row_sum_cached_blocks<Q, kT, kC, kL>(p, row, t, chunkIn, xs, codes);
       } else if (cached) {
 #pragma unroll
         for (int v = 0; v < kC; ++v)

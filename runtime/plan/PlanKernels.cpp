@@ -24,7 +24,8 @@ auxStepLaunches(const PlanStep &s, const StepShapes &shapes, int smCount) {
       g.batch = entries[e] == "route" ? shapes.at(s.outputs[2])[0] - 1
                                       : shapes.at(s.inputs[1])[0];
     l.launch = elementwiseLaunch(s.aux, e, g.batch, g.rows, g.cols, smCount);
-    out.push_back(l);
+    if (l.launch.grid[0] > 0) // (an entry for other shapes)
+      out.push_back(l);
   }
   return out;
 }

@@ -242,6 +242,48 @@ TEST(Elementwise, EntryPointsFollowTheGranularity) {
             (std::vector<std::string>{"amax", "scales", "quantize"}));
 }
 
+// The row-sum quantize (an RMSNorm with its sums) has an entry for rows
+// its registers hold (row_sum_short: kRowSumThreads threads a row) and one
+// for longer rows (kReduceThreads); a shape launches exactly one of them.
+TEST(Elementwise, RowSumQuantizeLaunchesTheEntryForItsRowLength) {
+  ElementwiseSpec s;
+  s.kind = AuxKind::Quantize;
+  s.program = rmsnormProgram(1.0f / 4096, 1e-5f);
+  s.rowSum = sumOfSquaresProgram();
+  s.quant.granularity = Granularity::block(1, 128);
+  ASSERT_TRUE(checkElementwiseSpec(s).isOk());
+  EXPECT_EQ(elementwiseEntries(s),
+            (std::vector<std::string>{"quantize", "quantize_long_rows"}));
+  const std::string base = s.kernelName();
+  struct Case {
+    int64_t cols;
+    bool shortRows;
+  };
+  for (Case c : {Case{8, true}, Case{4096, true}, Case{4100, false},
+                 Case{4104, false}, Case{8192, false}}) {
+    SCOPED_TRACE(c.cols);
+    EXPECT_EQ(fp8k::row_sum_short(c.cols), c.shortRows);
+    const std::vector<ElementwiseEntryLaunch> ls =
+        elementwiseLaunches(s, 2, 300, c.cols, 132);
+    ASSERT_EQ(ls.size(), 1u);
+    const bool shortRows = c.shortRows;
+    EXPECT_EQ(ls[0].kernel,
+              base + (shortRows ? "_quantize" : "_quantize_long_rows"));
+    EXPECT_EQ(ls[0].entry, shortRows ? 0u : 1u);
+    EXPECT_EQ(
+        ls[0].launch.block[0],
+        unsigned(shortRows ? fp8k::kRowSumThreads : fp8k::kReduceThreads));
+    EXPECT_EQ(ls[0].launch.grid[0], 600u); // a CTA per row
+  }
+  auto k = emitElementwise(s);
+  ASSERT_TRUE(k.isOk()) << k.message();
+  ASSERT_EQ(k->size(), 2u);
+  EXPECT_NE((*k)[0].source.find("__launch_bounds__(128, 5)\n" + (*k)[0].name),
+            std::string::npos);
+  EXPECT_NE((*k)[0].source.find("__launch_bounds__(256, 4)\n" + (*k)[1].name),
+            std::string::npos);
+}
+
 TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
   ElementwiseSpec s =
       quantizeSpec(Granularity::block(128, 2), ScalingMode::Current);
