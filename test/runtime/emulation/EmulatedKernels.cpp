@@ -1,0 +1,100 @@
+//===- EmulatedKernels.cpp - The emulated kernels' registry and runner ---===//
+
+#include "test/runtime/emulation/EmulatedKernels.h"
+
+#include "numerics/Random.h"
+#include "runtime/plan/PlanKernels.h"
+#include "test/runtime/emulation/CudaEmulatorRuntime.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace fp8::emulated {
+namespace {
+#include "registry.inc"
+} // namespace
+
+const std::vector<EmulatedKernel> &kernels() {
+  static const std::vector<EmulatedKernel> all(std::begin(kKernels),
+                                               std::end(kKernels));
+  return all;
+}
+
+std::vector<size_t>
+kernelsWhere(const std::function<bool(const ElementwiseSpec &)> &pred) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < kernels().size(); ++i) {
+    auto spec = elementwiseSpecFromJSON(kernels()[i].spec);
+    if (spec.isOk() && pred(*spec))
+      out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<size_t> kernelsOf(std::initializer_list<AuxKind> kinds) {
+  return kernelsWhere([&](const ElementwiseSpec &s) {
+    return std::find(kinds.begin(), kinds.end(), s.kind) != kinds.end();
+  });
+}
+
+std::string kernelName(size_t i) {
+  auto spec = elementwiseSpecFromJSON(kernels().at(i).spec);
+  return spec.isOk() ? spec->kernelName() : "invalid_spec";
+}
+
+HostTensor randomTensor(DType t, const Shape &shape, uint64_t seed) {
+  HostTensor h = HostTensor::zeros(t, shape);
+  numerics::RandomSpec spec;
+  spec.dist = numerics::Distribution::Outliers;
+  spec.seed = seed;
+  std::vector<float> v = numerics::randomTensor(h.elements(), spec);
+  for (int64_t i = 0; i < h.elements(); ++i) {
+    float x = v[size_t(i)];
+    if (i % 13 == 0)
+      x = 0.0f;
+    if (i % 17 == 3)
+      x = -0.0f;
+    if (i % 11 == 5)
+      x *= 1e-5f;
+    if (i < 40)
+      x = 0.0f;
+    h.set(i, x);
+  }
+  return h;
+}
+
+void runEmulated(const EmulatedKernel &k, const PlanStep &step,
+                 HostBuffers &buffers, std::vector<uint32_t> &amax,
+                 void *mirror, int64_t mirrorStrideRows,
+                 int64_t mirrorStrideCols) {
+  StepShapes shapes;
+  for (const auto &[name, t] : buffers)
+    shapes[name] = t.shape;
+  const fp8k::EwParams p = auxStepParams(
+      step, shapes,
+      [&](const std::string &name) -> void * {
+        return buffers.at(name).data.data();
+      },
+      amax.data(), mirror, mirrorStrideRows, mirrorStrideCols);
+  const std::vector<ElementwiseEntryLaunch> launches =
+      auxStepLaunches(step, shapes, /*smCount=*/1);
+  ASSERT_FALSE(launches.empty()); // (the row-sum quantize: one of two)
+  for (const ElementwiseEntryLaunch &l : launches)
+    ASSERT_EQ(l.kernel, k.names.at(l.entry));
+  for (const ElementwiseEntryLaunch &l : launches)
+    cudaemu::launch({l.launch.grid[0], l.launch.grid[1], l.launch.grid[2]},
+                    {l.launch.block[0], l.launch.block[1], l.launch.block[2]},
+                    [&] { k.entries[l.entry](p); });
+}
+
+void expectSameBits(const HostTensor &got, const HostTensor &want,
+                    const std::string &what) {
+  const TensorComparison c = compareBits(got, want);
+  EXPECT_EQ(c.mismatches, 0)
+      << what << ": first difference at element " << c.firstMismatch
+      << ": emulated " << (c.firstMismatch >= 0 ? got.get(c.firstMismatch) : 0)
+      << ", oracle " << (c.firstMismatch >= 0 ? want.get(c.firstMismatch) : 0);
+}
+
+} // namespace fp8::emulated
