@@ -283,7 +283,8 @@ emitElementwise(const ElementwiseSpec &s) {
      << "#include \"fp8/elementwise.cuh\"\n\n"
      << "namespace fp8k {\n\n";
   if (s.kind != AuxKind::Transpose)
-    emitProgram(os, s.program, s.rowSum ? &*s.rowSum : nullptr);
+    emitProgram(os, s.program, s.rowSum ? &*s.rowSum : nullptr,
+                tabulatedValue(s));
   if (s.kind != AuxKind::Elementwise && s.kind != AuxKind::Unpermute &&
       s.kind != AuxKind::Reduce && s.kind != AuxKind::Interleave) {
     const Granularity &g = s.quant.granularity;
@@ -306,10 +307,15 @@ emitElementwise(const ElementwiseSpec &s) {
        << "};\n\n";
   }
   os << "} // namespace fp8k\n\n";
+  // An entry that evaluates a program with a table fills it first.
+  const bool table = tabulatedValue(s) >= 0;
   auto entry = [&](size_t i, const std::string &threads,
                    const std::string &body) {
     os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")\n"
-       << names[i] << "(const fp8k::EwParams p) {\n  " << body << "\n}\n\n";
+       << names[i] << "(const fp8k::EwParams p) {\n  ";
+    if (table && body.find("fp8k::Prog") != std::string::npos)
+      os << "fp8k::Prog::prepare(p);\n  ";
+    os << body << "\n}\n\n";
   };
   switch (s.kind) {
   case AuxKind::Elementwise:
@@ -419,13 +425,18 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     return unsigned(std::max<int64_t>(1, std::min(v, hi)));
   };
   const int64_t waves = std::max(1, smCount) * int64_t(32);
+  // The grid-striding paths of a program with a table: few enough CTAs that
+  // each fills its table once for many elements (elementwise_table.cuh).
+  const bool table = tabulatedValue(s) >= 0;
+  const int64_t strided =
+      table ? std::max(1, smCount) * int64_t(fp8k::kTableCtasPerSm) : waves;
   const std::vector<std::string> roles = elementwiseEntries(s);
   const std::string role = entry < roles.size() ? roles[entry] : "";
   const Granularity &g = s.quant.granularity;
   AuxLaunch l;
   l.block[0] = 256;
   if (s.kind == AuxKind::Elementwise) { // eight elements a thread
-    l.grid[0] = clamp(ceilDiv(ceilDiv(batch * rows * cols, 8), 256), waves);
+    l.grid[0] = clamp(ceilDiv(ceilDiv(batch * rows * cols, 8), 256), strided);
   } else if (s.kind == AuxKind::Reduce) { // a CTA per row
     l.block[0] = fp8k::kReduceThreads;
     l.grid[0] = clamp(batch * rows, INT32_MAX);
@@ -456,11 +467,12 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     const int lanes = fp8k::row_vec_block_lanes(g.cols);
     const int rowThreads = fp8k::whole_row_threads(cols);
     const int64_t units = batch * rows * g.scaleCols(cols);
+    const int64_t most = table ? strided : waves * 8;
     if (g.cols == Granularity::kWhole && cols % 8 == 0 && rowThreads > 0) {
-      l.grid[0] = clamp(ceilDiv(units, 256 / rowThreads), waves * 8);
+      l.grid[0] = clamp(ceilDiv(units, 256 / rowThreads), most);
     } else {
       const int64_t perWarp = lanes > 0 && cols % 8 == 0 ? 32 / lanes : 1;
-      l.grid[0] = clamp(ceilDiv(ceilDiv(units, perWarp), 8), waves * 8);
+      l.grid[0] = clamp(ceilDiv(ceilDiv(units, perWarp), 8), most);
     }
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesTilePath(s)) { // a CTA per block
@@ -480,7 +492,7 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   } else if (s.kind == AuxKind::Quantize && role != "scales" &&
              g.rows == Granularity::kWhole && g.cols == Granularity::kWhole) {
     // Per-tensor amax and codes: flat, eight elements a thread.
-    l.grid[0] = clamp(ceilDiv(ceilDiv(rows * cols, 8), 256), waves);
+    l.grid[0] = clamp(ceilDiv(ceilDiv(rows * cols, 8), 256), strided);
   } else if (role == "amax" ||
              (s.kind == AuxKind::Quantize && role == "quantize")) {
     l.grid[0] = clamp(ceilDiv(cols, fp8k::kColsPerCta), INT32_MAX);

@@ -76,11 +76,47 @@ std::string argText(const EwArg &a) {
   return "0.0f";
 }
 
+/// The instructions `p` evaluates for instruction `last` (all of them when
+/// the result needs them, `last` the result's) when instruction `table`
+/// (>= 0) is looked up rather than computed.
+std::vector<bool> neededInstructions(const EwProgram &p, int last, int table) {
+  std::vector<bool> need(p.instrs.size(), false);
+  if (last < 0)
+    return need;
+  need[size_t(last)] = true;
+  for (size_t i = size_t(last) + 1; i-- > 0;)
+    if (need[i] && int(i) != table)
+      for (const EwArg &a : p.instrs[i].args)
+        if (a.kind == EwArg::Kind::Value)
+          need[size_t(a.index)] = true;
+  return need;
+}
+
 /// The program's instructions over the floats in0, in1, ..., one line each
-/// (`const float v<i> = ...;`), indented by `indent`.
+/// (`const float v<i> = ...;`), indented by `indent`: those the result
+/// needs, with instruction `table` (>= 0, tabulatedValue) looked up in
+/// Prog::Tab (in a loop over k, array `tv` holds the looked-up values:
+/// emitTableLookups); or, with `upTo` >= 0, those instruction `upTo` needs.
 void emitInstructions(std::ostringstream &os, const EwProgram &p,
-                      const std::string &indent) {
+                      const std::string &indent, int table = -1, int upTo = -1,
+                      bool inLoop = false) {
+  const int last = upTo >= 0                             ? upTo
+                   : p.result.kind == EwArg::Kind::Value ? p.result.index
+                                                         : -1;
+  const std::vector<bool> keep = table >= 0 || upTo >= 0
+                                     ? neededInstructions(p, last, table)
+                                     : std::vector<bool>{};
   for (size_t i = 0; i < p.instrs.size(); ++i) {
+    if (!keep.empty() && !keep[i])
+      continue;
+    if (int(i) == table) {
+      os << indent << "const float v" << i << " = ";
+      if (inLoop)
+        os << "tv[k];\n";
+      else
+        os << "table_lookup<Tab>(in" << tabulatedInput(p, table) << ");\n";
+      continue;
+    }
     const EwInstr &in = p.instrs[i];
     std::string call;
     if (in.op == EwOp::Convert) {
@@ -100,6 +136,16 @@ void emitInstructions(std::ostringstream &os, const EwProgram &p,
   }
 }
 
+/// Before a loop over the N elements whose inputs are in arrays a0, a1,
+/// ...: their values of instruction `table` (>= 0) looked up into `tv`.
+void emitTableLookups(std::ostringstream &os, const EwProgram &p, int table) {
+  if (table < 0)
+    return;
+  os << "    float tv[N];\n"
+     << "    table_lookup_n<Tab, N>(a" << tabulatedInput(p, table)
+     << ", tv);\n";
+}
+
 /// One program evaluated over a Raw (emitRawPhases): the method's name, the
 /// program, and the input that is the method's parameter `rs` (a row's
 /// sum, ElementwiseSpec::rowSum) rather than a load, or -1.
@@ -107,6 +153,7 @@ struct RawEval {
   const char *name;
   const EwProgram *program;
   int rs;
+  int table; ///< tabulatedValue, or -1
 };
 
 /// Which inputs a program reads.
@@ -182,6 +229,7 @@ void emitRawPhases(std::ostringstream &os, const EwProgram &p,
          << "    unpack_words<" << typeConst(q.inputs[i]) << ", N>(r.w" << i
          << ", a" << i << ");\n";
     }
+    emitTableLookups(os, q, e.table);
     os << "#pragma unroll\n"
        << "    for (int k = 0; k < N; ++k) {\n";
     for (size_t i = 0; i < q.inputs.size(); ++i) {
@@ -194,7 +242,7 @@ void emitRawPhases(std::ostringstream &os, const EwProgram &p,
       else
         os << "      const float in" << i << " = a" << i << "[k];\n";
     }
-    emitInstructions(os, q, "      ");
+    emitInstructions(os, q, "      ", e.table, -1, true);
     os << "      out[k] = " << argText(q.result) << ";\n    }\n  }\n\n";
   }
 }
@@ -219,7 +267,7 @@ std::string inputIndex(const EwProgram &p, size_t i, const std::string &e) {
 /// input is one load on the vector path; input `rs` (>= 0) is the
 /// parameter `rs`, not a load, and then the caller passes element i's row.
 void emitEvalN(std::ostringstream &os, const EwProgram &p, const char *name,
-               int rs) {
+               int rs, int table) {
   std::vector<bool> used = usedInputs(p);
   os << "  template <int N>\n"
      << "  static __device__ __forceinline__ void " << name
@@ -270,6 +318,7 @@ void emitEvalN(std::ostringstream &os, const EwProgram &p, const char *name,
       break;
     }
   }
+  emitTableLookups(os, p, table);
   os << "#pragma unroll\n"
      << "    for (int k = 0; k < N; ++k) {\n";
   for (size_t i = 0; i < p.inputs.size(); ++i)
@@ -277,7 +326,7 @@ void emitEvalN(std::ostringstream &os, const EwProgram &p, const char *name,
       os << "      const float in" << i << " = "
          << (int(i) == rs ? std::string("rs") : "a" + std::to_string(i) + "[k]")
          << ";\n";
-  emitInstructions(os, p, "      ");
+  emitInstructions(os, p, "      ", table, -1, true);
   os << "      out[k] = k < n ? " << argText(p.result)
      << " : 0.0f;\n    }\n  }\n\n";
 }
@@ -291,44 +340,61 @@ bool isConvertOnly(const EwProgram &p) {
   return true;
 }
 
+/// Prog::Tab (elementwise_table.cuh): instruction `table` of `p`
+/// computed from its one input, and Prog::prepare, which fills the table.
+void emitTable(std::ostringstream &os, const EwProgram &p, int table) {
+  os << "  struct Tab {\n"
+     << "    static __device__ __forceinline__ float f(float in"
+     << tabulatedInput(p, table) << ") {\n";
+  emitInstructions(os, p, "      ", -1, table);
+  os << "      return v" << table << ";\n    }\n  };\n\n"
+     << "  static __device__ __forceinline__ void prepare(const EwParams &p) "
+        "{\n"
+     << "    table_fill<Tab>(table_wanted(p));\n"
+     << "    __syncthreads();\n  }\n\n";
+}
+
 void emitProgram(std::ostringstream &os, const EwProgram &p,
-                 const EwProgram *rowSum) {
+                 const EwProgram *rowSum, int table) {
   const std::vector<bool> used = usedInputs(p);
   os << "struct Prog {\n"
      << "  static constexpr bool kConvertOnly = "
-     << (isConvertOnly(p) ? "true" : "false") << ";\n\n"
-     << "  static __device__ __forceinline__ float eval(const EwParams &p, "
+     << (isConvertOnly(p) ? "true" : "false") << ";\n\n";
+  if (table >= 0)
+    emitTable(os, p, table);
+  os << "  static __device__ __forceinline__ float eval(const EwParams &p, "
         "i64 i) {\n";
   for (size_t i = 0; i < p.inputs.size(); ++i)
     if (used[i])
       os << "    const float in" << i << " = load_elem<"
          << typeConst(p.inputs[i]) << ">(p.in[" << i << "], "
          << inputIndex(p, i, "i") << ");\n";
-  emitInstructions(os, p, "    ");
+  emitInstructions(os, p, "    ", table);
   os << "    return " << argText(p.result) << ";\n  }\n\n";
 
-  emitEvalN(os, p, "eval_n", -1);
+  emitEvalN(os, p, "eval_n", -1, table);
   os << "  template <int N>\n"
      << "  static __device__ __forceinline__ void eval_vec(const EwParams &p, "
         "i64 i, float out[N]) {\n"
      << "    eval_n<N>(p, i, N, true, out);\n  }\n\n";
 
-  emitRawPhases(os, p, used, "Raw", "load_raw", {{"eval_raw", &p, -1}});
+  emitRawPhases(os, p, used, "Raw", "load_raw", {{"eval_raw", &p, -1, table}});
 
   if (rowSum) {
     // The quantize that sums its rows (quantize_rows_sum_body): the sum's
     // program and the quantized one over one set of loads, the last input
     // the sum.
     const int rs = int(p.inputs.size()) - 1;
-    emitEvalN(os, p, "eval_n_rs", rs);
-    emitEvalN(os, *rowSum, "sum_n", -1);
+    emitEvalN(os, p, "eval_n_rs", rs, table);
+    emitEvalN(os, *rowSum, "sum_n", -1, -1);
     std::vector<bool> loaded = used;
     loaded[size_t(rs)] = false;
     const std::vector<bool> summed = usedInputs(*rowSum);
     for (size_t i = 0; i < summed.size(); ++i)
       loaded[i] = loaded[i] || summed[i];
-    emitRawPhases(os, p, loaded, "RawS", "load_raw_s",
-                  {{"eval_raw_rs", &p, rs}, {"sum_raw", rowSum, -1}});
+    emitRawPhases(
+        os, p, loaded, "RawS", "load_raw_s",
+        {{"eval_raw_rs", &p, rs, table}, {"sum_raw", rowSum, -1, -1}});
   }
 
   os << "  static __device__ __forceinline__ bool aligned(const EwParams &p, "

@@ -23,6 +23,19 @@ const char *scaleConst(ScaleFormat f);
 /// kConvertOnly).
 bool isConvertOnly(const EwProgram &p);
 
+/// The instruction of `p` whose value the kernels look up in a table
+/// (codegen/kernels/elementwise_table.cuh), or -1: a value computed from one
+/// bf16 input alone (read per element, not broadcast, and not `param`, an
+/// input the caller passes in) through an exp, tanh or erf, and read by an
+/// instruction that depends on more (or the result); of several, the
+/// costliest (ElementwiseTable.cpp).
+int tabulatedValue(const EwProgram &p, int param = -1);
+/// That of a kernel's program (none for a transpose; a row-sum quantize's
+/// row sum, its last input, is a parameter).
+int tabulatedValue(const ElementwiseSpec &s);
+/// The one input instruction `value` of `p` depends on.
+int tabulatedInput(const EwProgram &p, int value);
+
 /// Prog (elementwise.cuh): eval, the value of one element; eval_n, up to N
 /// consecutive elements, from 16-byte loads of each input or one by one
 /// (the same instructions per element), and eval_vec, N of them from
@@ -31,9 +44,10 @@ bool isConvertOnly(const EwProgram &p);
 /// number of bytes. With `rowSum` (ElementwiseSpec::rowSum) also eval_n_rs
 /// (the last input the parameter rs), sum_n (the row sum's program), and
 /// RawS, load_raw_s, eval_raw_rs and sum_raw, both programs over one set of
-/// loads.
+/// loads. With a tabulatedValue, also Tab and prepare(p), which each entry
+/// calls first (elementwise_table.cuh); `table` is p's tabulatedValue.
 void emitProgram(std::ostringstream &os, const EwProgram &p,
-                 const EwProgram *rowSum = nullptr);
+                 const EwProgram *rowSum, int table);
 
 } // namespace fp8
 

@@ -24,6 +24,7 @@
 #include "fp8/elementwise_moe.cuh"
 #include "fp8/elementwise_quantize_blocks.cuh"
 #include "fp8/elementwise_quantize_rows.cuh"
+#include "fp8/elementwise_table.cuh"
 #include "fp8/elementwise_transpose.cuh"
 
 namespace fp8k {

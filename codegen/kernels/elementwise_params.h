@@ -132,6 +132,20 @@ FP8K_RULE bool row_sum_short(i64 cols) {
   return cols <= i64(kRowSumChunks) * kReduceThreads * kReduceChunk;
 }
 
+/// Tables of a program's costly values (elementwise_table.cuh): a value
+/// computed from one bf16 input alone through an exp, tanh or erf
+/// (codegen/ElementwiseTable.cpp) is one of 2^16, so each CTA computes it
+/// once for the inputs of kTableBinades binades, both signs, from
+/// 2^(kTableLowExp - 127) (2^-20 to 2^12: 32 KiB of shared memory a table;
+/// a power of two of entries a sign, so that a slot is two bit operations),
+/// and looks it up; other inputs compute it. A kernel fills its tables only
+/// with at least kTableMinElements elements a thread (fewer would not repay
+/// the filling); its grid then holds at most kTableCtasPerSm CTAs an SM
+/// where the path's grid is the host's choice.
+enum : int { kTableLowExp = 107, kTableBinades = 32 };
+enum : int { kTableEntries = 2 * kTableBinades * 128 };
+enum : int { kTableMinElements = 64, kTableCtasPerSm = 4 };
+
 /// The square tile of the transpose of FP8 codes (128: a 16-byte chunk of
 /// each row a thread, four rows a thread each way).
 enum : int { kTransposeTile = 128 };

@@ -309,8 +309,11 @@ TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
 }
 
 TEST(Elementwise, LaunchesCoverTheShape) {
+  // (A plain quantize: a program with a table strides over fewer CTAs,
+  // ElementwiseTableTest.)
   ElementwiseSpec rows =
       quantizeSpec(Granularity::block(1, 128), ScalingMode::Current);
+  rows.program = EwProgram::identity(DType::BF16);
   AuxLaunch l = elementwiseLaunch(rows, 0, 1, 4096, 11008, 132);
   EXPECT_EQ(l.block[0], 256u);
   // The vector path: 4096 x 86 blocks, eight lanes a block (two 16-byte

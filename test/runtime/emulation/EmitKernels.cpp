@@ -29,9 +29,9 @@ using namespace fp8;
 namespace {
 using A = EwArg;
 
-EwProgram gelu() {
+EwProgram gelu(DType in) {
   EwProgram p;
-  p.inputs = {DType::F32};
+  p.inputs = {in};
   p.instrs = {
       {EwOp::Mul, {A::input(0), A::input(0)}, DType::F32},
       {EwOp::Mul, {A::result(0), A::input(0)}, DType::F32},
@@ -170,7 +170,9 @@ std::vector<ElementwiseSpec> specs() {
   out.push_back(quantize(swigluProgram(), Granularity::perTensor(),
                          DType::E4M3FN, ScalingMode::Delayed));
   // Elementwise and transpose.
-  for (auto [p, t] : {std::pair<EwProgram, DType>{gelu(), DType::F32},
+  // (A bf16 GELU: a table of the whole program, EmulatedTableTest.)
+  for (auto [p, t] : {std::pair<EwProgram, DType>{gelu(DType::F32), DType::F32},
+                      {gelu(DType::BF16), DType::BF16},
                       {swigluProgram(), DType::BF16},
                       {everyOp(), DType::F16}}) {
     ElementwiseSpec s;

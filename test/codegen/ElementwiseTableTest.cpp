@@ -1,0 +1,152 @@
+//===- ElementwiseTableTest.cpp - Which value a kernel looks up -----------===//
+//
+// codegen/ElementwiseTable.cpp picks a program's value computed from one
+// bf16 input alone through a transcendental; the generated kernels look it
+// up (elementwise_table.cuh). Here: the values picked and refused, the
+// source that uses them, and the grids of the kernels that fill tables.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Elementwise.h"
+#include "codegen/ElementwiseSource.h"
+#include "codegen/kernels/elementwise_params.h"
+
+#include <gtest/gtest.h>
+
+using namespace fp8;
+
+namespace {
+using A = EwArg;
+
+/// exp(in0) * in1 with in0 of type `t`: the exp is a one-input value.
+EwProgram expTimes(DType t) {
+  EwProgram p;
+  p.inputs = {t, DType::BF16};
+  p.instrs = {{EwOp::Exp, {A::input(0)}, DType::F32},
+              {EwOp::Mul, {A::result(0), A::input(1)}, DType::BF16}};
+  p.result = A::result(1);
+  return p;
+}
+
+ElementwiseSpec quantizeOf(const EwProgram &p, Granularity g) {
+  ElementwiseSpec s;
+  s.kind = AuxKind::Quantize;
+  s.program = p;
+  s.quant.granularity = g;
+  return s;
+}
+} // namespace
+
+TEST(ElementwiseTable, PicksTheOneInputTranscendentalValue) {
+  // SwiGLU: in0 / (1 + exp(-in0)) (instruction 5) is read by the multiply
+  // with in1; the exp (3) and the sum (4) feed only it.
+  EXPECT_EQ(tabulatedValue(swigluProgram()), 5);
+  EXPECT_EQ(tabulatedInput(swigluProgram(), 5), 0);
+  EXPECT_EQ(tabulatedValue(expTimes(DType::BF16)), 0);
+  // A program of one input: its result.
+  EwProgram silu;
+  silu.inputs = {DType::BF16};
+  silu.instrs = {{EwOp::Neg, {A::input(0)}, DType::F32},
+                 {EwOp::Exp, {A::result(0)}, DType::F32},
+                 {EwOp::Add, {A::result(1), A::constant(1.0f)}, DType::F32},
+                 {EwOp::Div, {A::input(0), A::result(2)}, DType::BF16}};
+  silu.result = A::result(3);
+  EXPECT_EQ(tabulatedValue(silu), 3);
+  // The key is the second input.
+  EwProgram second = expTimes(DType::BF16);
+  second.instrs[0].args[0] = A::input(1);
+  second.instrs[1].args[1] = A::input(0);
+  EXPECT_EQ(tabulatedValue(second), 0);
+  EXPECT_EQ(tabulatedInput(second, 0), 1);
+}
+
+TEST(ElementwiseTable, RefusesWhatATableCannotHold) {
+  // Keys of 2^16 bf16 values only: not f16 (1024 significands a binade),
+  // not f32.
+  EXPECT_EQ(tabulatedValue(expTimes(DType::F16)), -1);
+  EXPECT_EQ(tabulatedValue(expTimes(DType::F32)), -1);
+  // Two inputs before the transcendental.
+  EwProgram mixed = expTimes(DType::BF16);
+  mixed.instrs = {{EwOp::Mul, {A::input(0), A::input(1)}, DType::F32},
+                  {EwOp::Exp, {A::result(0)}, DType::F32}};
+  mixed.result = A::result(1);
+  EXPECT_EQ(tabulatedValue(mixed), -1);
+  // No transcendental: a division is cheaper than the lookup would save.
+  EwProgram div = expTimes(DType::BF16);
+  div.instrs[0] = {EwOp::Div, {A::constant(1.0f), A::input(0)}, DType::F32};
+  EXPECT_EQ(tabulatedValue(div), -1);
+  // A broadcast key (a value per row or column, not per element).
+  EwProgram col = expTimes(DType::BF16);
+  col.broadcast = {EwBroadcast::Col, EwBroadcast::None};
+  EXPECT_EQ(tabulatedValue(col), -1);
+  // A parameter (the row sum of a row-sum quantize).
+  EXPECT_EQ(tabulatedValue(expTimes(DType::BF16), 0), -1);
+  // RMSNorm: the rsqrt depends on the row sum.
+  ElementwiseSpec norm = quantizeOf(rmsnormProgram(1.0f / 4096, 1e-5f),
+                                    Granularity::block(1, 128));
+  norm.rowSum = sumOfSquaresProgram();
+  EXPECT_EQ(tabulatedValue(norm), -1);
+  // A plain quantize.
+  EXPECT_EQ(tabulatedValue(quantizeOf(EwProgram::identity(DType::BF16),
+                                      Granularity::block(1, 128))),
+            -1);
+}
+
+TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
+  const ElementwiseSpec s =
+      quantizeOf(swigluProgram(), Granularity::block(1, 128));
+  auto k = emitElementwise(s);
+  ASSERT_TRUE(k.isOk()) << k.message();
+  const std::string &src = (*k)[0].source;
+  EXPECT_NE(src.find("struct Tab {"), std::string::npos) << src;
+  EXPECT_NE(src.find("table_lookup_n<Tab, N>(a0, tv);"), std::string::npos);
+  EXPECT_NE(src.find("const float v5 = tv[k];"), std::string::npos);
+  EXPECT_NE(src.find("const float v5 = table_lookup<Tab>(in0);"),
+            std::string::npos);
+  // The exp is computed in Tab::f only.
+  EXPECT_EQ(src.find("exp(v2)"), src.rfind("exp(v2)"));
+  EXPECT_NE(src.find("fp8k::Prog::prepare(p);\n  "
+                     "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);"),
+            std::string::npos)
+      << src;
+  // Without a table: no Tab, no prepare.
+  auto plain = emitElementwise(
+      quantizeOf(EwProgram::identity(DType::BF16), Granularity::block(1, 128)));
+  ASSERT_TRUE(plain.isOk());
+  EXPECT_EQ((*plain)[0].source.find("prepare"), std::string::npos);
+  EXPECT_EQ((*plain)[0].source.find("Tab"), std::string::npos);
+  // The block path's scale kernel does not evaluate the program: no fill.
+  auto blocks =
+      emitElementwise(quantizeOf(swigluProgram(), Granularity::block(37, 5)));
+  ASSERT_TRUE(blocks.isOk());
+  ASSERT_EQ(blocks->size(), 3u);
+  EXPECT_EQ(
+      (*blocks)[0].source.find("prepare(p);\n  fp8k::quantize_scales_body"),
+      std::string::npos);
+}
+
+TEST(ElementwiseTable, TheStridingGridsHoldFewCtasAnSm) {
+  // The row path of SwiGLU at 4096 x 14336: a table's CTAs stride, at most
+  // kTableCtasPerSm an SM; without a table, a warp per step (four blocks
+  // of eight lanes).
+  const ElementwiseSpec swiglu =
+      quantizeOf(swigluProgram(), Granularity::block(1, 128));
+  const ElementwiseSpec plain =
+      quantizeOf(EwProgram::identity(DType::BF16), Granularity::block(1, 128));
+  EXPECT_EQ(elementwiseLaunch(swiglu, 0, 1, 4096, 14336, 132).grid[0],
+            132u * fp8k::kTableCtasPerSm);
+  EXPECT_EQ(elementwiseLaunch(plain, 0, 1, 4096, 14336, 132).grid[0],
+            4096u * 112 / 4 / 8);
+  // Small shapes keep their grid.
+  EXPECT_EQ(elementwiseLaunch(swiglu, 0, 1, 16, 1024, 132).grid[0],
+            16u * 8 / 4 / 8);
+  ElementwiseSpec ew;
+  ew.kind = AuxKind::Elementwise;
+  ew.program = swigluProgram();
+  ew.out = DType::BF16;
+  EXPECT_EQ(elementwiseLaunch(ew, 0, 1, 4096, 14336, 132).grid[0],
+            132u * fp8k::kTableCtasPerSm);
+  // A table's 32 KiB, and a fill that pays for itself.
+  EXPECT_EQ(fp8k::kTableEntries * 4, 32 * 1024);
+  EXPECT_GE(fp8k::kTableMinElements, fp8k::kTableEntries / 256);
+}
