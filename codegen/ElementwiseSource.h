@@ -30,8 +30,9 @@ bool isConvertOnly(const EwProgram &p);
 /// instruction that depends on more (or the result); of several, the
 /// costliest (ElementwiseTable.cpp).
 int tabulatedValue(const EwProgram &p, int param = -1);
-/// That of a kernel's program (none for a transpose; a row-sum quantize's
-/// row sum, its last input, is a parameter).
+/// That of a kernel's program, for the kernels whose CTAs stride over the
+/// tensor (elementwise, the row path of quantize, per-tensor quantize);
+/// -1 for the others.
 int tabulatedValue(const ElementwiseSpec &s);
 /// The one input instruction `value` of `p` depends on.
 int tabulatedInput(const EwProgram &p, int value);

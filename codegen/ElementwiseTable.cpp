@@ -91,10 +91,20 @@ int tabulatedValue(const EwProgram &p, int param) {
 }
 
 int tabulatedValue(const ElementwiseSpec &s) {
-  if (s.kind == AuxKind::Transpose)
-    return -1;
-  return tabulatedValue(s.program,
-                        s.rowSum ? int(s.program.inputs.size()) - 1 : -1);
+  // Only kernels whose CTAs stride over the tensor: their grid holds few
+  // enough CTAs (Elementwise.cpp's launch rule) that each fills its table
+  // once for many elements. The others (a CTA per row, per block or block
+  // column) would fill it for a few dozen elements a thread, or not at all
+  // and still hold its shared memory: the 128x1 SwiGLU quantize ran 0.0700
+  // ms against 0.0591 with a table (H200, 4096x4096,
+  // docs/results/h200-2026-12-01-silu-table/run1).
+  const Granularity &g = s.quant.granularity;
+  const bool perTensor = s.kind == AuxKind::Quantize &&
+                         g.rows == Granularity::kWhole &&
+                         g.cols == Granularity::kWhole;
+  const bool strides = s.kind == AuxKind::Elementwise || perTensor ||
+                       (quantizeUsesRowPath(s) && !s.rowSum);
+  return strides ? tabulatedValue(s.program) : -1;
 }
 
 int tabulatedInput(const EwProgram &p, int value) {

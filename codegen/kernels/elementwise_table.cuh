@@ -30,9 +30,12 @@ constexpr u32 kTableHalf = u32(kTableBinades) * 128u;
 static_assert(kTableHalf == 1u << 12,
               "table_slot puts the sign at bit 12, above the magnitude");
 
+/// The first magnitude of a table the CTA has not filled: past every bf16
+/// magnitude, so no lookup would match (table_lookup_n computes them all).
+constexpr u32 kTableEmpty = 0x10000u;
+
 /// Table F's storage: its values, and the first bf16 magnitude (bits 0-14)
-/// it holds, or 0x10000 when the CTA has not filled it (then no lookup
-/// matches).
+/// it holds, or kTableEmpty.
 template <class F> struct TableOf {
   static __device__ __forceinline__ float *values() {
     __shared__ float v[kTableEntries];
@@ -57,7 +60,7 @@ __device__ __forceinline__ bool table_wanted(const EwParams &p) {
 template <class F> __device__ __forceinline__ void table_fill(bool on) {
   constexpr u32 kFirst = u32(kTableLowExp) << 7;
   if (threadIdx.x == 0)
-    *TableOf<F>::first() = on ? kFirst : 0x10000u;
+    *TableOf<F>::first() = on ? kFirst : kTableEmpty;
   if (!on)
     return;
   float *v = TableOf<F>::values();
@@ -86,11 +89,17 @@ __device__ __forceinline__ void table_lookup_n(const float x[N], float y[N]) {
   const float *v = TableOf<F>::values();
   const u32 first = *TableOf<F>::first();
   bool hit[N];
-  bool all = true;
+  bool all = first != kTableEmpty;
+  if (all) {
 #pragma unroll
-  for (int k = 0; k < N; ++k) {
-    y[k] = v[table_slot(x[k], first, hit[k])];
-    all = all && hit[k];
+    for (int k = 0; k < N; ++k) {
+      y[k] = v[table_slot(x[k], first, hit[k])];
+      all = all && hit[k];
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      hit[k] = false;
   }
   if (!all) {
 #pragma unroll

@@ -115,14 +115,32 @@ TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
   ASSERT_TRUE(plain.isOk());
   EXPECT_EQ((*plain)[0].source.find("prepare"), std::string::npos);
   EXPECT_EQ((*plain)[0].source.find("Tab"), std::string::npos);
-  // The block path's scale kernel does not evaluate the program: no fill.
-  auto blocks =
-      emitElementwise(quantizeOf(swigluProgram(), Granularity::block(37, 5)));
-  ASSERT_TRUE(blocks.isOk());
-  ASSERT_EQ(blocks->size(), 3u);
-  EXPECT_EQ(
-      (*blocks)[0].source.find("prepare(p);\n  fp8k::quantize_scales_body"),
-      std::string::npos);
+  // Per-tensor: the amax and codes kernels fill the table, the scale
+  // kernel (which does not evaluate the program) does not.
+  auto tensor =
+      emitElementwise(quantizeOf(swigluProgram(), Granularity::perTensor()));
+  ASSERT_TRUE(tensor.isOk());
+  ASSERT_EQ(tensor->size(), 3u);
+  const std::string &ts = (*tensor)[0].source;
+  EXPECT_NE(ts.find("prepare(p);\n  fp8k::quantize_amax_body"),
+            std::string::npos)
+      << ts;
+  EXPECT_NE(ts.find("prepare(p);\n  fp8k::quantize_apply_body"),
+            std::string::npos);
+  EXPECT_EQ(ts.find("prepare(p);\n  fp8k::quantize_scales_body"),
+            std::string::npos);
+  // Kernels whose CTAs do not stride (a CTA per block column, per block,
+  // per row) have no table: they would fill it for few elements a thread.
+  for (const ElementwiseSpec &s :
+       {quantizeOf(swigluProgram(), Granularity::block(128, 1)),
+        quantizeOf(swigluProgram(), Granularity::block(37, 5)),
+        quantizeOf(swigluProgram(), Granularity::block(128, 128))}) {
+    SCOPED_TRACE(s.kernelName());
+    EXPECT_EQ(tabulatedValue(s), -1);
+    auto k = emitElementwise(s);
+    ASSERT_TRUE(k.isOk());
+    EXPECT_EQ((*k)[0].source.find("Tab"), std::string::npos);
+  }
 }
 
 TEST(ElementwiseTable, TheStridingGridsHoldFewCtasAnSm) {

@@ -169,6 +169,10 @@ std::vector<ElementwiseSpec> specs() {
   // on the first step and on a non-finite one.
   out.push_back(quantize(swigluProgram(), Granularity::perTensor(),
                          DType::E4M3FN, ScalingMode::Delayed));
+  // Per-tensor current scaling of a program with a table (its amax and
+  // codes kernels fill it).
+  out.push_back(
+      quantize(swigluProgram(), Granularity::perTensor(), DType::E4M3FN));
   // Elementwise and transpose.
   // (A bf16 GELU: a table of the whole program, EmulatedTableTest.)
   for (auto [p, t] : {std::pair<EwProgram, DType>{gelu(DType::F32), DType::F32},

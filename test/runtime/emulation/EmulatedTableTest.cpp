@@ -92,8 +92,8 @@ INSTANTIATE_TEST_SUITE_P(Tables, EmulatedTable,
                            return kernelName(i.param);
                          });
 
-// The registry holds the programs this file is about: SwiGLU's quantizes
-// and elementwise form, and the GELU.
+// The registry holds the kernels this file is about: SwiGLU's row and
+// per-tensor quantizes and elementwise form, and a bf16 GELU.
 TEST(EmulatedTable, TheRegistryHasTabulatedKernels) {
   EXPECT_GE(tabulatedKernels().size(), 4u);
 }
