@@ -191,23 +191,31 @@ Status launchOverEveryFloat(const CudaDevice &dev, const LoadedKernel &k,
 
 /// The mismatch counters (`counters` of them) and the smallest differing
 /// input of the comparison kernel `name` (arguments: counters, first) run
-/// over every float.
+/// over every float; with `params`, once per parameter (blockIdx.y; the
+/// kernel's first argument is the parameters).
 struct EveryFloatCounts {
   std::vector<uint64_t> bad;
   uint32_t first = 0xFFFFFFFFu;
 };
 void countOverEveryFloat(const char *name, size_t counters,
-                         EveryFloatCounts &out) {
+                         EveryFloatCounts &out,
+                         const std::vector<float> &params = {}) {
   auto dev = CudaDevice::get();
   ASSERT_TRUE(dev.isOk()) << dev.message();
   auto k = loadConvertKernel(name);
   ASSERT_TRUE(k.isOk()) << k.message();
+  auto dParams = DeviceBuffer::fromHost(
+      params.empty() ? std::vector<float>{0.0f} : params);
   auto counts = DeviceBuffer::fromHost(std::vector<uint64_t>(counters, 0));
   auto first = DeviceBuffer::fromHost(std::vector<uint32_t>{0xFFFFFFFFu});
-  ASSERT_TRUE(counts.isOk() && first.isOk());
-  void *pc = counts->get(), *pf = first->get();
+  ASSERT_TRUE(dParams.isOk() && counts.isOk() && first.isOk());
+  void *pp = dParams->get(), *pc = counts->get(), *pf = first->get();
+  void *withParams[] = {&pp, &pc, &pf};
   void *args[] = {&pc, &pf};
-  ASSERT_TRUE(launchOverEveryFloat(**dev, **k, 1, args).isOk());
+  ASSERT_TRUE(launchOverEveryFloat(
+                  **dev, **k, params.empty() ? 1u : unsigned(params.size()),
+                  params.empty() ? args : withParams)
+                  .isOk());
   out.bad.assign(counters, 0);
   std::vector<uint32_t> lowest(1);
   ASSERT_TRUE(counts->download(out.bad).isOk());
@@ -239,10 +247,6 @@ TEST(Fp8ConvertGpu, Bf16RoundingEqualsTheIntegerAlgorithmOnEveryFloat) {
 // every binade, the ends of ScaleDivisor's range (2^-100 * fmt_max and
 // beyond: the division) and the largest finite float.
 TEST(Fp8ConvertGpu, ScaledQuantizeEqualsTheDivisionOnEveryFloat) {
-  auto dev = CudaDevice::get();
-  ASSERT_TRUE(dev.isOk()) << dev.message();
-  auto k = loadConvertKernel("fp8_quantize_scaled_every_float");
-  ASSERT_TRUE(k.isOk()) << k.message();
   std::vector<float> amaxes = {
       1.0f,       448.0f, 3.0f,       0.1f,     7.0f,
       1e-20f,     1e20f,  0x1.8p-90f, 0x1p-92f, 0x1.234p-93f,
@@ -250,19 +254,10 @@ TEST(Fp8ConvertGpu, ScaledQuantizeEqualsTheDivisionOnEveryFloat) {
       0x1.2p-120f};
   for (int e = -60; e <= 60; e += 8)
     amaxes.push_back(std::ldexp(1.0f + float(e + 61) / 127.0f, e));
-  auto dAmax = DeviceBuffer::fromHost(amaxes);
-  auto counts = DeviceBuffer::fromHost(std::vector<uint64_t>{0});
-  auto first = DeviceBuffer::fromHost(std::vector<uint32_t>{0xFFFFFFFFu});
-  ASSERT_TRUE(dAmax.isOk() && counts.isOk() && first.isOk());
-  void *pa = dAmax->get(), *pc = counts->get(), *pf = first->get();
-  void *args[] = {&pa, &pc, &pf};
-  ASSERT_TRUE(
-      launchOverEveryFloat(**dev, **k, unsigned(amaxes.size()), args).isOk());
-  std::vector<uint64_t> bad(1);
-  std::vector<uint32_t> lowest(1);
-  ASSERT_TRUE(counts->download(bad).isOk());
-  ASSERT_TRUE(first->download(lowest).isOk());
-  EXPECT_EQ(bad[0], 0u) << "first differing input 0x" << std::hex << lowest[0];
+  EveryFloatCounts c;
+  ASSERT_NO_FATAL_FAILURE(
+      countOverEveryFloat("fp8_quantize_scaled_every_float", 1, c, amaxes));
+  EXPECT_EQ(c.bad[0], 0u) << "first differing input 0x" << std::hex << c.first;
 }
 
 // Delayed scaling's codes (quantize_codes_unbounded: the fast path when a
@@ -270,24 +265,11 @@ TEST(Fp8ConvertGpu, ScaledQuantizeEqualsTheDivisionOnEveryFloat) {
 // quantize_value's on every float, for ordinary scales, scales that are not
 // powers of two, and the ends of ScaleDivisor's range and past them.
 TEST(Fp8ConvertGpu, UnboundedQuantizeEqualsTheDivisionOnEveryFloat) {
-  auto dev = CudaDevice::get();
-  ASSERT_TRUE(dev.isOk()) << dev.message();
-  auto k = loadConvertKernel("fp8_quantize_unbounded_every_float");
-  ASSERT_TRUE(k.isOk()) << k.message();
   const std::vector<float> scales = {
       1.0f,       1.0f / 448.0f, 3.0f / 448.0f, 0.1f,        0x1.234p-40f,
       0x1.9p+37f, 0x1p-100f,     0x1p+100f,     0x1.8p-101f, 1e35f};
-  auto dScale = DeviceBuffer::fromHost(scales);
-  auto counts = DeviceBuffer::fromHost(std::vector<uint64_t>{0});
-  auto first = DeviceBuffer::fromHost(std::vector<uint32_t>{0xFFFFFFFFu});
-  ASSERT_TRUE(dScale.isOk() && counts.isOk() && first.isOk());
-  void *ps = dScale->get(), *pc = counts->get(), *pf = first->get();
-  void *args[] = {&ps, &pc, &pf};
-  ASSERT_TRUE(
-      launchOverEveryFloat(**dev, **k, unsigned(scales.size()), args).isOk());
-  std::vector<uint64_t> bad(1);
-  std::vector<uint32_t> lowest(1);
-  ASSERT_TRUE(counts->download(bad).isOk());
-  ASSERT_TRUE(first->download(lowest).isOk());
-  EXPECT_EQ(bad[0], 0u) << "first differing input 0x" << std::hex << lowest[0];
+  EveryFloatCounts c;
+  ASSERT_NO_FATAL_FAILURE(
+      countOverEveryFloat("fp8_quantize_unbounded_every_float", 1, c, scales));
+  EXPECT_EQ(c.bad[0], 0u) << "first differing input 0x" << std::hex << c.first;
 }
