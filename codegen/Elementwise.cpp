@@ -282,9 +282,9 @@ emitElementwise(const ElementwiseSpec &s) {
      << "// ElementwiseSpec: " << toJSON(s) << "\n"
      << "#include \"fp8/elementwise.cuh\"\n\n"
      << "namespace fp8k {\n\n";
+  const int table = tabulatedValue(s);
   if (s.kind != AuxKind::Transpose)
-    emitProgram(os, s.program, s.rowSum ? &*s.rowSum : nullptr,
-                tabulatedValue(s));
+    emitProgram(os, s.program, s.rowSum ? &*s.rowSum : nullptr, table);
   if (s.kind != AuxKind::Elementwise && s.kind != AuxKind::Unpermute &&
       s.kind != AuxKind::Reduce && s.kind != AuxKind::Interleave) {
     const Granularity &g = s.quant.granularity;
@@ -308,12 +308,11 @@ emitElementwise(const ElementwiseSpec &s) {
   }
   os << "} // namespace fp8k\n\n";
   // An entry that evaluates a program with a table fills it first.
-  const bool table = tabulatedValue(s) >= 0;
   auto entry = [&](size_t i, const std::string &threads,
                    const std::string &body) {
     os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")\n"
        << names[i] << "(const fp8k::EwParams p) {\n  ";
-    if (table && body.find("fp8k::Prog") != std::string::npos)
+    if (table >= 0 && body.find("fp8k::Prog") != std::string::npos)
       os << "fp8k::Prog::prepare(p);\n  ";
     os << body << "\n}\n\n";
   };
