@@ -57,12 +57,12 @@ fp8_convert_every_float(unsigned long long *mismatches, unsigned int *first) {
     atomicMin(first, lowest);
 }
 
-// The number of inputs on which round_to(x, kBF16) (the hardware's
-// cvt.rn.bf16x2.f32 on the device) and the integer algorithm (float_to_bf16,
-// the host's) give different bits, and the smallest.
-extern "C" __global__ void __launch_bounds__(256)
-bf16_round_every_float(unsigned long long *mismatches, unsigned int *first) {
-  using namespace fp8k;
+// Over every float x (a grid-striding loop): adds to *mismatches the
+// number of x on which differs(x) holds, and keeps the smallest such bit
+// pattern in *first.
+template <class F>
+__device__ void count_every_float(F differs, unsigned long long *mismatches,
+                                  unsigned int *first) {
   const unsigned long long stride =
       (unsigned long long)gridDim.x * blockDim.x;
   unsigned long long bad = 0;
@@ -70,17 +70,28 @@ bf16_round_every_float(unsigned long long *mismatches, unsigned int *first) {
   for (unsigned long long i =
            (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
        i < (1ull << 32); i += stride) {
-    const float x = u2f((u32)i);
-    const bool d =
-        f2u(round_to(x, kBF16)) != f2u(bf16_to_float(float_to_bf16(x)));
+    const bool d = differs(fp8k::u2f((fp8k::u32)i));
     bad += d;
     if (d && (unsigned int)i < lowest)
       lowest = (unsigned int)i;
   }
-  if (bad)
+  if (bad) {
     atomicAdd(mismatches, bad);
-  if (bad)
     atomicMin(first, lowest);
+  }
+}
+
+// The number of inputs on which round_to(x, kBF16) (the hardware's
+// cvt.rn.bf16x2.f32 on the device) and the integer algorithm (float_to_bf16,
+// the host's) give different bits, and the smallest.
+extern "C" __global__ void __launch_bounds__(256)
+bf16_round_every_float(unsigned long long *mismatches, unsigned int *first) {
+  using namespace fp8k;
+  count_every_float(
+      [](float x) {
+        return f2u(round_to(x, kBF16)) != f2u(bf16_to_float(float_to_bf16(x)));
+      },
+      mismatches, first);
 }
 
 // For the block amax amaxes[blockIdx.y]: the inputs x with |x| <= amax on
@@ -96,33 +107,22 @@ fp8_quantize_scaled_every_float(const float *amaxes,
   const float s4 = scale_from_amax(amax, kE4M3, kScaleF32, 0, &unused);
   const float s5 = scale_from_amax(amax, kE5M2, kScaleF32, 0, &unused);
   const ScaleDivisor d4 = scale_divisor(s4), d5 = scale_divisor(s5);
-  const unsigned long long stride =
-      (unsigned long long)gridDim.x * blockDim.x;
-  unsigned long long bad = 0;
-  unsigned int lowest = 0xFFFFFFFFu;
-  for (unsigned long long i =
-           (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-       i < (1ull << 32); i += stride) {
-    const float x = u2f((u32)i);
-    if (!(fp8k::abs(x) <= amax))
-      continue;
-    // Every byte position of a word: x, -x, -x, x.
-    const float xs[4] = {x, neg(x), neg(x), x};
-    u32 w4, w5;
-    quantize_codes<4>(xs, d4, kE4M3, &w4);
-    quantize_codes<4>(xs, d5, kE5M2, &w5);
-    bool d = false;
-    for (int k = 0; k < 4; ++k)
-      d = d || u8(w4 >> (8 * k)) != quantize_value(xs[k], s4, kE4M3) ||
-          u8(w5 >> (8 * k)) != quantize_value(xs[k], s5, kE5M2);
-    bad += d;
-    if (d && (unsigned int)i < lowest)
-      lowest = (unsigned int)i;
-  }
-  if (bad)
-    atomicAdd(mismatches, bad);
-  if (bad)
-    atomicMin(first, lowest);
+  count_every_float(
+      [&](float x) {
+        if (!(fp8k::abs(x) <= amax))
+          return false;
+        // Every byte position of a word: x, -x, -x, x.
+        const float xs[4] = {x, neg(x), neg(x), x};
+        u32 w4, w5;
+        quantize_codes<4>(xs, d4, kE4M3, &w4);
+        quantize_codes<4>(xs, d5, kE5M2, &w5);
+        bool d = false;
+        for (int k = 0; k < 4; ++k)
+          d = d || u8(w4 >> (8 * k)) != quantize_value(xs[k], s4, kE4M3) ||
+              u8(w5 >> (8 * k)) != quantize_value(xs[k], s5, kE5M2);
+        return d;
+      },
+      mismatches, first);
 }
 
 // For the scale scales[blockIdx.y]: the inputs x (every float, NaNs and
@@ -136,32 +136,21 @@ fp8_quantize_unbounded_every_float(const float *scales,
   using namespace fp8k;
   const float s = scales[blockIdx.y];
   const ScaleDivisor d = scale_divisor(s);
-  const unsigned long long stride =
-      (unsigned long long)gridDim.x * blockDim.x;
-  unsigned long long bad = 0;
-  unsigned int lowest = 0xFFFFFFFFu;
-  for (unsigned long long i =
-           (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-       i < (1ull << 32); i += stride) {
-    const float x = u2f((u32)i);
-    // Beside x: a value inside the fast path's bound, and -x.
-    const float xs[4] = {x, s, neg(x), neg(s)};
-    u32 w4, w5;
-    quantize_codes_unbounded<4>(xs, d, kE4M3, &w4);
-    quantize_codes_unbounded<4>(xs, d, kE5M2, &w5);
-    bool differ = false;
-    for (int k = 0; k < 4; ++k)
-      differ = differ ||
-               u8(w4 >> (8 * k)) != quantize_value(xs[k], s, kE4M3) ||
-               u8(w5 >> (8 * k)) != quantize_value(xs[k], s, kE5M2);
-    bad += differ;
-    if (differ && (unsigned int)i < lowest)
-      lowest = (unsigned int)i;
-  }
-  if (bad)
-    atomicAdd(mismatches, bad);
-  if (bad)
-    atomicMin(first, lowest);
+  count_every_float(
+      [&](float x) {
+        // Beside x: a value inside the fast path's bound, and -x.
+        const float xs[4] = {x, s, neg(x), neg(s)};
+        u32 w4, w5;
+        quantize_codes_unbounded<4>(xs, d, kE4M3, &w4);
+        quantize_codes_unbounded<4>(xs, d, kE5M2, &w5);
+        bool differ = false;
+        for (int k = 0; k < 4; ++k)
+          differ = differ ||
+                   u8(w4 >> (8 * k)) != quantize_value(xs[k], s, kE4M3) ||
+                   u8(w5 >> (8 * k)) != quantize_value(xs[k], s, kE5M2);
+        return differ;
+      },
+      mismatches, first);
 }
 )";
 
