@@ -20,7 +20,7 @@ namespace fp8 {
 struct TmaPlan {
   /// ScaleA/ScaleB: the packed UE8M0 scales of the sm_100a kernels
   /// (codegen/Sm100ScaleLayout.h), viewed as [bytes / 16, 16] bytes.
-  enum class Operand : uint8_t { A, B, D, ScaleA, ScaleB };
+  enum class Operand : uint8_t { A, B, D, ScaleA, ScaleB, C };
   Operand operand = Operand::A;
   int elemBytes = 1;      ///< 1 (FP8), 2 (BF16), 4 (F32)
   int boxInner = 128;     ///< elements along the contiguous dimension

@@ -508,6 +508,9 @@ int sharedBytesWith(const KernelSpec &s, int epiBuffers) {
   bytes += int64_t(t.stages) * (staged ? t.blockN : 0) * 4;
   bytes = (bytes + 7) / 8 * 8;
   bytes += 2 * int64_t(t.stages) * 8 + 16;
+  // C by TMA into the staging buffers: a barrier per warpgroup and buffer.
+  if (s.accumulate && tmaStore(s))
+    bytes += int64_t(t.mathWarpgroups) * epiBuffers * 8;
   bytes += 1024; // alignment slack for the swizzled tiles
   return bytes > (int64_t(1) << 30) ? (1 << 30) : int(bytes);
 }

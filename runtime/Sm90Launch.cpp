@@ -6,12 +6,12 @@
 #include "codegen/kernels/sm90_params.h"
 #include "core/Env.h"
 #include "runtime/LoadedKernels.h"
+#include "runtime/SplitWorkspace.h"
 #include "runtime/TensorMap.h"
 
 #include <cstring>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 
 namespace fp8 {
 
@@ -48,54 +48,6 @@ ScaleGeometry scaleGeometry(const OperandSpec &o, int64_t outer, int64_t k,
 
 int64_t scaleBytes(const OperandSpec &o) {
   return o.granularity.scale == ScaleFormat::UE8M0 ? 1 : 4;
-}
-
-/// Split-K scratch, one per stream (concurrent streams must not share it).
-struct Workspace {
-  CUdeviceptr partials = 0;
-  size_t partialBytes = 0;
-  CUdeviceptr counters = 0;
-  size_t counterBytes = 0;
-};
-std::mutex gWorkspaceMutex;
-std::unordered_map<CUstream, Workspace> gWorkspaces;
-
-Status getWorkspace(const CudaDriver &d, CUstream stream, size_t partialBytes,
-                    size_t counterBytes, Workspace &out) {
-  std::lock_guard<std::mutex> lock(gWorkspaceMutex);
-  Workspace &w = gWorkspaces[stream];
-  const bool grow =
-      w.partialBytes < partialBytes || w.counterBytes < counterBytes;
-  // Earlier launches on this stream may still use the old buffers.
-  if (grow && (w.partials || w.counters))
-    FP8_RETURN_IF_ERROR(
-        cuCheck(d.cuStreamSynchronize(stream), "cuStreamSynchronize"));
-  if (w.partialBytes < partialBytes) {
-    if (w.partials)
-      d.cuMemFree(w.partials);
-    w.partials = 0;
-    w.partialBytes = 0;
-    FP8_RETURN_IF_ERROR(cuCheck(d.cuMemAlloc(&w.partials, partialBytes),
-                                "cuMemAlloc(split-K workspace)"));
-    w.partialBytes = partialBytes;
-  }
-  if (w.counterBytes < counterBytes) {
-    if (w.counters)
-      d.cuMemFree(w.counters);
-    w.counters = 0;
-    w.counterBytes = 0;
-    FP8_RETURN_IF_ERROR(cuCheck(d.cuMemAlloc(&w.counters, counterBytes),
-                                "cuMemAlloc(split-K counters)"));
-    // Zeroed on the launch's own stream (a non-blocking stream would not
-    // wait for the legacy stream); the kernel leaves every counter at zero
-    // when it finishes.
-    FP8_RETURN_IF_ERROR(
-        cuCheck(d.cuMemsetD8Async(w.counters, 0, counterBytes, stream),
-                "cuMemsetD8Async(split-K counters)"));
-    w.counterBytes = counterBytes;
-  }
-  out = w;
-  return Status::ok();
 }
 
 } // namespace
@@ -250,6 +202,12 @@ Status checkSm90Tensors(const KernelSpec &r, int64_t m, const GemmTensors &t,
       return errorf("expected D to be 16-byte aligned with a row pitch that "
                     "is a multiple of 16 bytes (TMA store), found D = ",
                     t.d, ", ldd = ", ldd);
+    if (r.accumulate &&
+        (reinterpret_cast<uintptr_t>(t.c) % 16 || (ldc * ob) % 16))
+      return errorf("expected C to be 16-byte aligned with a row pitch that "
+                    "is a multiple of 16 bytes (loaded by TMA like D is "
+                    "stored), found C = ",
+                    t.c, ", ldc = ", ldc);
   } else if (reinterpret_cast<uintptr_t>(t.d) % ob) {
     return errorf("expected D to be aligned to its element size (", ob,
                   " bytes), found ", t.d);
@@ -353,15 +311,15 @@ std::optional<ScaleBox> scaleBox(const KernelSpec &s, bool isA,
 }
 
 /// Loads the kernel variant for `scaleTma` and encodes its TMA descriptors,
-/// in kernel-parameter order: A, B, D, and the K scales of A and B that
-/// come by TMA (unused slots stay zero). A scale descriptor the driver
-/// refuses sends that operand's scales to the consumers: the variant that
-/// loads them (`scaleTma` is updated).
+/// in kernel-parameter order: A, B, D, the K scales of A and B that come by
+/// TMA, and C where the kernel loads it by TMA (unused slots stay zero). A
+/// scale descriptor the driver refuses sends that operand's scales to the
+/// consumers: the variant that loads them (`scaleTma` is updated).
 Expected<const LoadedKernel *> loadWithMaps(const CudaDriver &d,
                                             const KernelSpec &s, int64_t m,
                                             const GemmTensors &t,
                                             const Operands &o, int &scaleTma,
-                                            CUtensorMap (&maps)[5]) {
+                                            CUtensorMap (&maps)[6]) {
   const int64_t n = s.n, k = s.k;
   for (;;) {
     auto kernel = loadKernel(sm90KernelName(s, scaleTma),
@@ -390,6 +348,11 @@ Expected<const LoadedKernel *> loadWithMaps(const CudaDriver &d,
         slot = 2;
         map = encodeTensorMap2D(d, t.d, p.elemBytes, o.dRows, n, o.ldd * o.ob,
                                 p.boxOuter, p.boxInner, p.swizzleBytes, "D");
+        break;
+      case TmaPlan::Operand::C:
+        slot = 5;
+        map = encodeTensorMap2D(d, t.c, p.elemBytes, o.dRows, n, o.ldc * o.ob,
+                                p.boxOuter, p.boxInner, p.swizzleBytes, "C");
         break;
       case TmaPlan::Operand::ScaleA:
       case TmaPlan::Operand::ScaleB: {
@@ -502,8 +465,8 @@ Expected<Sm90Params> sm90Params(const CudaDriver &d, CUstream stream,
     const size_t partial =
         size_t(tiles) * split * threads * size_t(li.blockN / 2) * sizeof(float);
     const size_t counters = size_t(tiles) * sizeof(int);
-    Workspace w;
-    FP8_RETURN_IF_ERROR(getWorkspace(d, stream, partial, counters, w));
+    SplitWorkspace w;
+    FP8_RETURN_IF_ERROR(splitWorkspace(d, stream, partial, counters, w));
     params.workspace = reinterpret_cast<float *>(w.partials);
     params.counters = reinterpret_cast<int *>(w.counters);
   }
@@ -524,7 +487,7 @@ Status launchSm90(const CudaDevice &dev, const KernelSpec &s, int64_t m,
   for (int bit : {kSm90ScaleTmaA, kSm90ScaleTmaB})
     if ((canTma & bit) && scaleBox(s, bit == kSm90ScaleTmaA, t, o))
       scaleTma |= bit;
-  CUtensorMap maps[5];
+  CUtensorMap maps[6];
   Expected<const LoadedKernel *> loaded =
       loadWithMaps(d, s, m, t, o, scaleTma, maps);
   if (!loaded)
@@ -552,7 +515,8 @@ Status launchSm90(const CudaDevice &dev, const KernelSpec &s, int64_t m,
     params->trace = reinterpret_cast<unsigned *>(gTrace);
   }
 
-  void *args[] = {&maps[0], &maps[1], &maps[2], &maps[3], &maps[4], &*params};
+  void *args[] = {&maps[0], &maps[1], &maps[2], &maps[3],
+                  &maps[4], &maps[5], &*params};
   CUlaunchConfig cfg{};
   cfg.gridDimX = unsigned(g.grid);
   cfg.gridDimY = cfg.gridDimZ = 1;

@@ -335,6 +335,26 @@ __device__ __forceinline__ void st_shared_v2_f32(u32 addr, float a, float b) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(a), "f"(b)
                : "memory");
 }
+/// ldmatrix .x4: the inverse of stmatrix_x4 (the same addresses give each
+/// thread the same registers).
+__device__ __forceinline__ void ldmatrix_x4(u32 addr, u32 (&v)[4]) {
+  asm volatile(
+      "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+      : "r"(addr)
+      : "memory");
+}
+__device__ __forceinline__ u32 ld_shared_u32(u32 addr) {
+  u32 v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ void ld_shared_v2_f32(u32 addr, float &a, float &b) {
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"
+               : "=f"(a), "=f"(b)
+               : "r"(addr)
+               : "memory");
+}
 
 /// L2-only loads/stores for data exchanged between CTAs of one launch.
 __device__ __forceinline__ void st_cg_v4(float *p, float a, float b, float c,

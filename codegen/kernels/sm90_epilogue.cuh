@@ -5,7 +5,9 @@
 // conversion to the output type, and the store: staged through a swizzled
 // shared-memory slab per warpgroup and written by TMA (which clips rows >= M
 // and columns >= N), or with predicated stores when D's row pitch is not
-// 16-byte aligned. A grouped GEMM's tile that reaches past its group's rows
+// 16-byte aligned. With the TMA store, C comes by TMA into the same slab
+// (one 16-byte aligned tile load instead of a load per value), where D
+// then overwrites it. A grouped GEMM's tile that reaches past its group's rows
 // copies its staged slab with predicated 16-byte stores instead of TMA: the
 // rows past the group belong to the next group's tiles.
 //
@@ -15,7 +17,8 @@
 // Needs the generated Cfg (kN, kAcc, kSaMode, kSbMode, kOutF32, kAccumulate,
 // kTmaStore, kEpiCols, kOutChunkCols, kBlockN, kMathWG, kEpilogue and, with
 // it, Epi and EpiProg ...) and the kernel's shared-memory Layout (kSmemD,
-// kChunkPitch, kEpiRounds, kEpiBuffers, kOutBytes) as template arguments.
+// kChunkPitch, kEpiRounds, kEpiBuffers, kOutBytes, kCTma, kSmemCBars) as
+// template arguments.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -65,14 +68,76 @@ __device__ __forceinline__ void copy_slab(const GemmParams &p, u32 slab,
   }
 }
 
+/// Adds C, staged by TMA in `slab` the way round `round` stages D, to this
+/// thread's values of that round (its accumulator registers whose 8-column
+/// group falls in the round): by ldmatrix where D is staged by stmatrix
+/// (the same addresses), else from each value pair's own staging address.
+/// A thread reads only its warp's 16 rows.
+template <class C, class L, bool kStmatrix>
+__device__ __forceinline__ void add_staged_c(float *res, u32 slab, int round,
+                                             int warp, int lane) {
+  constexpr int kAcc = C::kAcc;
+  constexpr int kChunkBytes = 64 * L::kChunkPitch;
+  constexpr u32 kSwzMask = L::kChunkPitch == 128  ? 7
+                           : L::kChunkPitch == 64 ? 3
+                           : L::kChunkPitch == 32 ? 1
+                                                  : 0;
+  if constexpr (kStmatrix) {
+    const int mk = lane >> 3;
+    const int mr = warp * 16 + (mk & 1) * 8 + (lane & 7);
+    const u32 row_off = (u32)mr * L::kChunkPitch;
+    const u32 lane_unit = (u32)(mk >> 1) ^ ((row_off >> 7) & kSwzMask);
+#pragma unroll
+    for (int g = 0; g < kAcc / 4; g += 2) {
+      if ((8 * g) / C::kEpiCols != round)
+        continue;
+      const int c = 8 * g - round * C::kEpiCols;
+      const int q = c / C::kOutChunkCols;
+      const u32 unit = (u32)((c % C::kOutChunkCols) / 8);
+      u32 v[4];
+      ldmatrix_x4(slab + q * kChunkBytes + row_off + ((unit ^ lane_unit) << 4),
+                  v);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        res[4 * g + 2 * j] += bf16_to_f32((unsigned short)(v[j] & 0xFFFF));
+        res[4 * g + 2 * j + 1] += bf16_to_f32((unsigned short)(v[j] >> 16));
+      }
+    }
+  } else {
+    const int r0 = warp * 16 + lane / 4;
+    const int c0 = 2 * (lane & 3);
+#pragma unroll
+    for (int i = 0; i < kAcc; i += 2) {
+      if ((8 * (i >> 2)) / C::kEpiCols != round)
+        continue;
+      const int c = 8 * (i >> 2) - round * C::kEpiCols + c0;
+      const int r = r0 + 8 * ((i >> 1) & 1);
+      u32 off = r * L::kChunkPitch + (c % C::kOutChunkCols) * L::kOutBytes;
+      off ^= ((off >> 7) & kSwzMask) << 4;
+      const u32 addr = slab + (c / C::kOutChunkCols) * kChunkBytes + off;
+      if (C::kOutF32) {
+        float a, b;
+        ld_shared_v2_f32(addr, a, b);
+        res[i] += a;
+        res[i + 1] += b;
+      } else {
+        const u32 v = ld_shared_u32(addr);
+        res[i] += bf16_to_f32((unsigned short)(v & 0xFFFF));
+        res[i + 1] += bf16_to_f32((unsigned short)(v >> 16));
+      }
+    }
+  }
+}
+
 /// Applies the epilogue to this thread's `res` (C::kAcc floats of its
 /// warpgroup's 64 x BLOCK_N slab, mma accumulator layout) of the tile `t`
 /// and stores it. `epi_round` counts the staging rounds of the kernel so
 /// far (the parity of the staging buffer).
 template <class C, class L, class P>
 __device__ __forceinline__ void
-store_tile(const P &p, const TmaDesc &tmap_d, float *res, const TileSpan &t,
-           u32 base, int warp_group, int tid_in_wg, int &epi_round) {
+store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
+           const TileSpan &t, u32 base, int warp_group, int tid_in_wg,
+           int &epi_round) {
   constexpr int kAcc = C::kAcc;
   const int m0 = t.m0, n0 = t.n0;
   const int warp = tid_in_wg / 32;
@@ -81,6 +146,40 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, const TileSpan &t,
   const int r0 = warp * 16 + lane / 4;
   const int c0 = 2 * (lane & 3);
   const int row_base = m0 + warp_group * 64 + r0;
+  // The staging geometry (kTmaStore): each round stages kEpiCols columns of
+  // the warpgroup's 64 rows as kChunks swizzled chunks of kOutChunkCols.
+  constexpr int kRounds = L::kEpiRounds;
+  constexpr int kChunks = C::kEpiCols / C::kOutChunkCols;
+  constexpr int kChunkBytes = 64 * L::kChunkPitch;
+  constexpr int kSlabBytes = kChunks * kChunkBytes;
+  const int slab_row = m0 + warp_group * 64 + t.d_shift;
+  auto slab_of = [&](int buf) {
+    return base + L::kSmemD + (buf * C::kMathWG + warp_group) * kSlabBytes;
+  };
+  auto c_bar = [&](int buf) {
+    return base + L::kSmemCBars + (warp_group * L::kEpiBuffers + buf) * 8;
+  };
+  // C by TMA (L::kCTma): round r's C chunks land in the staging buffer that
+  // round r stages D in, where the lanes read their values and D overwrites
+  // them. A round's load is issued once that buffer's previous store has
+  // read it: here for the rounds with a buffer of their own, before the
+  // scales are read (the loads' latency overlaps them); a later round's at
+  // its start. The TMA fills C's rows and columns past its end with zeros.
+  auto load_c = [&](int round, int buf) {
+    mbar_arrive_expect_tx(c_bar(buf), kSlabBytes);
+#pragma unroll
+    for (int q = 0; q < kChunks; ++q)
+      tma_load_2d(slab_of(buf) + q * kChunkBytes, &tmap_c, c_bar(buf),
+                  n0 + round * C::kEpiCols + q * C::kOutChunkCols, slab_row);
+  };
+  if constexpr (L::kCTma) {
+    if (tid_in_wg == 0) {
+      tma_store_wait_read<0>();
+#pragma unroll
+      for (int r = 0; r < kRounds && r < L::kEpiBuffers; ++r)
+        load_c(r, L::kEpiBuffers > 1 ? ((epi_round + r) & 1) : 0);
+    }
+  }
   float ea[2] = {1.0f, 1.0f};
   if (C::kSaMode != kScaleK) {
 #pragma unroll
@@ -109,7 +208,7 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, const TileSpan &t,
                              p.sb, t.sb_off + scale_index<C::kSbOuterBlock, 0>(
                                                   col, 0, p.sb_ld_outer, 0))
                        : 0.0f;
-    if (C::kAccumulate) {
+    if (C::kAccumulate && !L::kCTma) {
       const int row = row_base + 8 * ((i >> 1) & 1);
       const i64 drow = row + t.d_shift;
       if (row < t.row_end && col < C::kN) {
@@ -137,10 +236,6 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, const TileSpan &t,
     // Each warpgroup stages its 64 x BLOCK_N slab kEpiCols columns at a
     // time, as 128/64/32-byte wide swizzled column chunks, and stores them
     // with TMA (which clips the rows >= M and the columns >= N).
-    constexpr int kRounds = L::kEpiRounds;
-    constexpr int kChunks = C::kEpiCols / C::kOutChunkCols;
-    constexpr int kChunkBytes = 64 * L::kChunkPitch;
-    constexpr int kSlabBytes = kChunks * kChunkBytes;
     constexpr u32 kSwzMask = L::kChunkPitch == 128  ? 7
                              : L::kChunkPitch == 64 ? 3
                              : L::kChunkPitch == 32 ? 1
@@ -159,15 +254,24 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, const TileSpan &t,
       // store issued two rounds ago (same buffer) must have finished
       // reading it; one more may still be in flight.
       const int buf = L::kEpiBuffers > 1 ? (epi_round & 1) : 0;
-      const u32 slab =
-          base + L::kSmemD + (buf * C::kMathWG + warp_group) * kSlabBytes;
-      if (tid_in_wg == 0) {
+      const u32 slab = slab_of(buf);
+      if (tid_in_wg == 0 && (!L::kCTma || round >= L::kEpiBuffers)) {
         if (L::kEpiBuffers > 1)
           tma_store_wait_read<1>();
         else
           tma_store_wait_read<0>();
+        if (L::kCTma)
+          load_c(round, buf);
       }
-      named_barrier(2 + warp_group, 128);
+      if constexpr (L::kCTma) {
+        // Every load of this buffer completes one phase of its barrier.
+        mbar_wait(c_bar(buf), (epi_round / L::kEpiBuffers) & 1);
+        add_staged_c<C, L, kStmatrix>(res, slab, round, warp, lane);
+        // A warp stages D over its own 16 rows only, which it has read.
+        __syncwarp();
+      } else {
+        named_barrier(2 + warp_group, 128);
+      }
       if constexpr (kStmatrix) {
         // bf16 in pairs of 8-column groups: one stmatrix.x4 writes rows
         // 0-15 of the warp's 16 for two groups (matrix k: row half k & 1,
@@ -214,7 +318,6 @@ store_tile(const P &p, const TmaDesc &tmap_d, float *res, const TileSpan &t,
       }
       fence_proxy_async_smem();
       named_barrier(2 + warp_group, 128);
-      const int slab_row = m0 + warp_group * 64 + t.d_shift;
       const int row_end = t.row_end + t.d_shift;
       if (C::kGrouped != kDenseGemm && slab_row + 64 > row_end) {
         // Past the group's rows: the next group's tiles store those.

@@ -74,13 +74,20 @@ template <class C> struct Layout {
   static constexpr int kScaleBytes = C::kStages * kSbPerStage * 4;
   static constexpr int kSmemBars = (kSmemScales + kScaleBytes + 7) / 8 * 8;
   static constexpr int kSmemFlag = kSmemBars + 2 * C::kStages * 8;
-  static constexpr int kSmemTotal = kSmemFlag + 16;
+  /// Accumulate-into-C with a TMA store: each warpgroup's C comes by TMA
+  /// into its staging buffers, completing on a barrier per warpgroup and
+  /// buffer (store_tile).
+  static constexpr bool kCTma = C::kAccumulate && C::kTmaStore;
+  static constexpr int kSmemCBars = kSmemFlag + 16;
+  static constexpr int kSmemTotal =
+      kSmemCBars + (kCTma ? C::kMathWG * kEpiBuffers * 8 : 0);
 };
 
 template <class C>
 __device__ __forceinline__ void
 gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
-          const TmaDesc &tmap_sa, const TmaDesc &tmap_sb, const GemmParams &p) {
+          const TmaDesc &tmap_sa, const TmaDesc &tmap_sb, const TmaDesc &tmap_c,
+          const GemmParams &p) {
   using L = Layout<C>;
   constexpr int kAcc = C::kAcc; // accumulator floats per thread = BLOCK_N / 2
   extern __shared__ unsigned char smem_raw[];
@@ -111,6 +118,9 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       // stage's multicast writes into has released it.
       mbar_init(bar_empty + s * 8, kCS * C::kMathWG * 4);
     }
+    if (L::kCTma)
+      for (int b = 0; b < C::kMathWG * L::kEpiBuffers; ++b)
+        mbar_init(base + L::kSmemCBars + b * 8, 1);
     mbar_fence_init();
   }
   if (threadIdx.x == C::kMathWG * 128) {
@@ -122,6 +132,8 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       tma_prefetch_desc(&tmap_sb);
     if (C::kTmaStore)
       tma_prefetch_desc(&tmap_d);
+    if (L::kCTma)
+      tma_prefetch_desc(&tmap_c);
   }
   // The peer's barriers must be initialised before any multicast or remote
   // arrive reaches them.
@@ -610,7 +622,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
     //===------------------------------------------------------------------===//
     // Epilogue: scales constant along K, C, conversion, store.
     //===------------------------------------------------------------------===//
-    store_tile<C, L>(p, tmap_d, res, span, base, warp_group, tid_in_wg,
+    store_tile<C, L>(p, tmap_d, tmap_c, res, span, base, warp_group, tid_in_wg,
                      epi_round);
   }
   if (C::kTmaStore && tid_in_wg == 0)

@@ -202,8 +202,24 @@ TEST(GemmGpu, AccumulateIntoC) {
   GemmRecipe r = caseRecipe(kTok, kBlk, 128);
   r.accumulate = true;
   expectCase({r, 129, 256, 512});
+  // C by TMA into the staging buffers: one round (64x64), two rounds with a
+  // buffer each (192x128), four rounds over two buffers (128x256: the last
+  // two load at their round's start), a split K; ragged M and N.
+  auto tiled = [](int bm, int bn, int splitK) {
+    TileConfig t;
+    t.blockM = bm;
+    t.mathWarpgroups = bm / 64;
+    t.blockN = bn;
+    t.splitK = splitK;
+    t.stages = 4;
+    return t;
+  };
+  for (const TileConfig &t : {tiled(64, 64, 1), tiled(192, 128, 1),
+                              tiled(128, 256, 1), tiled(128, 128, 2)})
+    expectCase({r, 329, 264, 1024, t});
   r.out = DType::F32;
   expectCase({r, 7, 136, 256});
+  expectCase({r, 200, 136, 512, tiled(128, 128, 1)});
 }
 
 TEST(GemmGpu, ExplicitTileConfigs) {

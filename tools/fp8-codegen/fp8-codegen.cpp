@@ -242,6 +242,8 @@ std::string operandName(TmaPlan::Operand o) {
     return "scales of A";
   case TmaPlan::Operand::ScaleB:
     return "scales of B";
+  case TmaPlan::Operand::C:
+    return "C";
   }
   return "?";
 }

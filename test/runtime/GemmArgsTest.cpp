@@ -1,0 +1,82 @@
+//===- GemmArgsTest.cpp - fp8::gemm's checks of C before launch -----------===//
+//
+// Accumulate-into-C: where D is stored by TMA, C is loaded by TMA into the
+// same staging boxes, so it needs D's 16-byte alignment and pitch; where D
+// takes predicated stores, C is read per element and needs its element
+// alignment only. Checked without a GPU (checkGemmArgs).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Gemm.h"
+
+#include <gtest/gtest.h>
+
+using namespace fp8;
+
+namespace {
+
+GemmRecipe accumulating() {
+  GemmRecipe r;
+  r.a.granularity = Granularity::block(1, 128);
+  r.b.granularity = Granularity::block(128, 128);
+  r.accumulate = true;
+  return r;
+}
+
+/// Plausible (never dereferenced) device addresses, 256-byte aligned, plus
+/// `offset` bytes.
+void *fakePtr(uintptr_t i, uintptr_t offset = 0) {
+  return reinterpret_cast<void *>(uintptr_t(0x7f0000000000) + i * (1 << 24) +
+                                  offset);
+}
+
+GemmTensors tensors() {
+  GemmTensors t;
+  t.a = fakePtr(1);
+  t.scaleA = fakePtr(2);
+  t.b = fakePtr(3);
+  t.scaleB = fakePtr(4);
+  t.c = fakePtr(5);
+  t.d = fakePtr(6);
+  return t;
+}
+
+TEST(GemmArgs, CByTmaNeedsDsAlignment) {
+  const GemmRecipe r = accumulating();
+  EXPECT_TRUE(checkGemmArgs(r, 129, 264, 512, tensors()).isOk());
+  GemmTensors t = tensors();
+  t.c = fakePtr(5, 8); // bf16-aligned, not 16-byte
+  Status s = checkGemmArgs(r, 129, 264, 512, t);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("expected C to be 16-byte aligned"),
+            std::string::npos)
+      << s.message();
+  t = tensors();
+  t.ldc = 268; // 536 bytes: not a multiple of 16
+  s = checkGemmArgs(r, 129, 264, 512, t);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("ldc = 268"), std::string::npos) << s.message();
+  t.ldc = 272;
+  EXPECT_TRUE(checkGemmArgs(r, 129, 264, 512, t).isOk());
+  // C may be D (in place).
+  t = tensors();
+  t.c = t.d;
+  EXPECT_TRUE(checkGemmArgs(r, 129, 264, 512, t).isOk());
+}
+
+TEST(GemmArgs, CWithPredicatedStoresNeedsItsElementAlignment) {
+  const GemmRecipe r = accumulating();
+  // N = 260: 520-byte rows, D stored with predicated stores.
+  GemmTensors t = tensors();
+  t.c = fakePtr(5, 2);
+  t.ldc = 261;
+  EXPECT_TRUE(checkGemmArgs(r, 7, 260, 512, t).isOk());
+  t.c = fakePtr(5, 1);
+  Status s = checkGemmArgs(r, 7, 260, 512, t);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("expected C to be aligned to its element size"),
+            std::string::npos)
+      << s.message();
+}
+
+} // namespace
