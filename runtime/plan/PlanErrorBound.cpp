@@ -116,7 +116,12 @@ std::vector<OutputErrorBound> deriveErrorBounds(const Plan &plan) {
         if (k != 1 && k != 3 && !(grouped && k == 4))
           operands.push_back(s.inputs[k]);
       Provenance p = merge(values, operands);
-      ++p.depth;
+      // The depth counts the products: C (after A and B) is added, as by
+      // an add step.
+      const size_t ab = std::min<size_t>(operands.size(), 2);
+      p.depth = std::max(
+          merge(values, {operands.begin(), operands.begin() + ab}).depth + 1,
+          merge(values, {operands.begin() + ab, operands.end()}).depth);
       if (s.gemm.epilogue) { // the result is quantized on its way out
         p.quantizations.insert(
             std::upper_bound(p.quantizations.begin(), p.quantizations.end(), i),
