@@ -19,6 +19,9 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 namespace {
+/// Whether --fp8-compile folds residual adds into the matmul before them.
+enum class ResidualFold { Auto, On, Off };
+
 struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   Option<std::string> arch{*this, "arch",
                            llvm::cl::desc("Target: sm_90a or sm_100a"),
@@ -39,15 +42,22 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse elementwise ops into the quantize they feed"),
       llvm::cl::init(true)};
-  // NOTE: off by default: on the H100 the sm_90a epilogue's loads of C cost
-  // more than the add step they replace (a 4096x4096x4096 GEMM 0.114 ->
-  // 0.164 ms against a 0.035 ms add; docs/results/
-  // h100-2026-11-25-residual-fold/).
-  Option<bool> fuseResidual{
+  // NOTE: auto folds for sm_90a, whose epilogue loads C by TMA into its
+  // staging buffers (the Llama layer's O and down projections on the H200:
+  // +0.011 ms each against 0.027 ms add steps; docs/results/
+  // h200-2026-12-01-residual-tma/). The sm_100a epilogue reads C element
+  // by element, as the sm_90a one did when it cost more than the add step
+  // (docs/results/h100-2026-11-25-residual-fold/): auto leaves it alone.
+  Option<ResidualFold> fuseResidual{
       *this, "fuse-residual",
-      llvm::cl::desc("Fold residual adds into the matmul before them "
-                     "(the GEMM accumulates into the residual)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Fold residual adds into the matmul before them (the "
+                     "GEMM accumulates into the residual)"),
+      llvm::cl::init(ResidualFold::Auto),
+      llvm::cl::values(
+          clEnumValN(ResidualFold::Auto, "auto",
+                     "for sm_90a (C loaded by TMA), not for sm_100a"),
+          clEnumValN(ResidualFold::On, "true", "always"),
+          clEnumValN(ResidualFold::Off, "false", "never"))};
   // NOTE: off by default until the fused sm_90a kernels are measured and
   // verified on a GPU: their epilogue's code runs in CI under the CUDA
   // emulator (EmulatedEpilogueTest) and compiles with NVRTC, nothing more.
@@ -63,7 +73,8 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
 };
 
 void buildCompilePipeline(OpPassManager &pm, const CompileOptions &o) {
-  if (o.fuseResidual)
+  if (o.fuseResidual == ResidualFold::On ||
+      (o.fuseResidual == ResidualFold::Auto && o.arch == "sm_90a"))
     pm.addPass(createFP8FuseResidual());
   pm.addPass(createFP8QuantizeAnnotated({o.foldConstants}));
   // The matmuls' zero inits and duplicate quantizes go away here.

@@ -1,5 +1,13 @@
-// Every kernel's CUDA, once each, in op order: the key lines of each kind.
-// RUN: fp8-opt %s --fp8-compile=arch=sm_90a | fp8-translate --fp8-to-cuda | FileCheck %s
+// Every kernel's CUDA, once each, in op order: the key lines of each kind
+// (the residual add left a step of its own: fuse-residual=false).
+// RUN: fp8-opt %s "--fp8-compile=arch=sm_90a fuse-residual=false" | fp8-translate --fp8-to-cuda | FileCheck %s
+// By default (fuse-residual=auto) the second GEMM accumulates into the
+// residual, which it loads by TMA into its epilogue's staging buffers.
+// RUN: fp8-opt %s --fp8-compile=arch=sm_90a | fp8-translate --fp8-to-cuda | FileCheck %s --check-prefix=RES
+// RES: // ===== kernel {{[0-9]+}}: fp8_gemm_sm90a_n256_k512_{{.*}}_bf16acc_{{.*}} (gemm, fp8.scaled_matmul) =====
+// RES: static constexpr bool kAccumulate = true;
+// RES: const __grid_constant__ fp8k::TmaDesc tmap_c,
+// RES-NOT: linalg.add
 
 #mk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
