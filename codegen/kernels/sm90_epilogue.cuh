@@ -129,15 +129,52 @@ __device__ __forceinline__ void add_staged_c(float *res, u32 slab, int round,
   }
 }
 
+/// Issues the TMA load of C's part of staging round `round` of the tile `t`
+/// into staging buffer `buf` of the warpgroup (store_tile's layout),
+/// completing on that buffer's C barrier.
+template <class C, class L>
+__device__ __forceinline__ void load_staged_c(const TmaDesc &tmap_c, u32 base,
+                                              int warp_group, const TileSpan &t,
+                                              int round, int buf) {
+  constexpr int kChunks = C::kEpiCols / C::kOutChunkCols;
+  constexpr int kChunkBytes = 64 * L::kChunkPitch;
+  constexpr int kSlabBytes = kChunks * kChunkBytes;
+  const u32 slab =
+      base + L::kSmemD + (buf * C::kMathWG + warp_group) * kSlabBytes;
+  const u32 bar =
+      base + L::kSmemCBars + (warp_group * L::kEpiBuffers + buf) * 8;
+  mbar_arrive_expect_tx(bar, kSlabBytes);
+#pragma unroll
+  for (int q = 0; q < kChunks; ++q)
+    tma_load_2d(slab + q * kChunkBytes, &tmap_c, bar,
+                t.n0 + round * C::kEpiCols + q * C::kOutChunkCols,
+                t.m0 + warp_group * 64 + t.d_shift);
+}
+
+/// Issues C's loads for the tile `t`'s staging rounds that have a buffer of
+/// their own, once the warpgroup's earlier stores have read the buffers
+/// (one thread of the warpgroup; `epi_round` as store_tile takes it).
+template <class C, class L>
+__device__ __forceinline__ void load_c_ahead(const TmaDesc &tmap_c, u32 base,
+                                             int warp_group, const TileSpan &t,
+                                             int epi_round) {
+  tma_store_wait_read<0>();
+#pragma unroll
+  for (int r = 0; r < L::kEpiRounds && r < L::kEpiBuffers; ++r)
+    load_staged_c<C, L>(tmap_c, base, warp_group, t, r,
+                        L::kEpiBuffers > 1 ? ((epi_round + r) & 1) : 0);
+}
+
 /// Applies the epilogue to this thread's `res` (C::kAcc floats of its
 /// warpgroup's 64 x BLOCK_N slab, mma accumulator layout) of the tile `t`
 /// and stores it. `epi_round` counts the staging rounds of the kernel so
-/// far (the parity of the staging buffer).
+/// far (the parity of the staging buffer). `c_ahead`: C's first loads were
+/// issued before the tile's main loop (load_c_ahead).
 template <class C, class L, class P>
 __device__ __forceinline__ void
 store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
            const TileSpan &t, u32 base, int warp_group, int tid_in_wg,
-           int &epi_round) {
+           int &epi_round, bool c_ahead) {
   constexpr int kAcc = C::kAcc;
   const int m0 = t.m0, n0 = t.n0;
   const int warp = tid_in_wg / 32;
@@ -162,23 +199,13 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
   // C by TMA (L::kCTma): round r's C chunks land in the staging buffer that
   // round r stages D in, where the lanes read their values and D overwrites
   // them. A round's load is issued once that buffer's previous store has
-  // read it: here for the rounds with a buffer of their own, before the
-  // scales are read (the loads' latency overlaps them); a later round's at
-  // its start. The TMA fills C's rows and columns past its end with zeros.
-  auto load_c = [&](int round, int buf) {
-    mbar_arrive_expect_tx(c_bar(buf), kSlabBytes);
-#pragma unroll
-    for (int q = 0; q < kChunks; ++q)
-      tma_load_2d(slab_of(buf) + q * kChunkBytes, &tmap_c, c_bar(buf),
-                  n0 + round * C::kEpiCols + q * C::kOutChunkCols, slab_row);
-  };
+  // read it: for the rounds with a buffer of their own before the tile's
+  // main loop where the tile is not split (c_ahead), else here, before the
+  // scales are read; a later round's at its start. The TMA fills C's rows
+  // and columns past its end with zeros.
   if constexpr (L::kCTma) {
-    if (tid_in_wg == 0) {
-      tma_store_wait_read<0>();
-#pragma unroll
-      for (int r = 0; r < kRounds && r < L::kEpiBuffers; ++r)
-        load_c(r, L::kEpiBuffers > 1 ? ((epi_round + r) & 1) : 0);
-    }
+    if (tid_in_wg == 0 && !c_ahead)
+      load_c_ahead<C, L>(tmap_c, base, warp_group, t, epi_round);
   }
   float ea[2] = {1.0f, 1.0f};
   if (C::kSaMode != kScaleK) {
@@ -261,7 +288,7 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
         else
           tma_store_wait_read<0>();
         if (L::kCTma)
-          load_c(round, buf);
+          load_staged_c<C, L>(tmap_c, base, warp_group, t, round, buf);
       }
       if constexpr (L::kCTma) {
         // Every load of this buffer completes one phase of its barrier.

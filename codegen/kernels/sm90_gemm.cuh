@@ -363,6 +363,11 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       }
     };
 
+    // A tile this unit finishes alone has its C on the way during the main
+    // loop (store_tile).
+    const bool c_ahead = L::kCTma && C::kSplitK == 1 && nsplit == 1;
+    if (c_ahead && tid_in_wg == 0)
+      load_c_ahead<C, L>(tmap_c, base, warp_group, span, epi_round);
 #pragma unroll
     for (int i = 0; i < kAcc; ++i)
       acc[i] = 0.0f;
@@ -623,7 +628,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
     // Epilogue: scales constant along K, C, conversion, store.
     //===------------------------------------------------------------------===//
     store_tile<C, L>(p, tmap_d, tmap_c, res, span, base, warp_group, tid_in_wg,
-                     epi_round);
+                     epi_round, c_ahead);
   }
   if (C::kTmaStore && tid_in_wg == 0)
     tma_store_wait_all();
