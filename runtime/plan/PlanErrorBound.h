@@ -52,7 +52,7 @@ struct OutputErrorBound {
   double relSquaredError = 0;
   double expectedSimilarity = 0; ///< e / 2
   double bound = 0;              ///< max(e, kMinSimilarityBound)
-  int depth = 0;                 ///< the most GEMMs on one path to the output
+  int depth = 0; ///< the most GEMMs on one path to the output (not via C)
   /// The most quantizations on one path to the output.
   int pathQuantizations = 0;
   /// Distinct quantizations the output depends on (what e sums over).
