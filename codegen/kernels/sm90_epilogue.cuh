@@ -29,6 +29,43 @@
 
 namespace fp8k {
 
+/// Where a warpgroup's 64 x kEpiCols staging round keeps a value: chunks of
+/// kOutChunkCols columns, 64 rows of kChunkPitch bytes each, 16-byte units
+/// swizzled within 128-byte row groups (as the TMA store reads them).
+template <class C, class L> struct Staging {
+  static constexpr int kChunks = C::kEpiCols / C::kOutChunkCols;
+  static constexpr int kChunkBytes = 64 * L::kChunkPitch;
+  static constexpr int kSlabBytes = kChunks * kChunkBytes;
+  static constexpr u32 kSwzMask = L::kChunkPitch == 128  ? 7
+                                  : L::kChunkPitch == 64 ? 3
+                                  : L::kChunkPitch == 32 ? 1
+                                                         : 0;
+  /// Warpgroup `wg`'s staging buffer `buf`, and the barrier its C loads
+  /// complete on.
+  static __device__ __forceinline__ u32 slab(u32 base, int buf, int wg) {
+    return base + L::kSmemD + (buf * C::kMathWG + wg) * kSlabBytes;
+  }
+  static __device__ __forceinline__ u32 c_bar(u32 base, int buf, int wg) {
+    return base + L::kSmemCBars + (wg * L::kEpiBuffers + buf) * 8;
+  }
+  /// The byte at (row, column) of the round, column in [0, kEpiCols).
+  static __device__ __forceinline__ u32 at(u32 slab, int row, int col) {
+    u32 off = row * L::kChunkPitch + (col % C::kOutChunkCols) * L::kOutBytes;
+    off ^= ((off >> 7) & kSwzMask) << 4;
+    return slab + (col / C::kOutChunkCols) * kChunkBytes + off;
+  }
+  /// The address this lane gives stmatrix/ldmatrix .x4 for the accumulator
+  /// registers 4g .. 4g + 7 (8-column groups g and g + 1, g even, of the
+  /// round starting at column `col0`): lane 8k + i addresses row i of
+  /// matrix k (row half k & 1 of the warp's 16 rows, group g + (k >> 1)).
+  static __device__ __forceinline__ u32 matrix(u32 slab, int warp, int lane,
+                                               int g, int col0) {
+    const int k = lane >> 3;
+    return at(slab, warp * 16 + (k & 1) * 8 + (lane & 7),
+              8 * (g + (k >> 1)) - col0);
+  }
+};
+
 /// Copies one warpgroup's staged chunk rows [0, 64) of `kChunks` chunks
 /// (64 rows of kChunkPitch bytes each, swizzled as staged) to D at (row0,
 /// col0) with 16-byte stores, rows from `row_end` on and columns from N on
@@ -41,26 +78,21 @@ __device__ __forceinline__ void copy_slab(const GemmParams &p, u32 slab,
   constexpr int kUnits = L::kChunkPitch / 16; // 16-byte units per chunk row
   constexpr int kPerChunk = 64 * kUnits;
   constexpr int kColsPerUnit = 16 / L::kOutBytes;
-  constexpr u32 kSwzMask = L::kChunkPitch == 128  ? 7
-                           : L::kChunkPitch == 64 ? 3
-                           : L::kChunkPitch == 32 ? 1
-                                                  : 0;
   unsigned char *d = (unsigned char *)p.d;
 #pragma unroll 4
   for (int i = tid_in_wg; i < kChunks * kPerChunk; i += 128) {
     const int q = i / kPerChunk;
     const int r = (i % kPerChunk) / kUnits;
     const int un = i % kUnits;
+    const int c = q * C::kOutChunkCols + un * kColsPerUnit;
     const int row = row0 + r;
-    const int col = col0 + q * C::kOutChunkCols + un * kColsPerUnit;
+    const int col = col0 + c;
     if (row >= row_end || col >= C::kN)
       continue;
-    u32 off = (u32)(r * L::kChunkPitch + un * 16);
-    off ^= ((off >> 7) & kSwzMask) << 4;
     u32 v0, v1, v2, v3;
     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3)
-                 : "r"(slab + q * 64 * L::kChunkPitch + off));
+                 : "r"(Staging<C, L>::at(slab, r, c)));
     unsigned char *dst = d + ((i64)row * p.ldd + col) * L::kOutBytes;
     asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v0),
                  "r"(v1), "r"(v2), "r"(v3)
@@ -76,27 +108,15 @@ __device__ __forceinline__ void copy_slab(const GemmParams &p, u32 slab,
 template <class C, class L, bool kStmatrix>
 __device__ __forceinline__ void add_staged_c(float *res, u32 slab, int round,
                                              int warp, int lane) {
+  using S = Staging<C, L>;
   constexpr int kAcc = C::kAcc;
-  constexpr int kChunkBytes = 64 * L::kChunkPitch;
-  constexpr u32 kSwzMask = L::kChunkPitch == 128  ? 7
-                           : L::kChunkPitch == 64 ? 3
-                           : L::kChunkPitch == 32 ? 1
-                                                  : 0;
   if constexpr (kStmatrix) {
-    const int mk = lane >> 3;
-    const int mr = warp * 16 + (mk & 1) * 8 + (lane & 7);
-    const u32 row_off = (u32)mr * L::kChunkPitch;
-    const u32 lane_unit = (u32)(mk >> 1) ^ ((row_off >> 7) & kSwzMask);
 #pragma unroll
     for (int g = 0; g < kAcc / 4; g += 2) {
       if ((8 * g) / C::kEpiCols != round)
         continue;
-      const int c = 8 * g - round * C::kEpiCols;
-      const int q = c / C::kOutChunkCols;
-      const u32 unit = (u32)((c % C::kOutChunkCols) / 8);
       u32 v[4];
-      ldmatrix_x4(slab + q * kChunkBytes + row_off + ((unit ^ lane_unit) << 4),
-                  v);
+      ldmatrix_x4(S::matrix(slab, warp, lane, g, round * C::kEpiCols), v);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         res[4 * g + 2 * j] += bf16_to_f32((unsigned short)(v[j] & 0xFFFF));
@@ -110,11 +130,8 @@ __device__ __forceinline__ void add_staged_c(float *res, u32 slab, int round,
     for (int i = 0; i < kAcc; i += 2) {
       if ((8 * (i >> 2)) / C::kEpiCols != round)
         continue;
-      const int c = 8 * (i >> 2) - round * C::kEpiCols + c0;
-      const int r = r0 + 8 * ((i >> 1) & 1);
-      u32 off = r * L::kChunkPitch + (c % C::kOutChunkCols) * L::kOutBytes;
-      off ^= ((off >> 7) & kSwzMask) << 4;
-      const u32 addr = slab + (c / C::kOutChunkCols) * kChunkBytes + off;
+      const u32 addr = S::at(slab, r0 + 8 * ((i >> 1) & 1),
+                             8 * (i >> 2) - round * C::kEpiCols + c0);
       if (C::kOutF32) {
         float a, b;
         ld_shared_v2_f32(addr, a, b);
@@ -136,17 +153,13 @@ template <class C, class L>
 __device__ __forceinline__ void load_staged_c(const TmaDesc &tmap_c, u32 base,
                                               int warp_group, const TileSpan &t,
                                               int round, int buf) {
-  constexpr int kChunks = C::kEpiCols / C::kOutChunkCols;
-  constexpr int kChunkBytes = 64 * L::kChunkPitch;
-  constexpr int kSlabBytes = kChunks * kChunkBytes;
-  const u32 slab =
-      base + L::kSmemD + (buf * C::kMathWG + warp_group) * kSlabBytes;
-  const u32 bar =
-      base + L::kSmemCBars + (warp_group * L::kEpiBuffers + buf) * 8;
-  mbar_arrive_expect_tx(bar, kSlabBytes);
+  using S = Staging<C, L>;
+  const u32 slab = S::slab(base, buf, warp_group);
+  const u32 bar = S::c_bar(base, buf, warp_group);
+  mbar_arrive_expect_tx(bar, S::kSlabBytes);
 #pragma unroll
-  for (int q = 0; q < kChunks; ++q)
-    tma_load_2d(slab + q * kChunkBytes, &tmap_c, bar,
+  for (int q = 0; q < S::kChunks; ++q)
+    tma_load_2d(slab + q * S::kChunkBytes, &tmap_c, bar,
                 t.n0 + round * C::kEpiCols + q * C::kOutChunkCols,
                 t.m0 + warp_group * 64 + t.d_shift);
 }
@@ -185,17 +198,10 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
   const int row_base = m0 + warp_group * 64 + r0;
   // The staging geometry (kTmaStore): each round stages kEpiCols columns of
   // the warpgroup's 64 rows as kChunks swizzled chunks of kOutChunkCols.
+  using S = Staging<C, L>;
   constexpr int kRounds = L::kEpiRounds;
-  constexpr int kChunks = C::kEpiCols / C::kOutChunkCols;
-  constexpr int kChunkBytes = 64 * L::kChunkPitch;
-  constexpr int kSlabBytes = kChunks * kChunkBytes;
+  constexpr int kChunks = S::kChunks;
   const int slab_row = m0 + warp_group * 64 + t.d_shift;
-  auto slab_of = [&](int buf) {
-    return base + L::kSmemD + (buf * C::kMathWG + warp_group) * kSlabBytes;
-  };
-  auto c_bar = [&](int buf) {
-    return base + L::kSmemCBars + (warp_group * L::kEpiBuffers + buf) * 8;
-  };
   // C by TMA (L::kCTma): round r's C chunks land in the staging buffer that
   // round r stages D in, where the lanes read their values and D overwrites
   // them. A round's load is issued once that buffer's previous store has
@@ -263,10 +269,6 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
     // Each warpgroup stages its 64 x BLOCK_N slab kEpiCols columns at a
     // time, as 128/64/32-byte wide swizzled column chunks, and stores them
     // with TMA (which clips the rows >= M and the columns >= N).
-    constexpr u32 kSwzMask = L::kChunkPitch == 128  ? 7
-                             : L::kChunkPitch == 64 ? 3
-                             : L::kChunkPitch == 32 ? 1
-                                                    : 0;
     // bf16 staging by stmatrix (a quarter of the shared stores, and one
     // address per pair of 8-column groups) where every round and chunk
     // holds whole pairs of groups, on tiles up to 128 columns: at 192,
@@ -281,7 +283,7 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
       // store issued two rounds ago (same buffer) must have finished
       // reading it; one more may still be in flight.
       const int buf = L::kEpiBuffers > 1 ? (epi_round & 1) : 0;
-      const u32 slab = slab_of(buf);
+      const u32 slab = S::slab(base, buf, warp_group);
       if (tid_in_wg == 0 && (!L::kCTma || round >= L::kEpiBuffers)) {
         if (L::kEpiBuffers > 1)
           tma_store_wait_read<1>();
@@ -292,7 +294,8 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
       }
       if constexpr (L::kCTma) {
         // Every load of this buffer completes one phase of its barrier.
-        mbar_wait(c_bar(buf), (epi_round / L::kEpiBuffers) & 1);
+        mbar_wait(S::c_bar(base, buf, warp_group),
+                  (epi_round / L::kEpiBuffers) & 1);
         add_staged_c<C, L, kStmatrix>(res, slab, round, warp, lane);
         // A warp stages D over its own 16 rows only, which it has read.
         __syncwarp();
@@ -301,24 +304,12 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
       }
       if constexpr (kStmatrix) {
         // bf16 in pairs of 8-column groups: one stmatrix.x4 writes rows
-        // 0-15 of the warp's 16 for two groups (matrix k: row half k & 1,
-        // group g + (k >> 1)). Lane 8k + i addresses row i of matrix k;
-        // within a chunk its 16-byte unit is swizzled by a constant of
-        // the lane, so a pair's address is the lane's row plus
-        // 16 * ((pair's first unit) ^ (that constant)).
-        const int mk = lane >> 3;
-        const int mr = warp * 16 + (mk & 1) * 8 + (lane & 7);
-        const u32 row_off = (u32)mr * L::kChunkPitch;
-        const u32 lane_unit = (u32)(mk >> 1) ^ ((row_off >> 7) & kSwzMask);
+        // 0-15 of the warp's 16 for two groups (Staging::matrix).
 #pragma unroll
         for (int g = 0; g < kAcc / 4; g += 2) {
           if ((8 * g) / C::kEpiCols != round)
             continue;
-          const int c = 8 * g - round * C::kEpiCols;
-          const int q = c / C::kOutChunkCols;
-          const u32 unit = (u32)((c % C::kOutChunkCols) / 8);
-          const u32 addr =
-              slab + q * kChunkBytes + row_off + ((unit ^ lane_unit) << 4);
+          const u32 addr = S::matrix(slab, warp, lane, g, round * C::kEpiCols);
           stmatrix_x4(addr, pack_bf16x2(res[4 * g], res[4 * g + 1]),
                       pack_bf16x2(res[4 * g + 2], res[4 * g + 3]),
                       pack_bf16x2(res[4 * g + 4], res[4 * g + 5]),
@@ -330,13 +321,8 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
           // Register i's 8-column group decides its round (compile time).
           if ((8 * (i >> 2)) / C::kEpiCols != round)
             continue;
-          const int c = 8 * (i >> 2) - round * C::kEpiCols + c0;
-          const int r = r0 + 8 * ((i >> 1) & 1);
-          const int q = c / C::kOutChunkCols;
-          const int cc = c % C::kOutChunkCols;
-          u32 off = r * L::kChunkPitch + cc * L::kOutBytes;
-          off ^= ((off >> 7) & kSwzMask) << 4;
-          const u32 addr = slab + q * kChunkBytes + off;
+          const u32 addr = S::at(slab, r0 + 8 * ((i >> 1) & 1),
+                                 8 * (i >> 2) - round * C::kEpiCols + c0);
           if (C::kOutF32)
             st_shared_v2_f32(addr, res[i], res[i + 1]);
           else
@@ -353,7 +339,7 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
       } else if (tid_in_wg == 0) {
 #pragma unroll
         for (int q = 0; q < kChunks; ++q)
-          tma_store_2d(&tmap_d, slab + q * kChunkBytes,
+          tma_store_2d(&tmap_d, slab + q * S::kChunkBytes,
                        n0 + round * C::kEpiCols + q * C::kOutChunkCols,
                        slab_row);
         tma_store_commit();
