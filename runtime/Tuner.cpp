@@ -33,14 +33,16 @@ GemmRecipe recipeOf(const KernelSpec &s) {
   r.b = s.b;
   r.promotionInterval = s.promotionInterval;
   r.out = s.out;
+  r.accumulate = s.accumulate;
   return r;
 }
 
 /// A GEMM's operands on the host and the device: FP8 codes of N(0, 1)
-/// values, scales in [0.005, 0.02] (UE8M0: 2^-7 .. 2^-6).
+/// values, scales in [0.005, 0.02] (UE8M0: 2^-7 .. 2^-6), and C (an
+/// accumulating GEMM's) in [-1, 1).
 struct Operands {
-  std::vector<uint8_t> a, b, scaleA, scaleB; ///< host copies
-  DeviceBuffer dA, dB, dScaleA, dScaleB, dD;
+  std::vector<uint8_t> a, b, scaleA, scaleB, c; ///< host copies
+  DeviceBuffer dA, dB, dScaleA, dScaleB, dC, dD;
   GemmTensors t;
 };
 
@@ -56,6 +58,27 @@ std::vector<uint8_t> randomCodes(int64_t count, DType format,
   for (uint8_t &c : out)
     c = table[rng() & 4095];
   return out;
+}
+
+/// C of an accumulating GEMM: U[-1, 1) in the output type (bf16 from a
+/// table of values, as randomCodes, f32 drawn each).
+std::vector<uint8_t> randomC(int64_t count, DType out, std::mt19937_64 &rng) {
+  std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+  std::vector<uint8_t> bytes(size_t(count) * sizeOf(out));
+  if (out == DType::F32) {
+    for (int64_t i = 0; i < count; ++i) {
+      const float v = uni(rng);
+      std::memcpy(bytes.data() + i * 4, &v, 4);
+    }
+    return bytes;
+  }
+  std::vector<uint16_t> table(4096);
+  for (uint16_t &h : table)
+    h = out == DType::BF16 ? numerics::floatToBF16(uni(rng))
+                           : numerics::floatToF16(uni(rng));
+  for (int64_t i = 0; i < count; ++i)
+    std::memcpy(bytes.data() + i * 2, &table[rng() & 4095], 2);
+  return bytes;
 }
 
 std::vector<uint8_t> randomScales(int64_t count, ScaleFormat f,
@@ -121,6 +144,11 @@ Expected<Operands> makeOperands(const KernelSpec &s, int64_t m) {
   FP8_RETURN_IF_ERROR(up(o.dB, o.b, "B"));
   FP8_RETURN_IF_ERROR(up(o.dScaleA, o.scaleA, "A's scales"));
   FP8_RETURN_IF_ERROR(up(o.dScaleB, o.scaleB, "B's scales"));
+  if (s.accumulate) {
+    o.c = randomC(m * s.n, s.out, rng);
+    FP8_RETURN_IF_ERROR(up(o.dC, o.c, "C"));
+    o.t.c = o.dC.get();
+  }
   auto d = DeviceBuffer::alloc(size_t(m * s.n * sizeOf(s.out)));
   if (!d)
     return d.status().withContext("allocating D");
@@ -157,6 +185,10 @@ Status checkAgainstOracle(const KernelSpec &spec, int64_t m, const Operands &o,
   t.b = o.b.data();
   t.ldb = spec.k;
   t.scaleB = o.scaleB.data();
+  if (spec.accumulate) {
+    t.c = o.c.data(); // the corner of C, its rows spec.n apart
+    t.ldc = spec.n;
+  }
   t.d = host.data();
   // The scale tensors keep the device's strides: the corner's scales are
   // the first rows of each (packed ones: their row pitch).
@@ -275,10 +307,10 @@ Status compileCandidates(const KernelSpec &spec, int64_t m,
 
 Status checkTunable(const KernelSpec &spec) {
   if (spec.arch != Arch::SM90a || spec.kind != GemmKind::Dense ||
-      spec.epilogue || spec.accumulate || spec.a.layout != Layout::KMajor ||
+      spec.epilogue || spec.a.layout != Layout::KMajor ||
       spec.b.layout != Layout::KMajor)
-    return errorf("fp8-tune times dense sm_90a GEMMs with K-major operands, "
-                  "no epilogue and no accumulation; found ",
+    return errorf("fp8-tune times dense sm_90a GEMMs with K-major operands "
+                  "and no epilogue; found ",
                   spec.kernelName());
   return Status::ok();
 }

@@ -98,7 +98,8 @@ Status compileCandidates(const KernelSpec &spec, int64_t m,
                          const TuneOptions &options);
 
 /// Whether tuneGemm measures `spec`: a dense sm_90a GEMM with K-major
-/// operands, no epilogue and no accumulation (the error says what it is).
+/// operands and no epilogue, accumulating into C or not (the error says
+/// what it is).
 Status checkTunable(const KernelSpec &spec);
 
 /// Tunes `spec` (checkTunable) at `m` rows on the runtime's device. Fails
