@@ -22,29 +22,29 @@ Status splitWorkspace(const CudaDriver &d, CUstream stream, size_t partialBytes,
   if (grow && (w.partials || w.counters))
     FP8_RETURN_IF_ERROR(
         cuCheck(d.cuStreamSynchronize(stream), "cuStreamSynchronize"));
-  if (w.partialBytes < partialBytes) {
-    if (w.partials)
-      d.cuMemFree(w.partials);
-    w.partials = 0;
-    w.partialBytes = 0;
-    FP8_RETURN_IF_ERROR(cuCheck(d.cuMemAlloc(&w.partials, partialBytes),
-                                "cuMemAlloc(split-K workspace)"));
-    w.partialBytes = partialBytes;
-  }
+  // Replaces `buf` by one of `bytes` (nothing held if that fails).
+  auto regrow = [&](CUdeviceptr &buf, size_t &held, size_t bytes,
+                    const char *what) {
+    if (buf)
+      d.cuMemFree(buf);
+    buf = 0;
+    held = 0;
+    FP8_RETURN_IF_ERROR(cuCheck(d.cuMemAlloc(&buf, bytes), what));
+    held = bytes;
+    return Status::ok();
+  };
+  if (w.partialBytes < partialBytes)
+    FP8_RETURN_IF_ERROR(regrow(w.partials, w.partialBytes, partialBytes,
+                               "cuMemAlloc(split-K workspace)"));
   if (w.counterBytes < counterBytes) {
-    if (w.counters)
-      d.cuMemFree(w.counters);
-    w.counters = 0;
-    w.counterBytes = 0;
-    FP8_RETURN_IF_ERROR(cuCheck(d.cuMemAlloc(&w.counters, counterBytes),
-                                "cuMemAlloc(split-K counters)"));
+    FP8_RETURN_IF_ERROR(regrow(w.counters, w.counterBytes, counterBytes,
+                               "cuMemAlloc(split-K counters)"));
     // Zeroed on the launch's own stream (a non-blocking stream would not
     // wait for the legacy stream); the kernel leaves every counter at zero
     // when it finishes.
     FP8_RETURN_IF_ERROR(
         cuCheck(d.cuMemsetD8Async(w.counters, 0, counterBytes, stream),
                 "cuMemsetD8Async(split-K counters)"));
-    w.counterBytes = counterBytes;
   }
   out = w;
   return Status::ok();
