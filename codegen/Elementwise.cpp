@@ -256,7 +256,7 @@ std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
   case AuxKind::Transpose:
     return {"codes", "scales"};
   case AuxKind::Permute:
-    return {"route", "quantize"};
+    return {"count", "route", "quantize"};
   case AuxKind::Unpermute:
     return {"unpermute"};
   case AuxKind::Reduce:
@@ -356,11 +356,9 @@ emitElementwise(const ElementwiseSpec &s) {
     break;
   }
   case AuxKind::Permute:
-    entry(0, "256", "fp8k::moe_route_body<fp8k::Q>(p);");
-    entry(1, "256",
-          std::string("fp8k::moe_permute_quantize_body<fp8k::Prog, fp8k::Q, "
-                      "fp8k::") +
-              typeConst(s.program.inputs[0]) + ">(p);");
+    entry(0, "256", "fp8k::moe_count_body(p);");
+    entry(1, "256", "fp8k::moe_route_body(p);");
+    entry(2, "256", "fp8k::moe_permute_quantize_body<fp8k::Prog, fp8k::Q>(p);");
     break;
   case AuxKind::Unpermute:
     entry(0, "256",
@@ -444,11 +442,17 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     l.grid[0] = clamp(ceilDiv(ceilDiv(bytes, 16), 256), waves);
   } else if (s.kind == AuxKind::Unpermute) { // four elements a thread
     l.grid[0] = clamp(ceilDiv(batch * rows * ((cols + 3) / 4), 256), waves);
-  } else if (s.kind == AuxKind::Permute && role == "route") {
-    l.grid[0] = clamp(batch, fp8k::kMaxMoeExperts);
-  } else if (s.kind == AuxKind::Permute) { // a warp per token and block
+  } else if (s.kind == AuxKind::Permute && role != "quantize") {
+    // A CTA per chunk of routing slots (batch: the slots).
+    l.block[0] = fp8k::kRouteThreads;
+    l.grid[0] = clamp(fp8k::moe_route_chunks(batch), INT32_MAX);
+  } else if (s.kind == AuxKind::Permute) {
+    // A warp per token and block, or per 32 / lanes blocks on the vector
+    // path (elementwise_moe.cuh).
+    const int lanes = fp8k::row_vec_block_lanes(g.cols);
     const int64_t units = batch * g.scaleCols(cols);
-    l.grid[0] = clamp(ceilDiv(units, 8), waves * 8);
+    const int64_t perWarp = lanes > 0 && cols % 8 == 0 ? 32 / lanes : 1;
+    l.grid[0] = clamp(ceilDiv(units, 8 * perWarp), waves * 8);
   } else if (s.kind == AuxKind::Quantize && quantizeUsesRowSumPath(s)) {
     // A CTA per row; only the entry for this row length runs (grid 0: not
     // launched).

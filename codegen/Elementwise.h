@@ -118,8 +118,8 @@ bool quantizeIsOnePass(const ElementwiseSpec &spec);
 /// The roles of the entry points emitElementwise returns, in launch order:
 /// "elementwise"; "quantize" (row, column or tile path); "quantize",
 /// "quantize_long_rows" (row-sum path; one runs); "amax", "scales",
-/// "quantize" (block path); "codes", "scales" (transpose); "route", "quantize"
-/// (permute); "unpermute"; "reduce"; "interleave".
+/// "quantize" (block path); "codes", "scales" (transpose); "count",
+/// "route", "quantize" (permute); "unpermute"; "reduce"; "interleave".
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &spec);
 
 /// One GeneratedKernel per entry point (elementwiseEntries order), all with
@@ -145,10 +145,11 @@ struct AuxLaunch {
 
 /// The launch of entry `entry` over `batch` matrices of [rows, cols]
 /// elements (the input's shape; for a transpose, the input's) on a GPU of
-/// `smCount` SMs. Permute: `batch` is E for the route and the tokens T for
-/// the gather-quantize; unpermute: [T, H], the output's. grid[0] == 0:
-/// the entry does not run on this shape (the row-sum quantize has one entry
-/// for rows that fit its registers and one for longer rows).
+/// `smCount` SMs. Permute: `batch` is the routing slots T * topK for the
+/// count and the route, the tokens T for the gather-quantize; unpermute:
+/// [T, H], the output's. grid[0] == 0: the entry does not run on this shape
+/// (the row-sum quantize has one entry for rows that fit its registers and
+/// one for longer rows).
 AuxLaunch elementwiseLaunch(const ElementwiseSpec &spec, size_t entry,
                             int64_t batch, int64_t rows, int64_t cols,
                             int smCount);

@@ -1,99 +1,123 @@
 //===- elementwise_moe.cuh - MoE routing -----------------------*- CUDA -*-===//
 //
-// MoE routing: the permute (route, then gather + quantize) and the
+// MoE routing: the permute (count, route, then gather + quantize) and the
 // unpermute.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "fp8/elementwise_common.cuh"
+#include "fp8/elementwise_quantize_rows.cuh"
 
 namespace fp8k {
 
 //===----------------------------------------------------------------------===//
-// MoE routing: permute (route, then gather + quantize), unpermute
+// MoE routing: permute (count, route, then gather + quantize), unpermute
 //===----------------------------------------------------------------------===//
 
-/// Threads of the routing kernel's CTA (one CTA per expert).
-enum : int { kRouteThreads = 256 };
+// The routing of a permute step (EwParams, "MoE steps") runs in two
+// kernels over chunks of kRouteChunk routing slots (elementwise_params.h;
+// slot i = t * topK + j: token t's j-th expert), a CTA per chunk:
+// moe_count_body counts each chunk's slots per expert into a scratch of
+// [chunks, E] int32 counters (in[2]); moe_route_body reads every chunk's
+// counters, so each CTA knows every group's padded offset and the rows its
+// experts' earlier slots took, and ranks its own slots in token order.
+// Every row and slot is written (source -1 on the rows without a token), so
+// the step needs no clearing between runs; the gather-quantize that follows
+// writes the codes and scales of every row.
 
-/// The routing of a permute step (EwParams, "MoE steps"): CTA e counts
-/// every expert's tokens (a shared-memory histogram), takes its group's
-/// padded offset from the counts before it, and writes the rows of its
-/// tokens in token order: positions[i] for each routing slot i = t * topK +
-/// j with ids[i] == e, and source[row] = t. It also writes its group's
-/// padding rows, whole: source -1, the codes and scales of zeros; CTA 0
-/// writes the offsets, the rows after the last group alike and the
-/// positions of ids outside [0, E) (such a slot is dropped). Every row and
-/// slot is written, so the step needs no clearing between runs; the
-/// gather-quantize that follows writes the tokens' rows.
-template <class Q>
-__device__ __forceinline__ void moe_route_body(const EwParams &p) {
-  u8 zeroCode;
-  const float zeroScale =
-      scale_from_amax(0.0f, Q::kFormat, Q::kScaleFmt, 0, &zeroCode);
-  const u8 zero = quantize_value(0.0f, zeroScale, Q::kFormat);
-  u8 *codes = static_cast<u8 *>(p.out);
+/// The end of chunk c's slots, of n.
+__device__ __forceinline__ i64 moe_chunk_end(i64 c, i64 n) {
+  return (c + 1) * kRouteChunk < n ? (c + 1) * kRouteChunk : n;
+}
+
+/// Routing slot i's expert (-1 at or past `end`, or outside [0, E): a
+/// dropped slot), the lanes of the warp with the same one, and how many of
+/// them come before this lane.
+struct SlotPeers {
+  int id;
+  u32 peers;
+  int lower;
+};
+__device__ __forceinline__ SlotPeers slot_peers(const int *ids, i64 i, i64 end,
+                                                i64 experts) {
+  SlotPeers s;
+  s.id = i < end ? ids[i] : -1;
+  if (s.id < 0 || s.id >= experts)
+    s.id = -1;
+  s.peers = __match_any_sync(0xffffffffu, s.id);
+  s.lower = __popc(s.peers & ((1u << (threadIdx.x & 31)) - 1));
+  return s;
+}
+
+/// Chunk blockIdx.x's count of slots per expert, to counts[chunk * E + e];
+/// ids outside [0, E) are not counted (their slots are dropped).
+__device__ __forceinline__ void moe_count_body(const EwParams &p) {
   __shared__ int hist[kMaxMoeExperts];
-  __shared__ int scan[kRouteThreads];
-  __shared__ i64 groupStart, groupCount;
   const int *ids = static_cast<const int *>(p.in[1]);
+  int *counts = static_cast<int *>(const_cast<void *>(p.in[2]));
+  const i64 experts = p.scaleRows, n = p.batch * p.mirrorStrideRows;
+  const int t = int(threadIdx.x);
+  for (i64 c = blockIdx.x; c < moe_route_chunks(n); c += gridDim.x) {
+    for (i64 e = t; e < experts; e += kRouteThreads)
+      hist[e] = 0;
+    __syncthreads();
+    const i64 end = moe_chunk_end(c, n);
+    for (i64 i0 = c * kRouteChunk; i0 < end; i0 += kRouteThreads) {
+      // One shared-memory add per expert and warp.
+      const SlotPeers s = slot_peers(ids, i0 + t, end, experts);
+      if (s.id >= 0 && s.lower == 0)
+        atomicAdd(&hist[s.id], __popc(s.peers));
+    }
+    __syncthreads();
+    for (i64 e = t; e < experts; e += kRouteThreads)
+      counts[c * experts + e] = hist[e];
+    __syncthreads();
+  }
+}
+
+/// Chunk blockIdx.x's slots routed: positions[i] = the row of slot i (-1
+/// for an id outside [0, E)), source[row] = its token; rows of a group in
+/// token order, groups padded to `align` rows. CTA 0 writes the offsets;
+/// the rows without a token (a group's padding: the CTA of chunk e mod
+/// chunks; the rows after the last group: every CTA, strided) get source
+/// -1.
+__device__ __forceinline__ void moe_route_body(const EwParams &p) {
+  enum : int { kWarps = kRouteThreads / 32 };
+  enum : int { kPerThread = kMaxMoeExperts / kRouteThreads };
+  // next[e]: the row of expert e's next slot in this chunk; ahead[w][e]:
+  // the slots of expert e in warp w of the current pass (zero otherwise).
+  __shared__ int next[kMaxMoeExperts];
+  __shared__ int ahead[kWarps][kMaxMoeExperts];
+  __shared__ int scan[kRouteThreads];
+  const int *ids = static_cast<const int *>(p.in[1]);
+  const int *counts = static_cast<const int *>(p.in[2]);
   int *offsets = reinterpret_cast<int *>(p.amax);
   int *positions = static_cast<int *>(p.history);
   int *source = static_cast<int *>(p.scaleMirror);
   const i64 topK = p.mirrorStrideRows, experts = p.scaleRows;
   const i64 align = p.mirrorStrideCols, n = p.batch * topK;
-  const int t = int(threadIdx.x);
-  // This thread's run of routing slots: contiguous, so that ranks follow
-  // token order.
-  const i64 per = (n + kRouteThreads - 1) / kRouteThreads;
-  const i64 i0 = t * per < n ? t * per : n;
-  const i64 i1 = i0 + per < n ? i0 + per : n;
-  for (i64 e = blockIdx.x; e < experts; e += gridDim.x) {
-    for (i64 g = t; g < experts; g += kRouteThreads)
-      hist[g] = 0;
-    __syncthreads();
-    for (i64 i = t; i < n; i += kRouteThreads) {
-      const int id = ids[i];
-      if (id >= 0 && id < experts)
-        atomicAdd(&hist[id], 1);
-    }
-    __syncthreads();
-    if (t == 0) {
-      i64 off = 0;
-      for (i64 g = 0; g < experts; ++g) {
-        if (e == 0)
-          offsets[g] = int(off);
-        if (g == e) {
-          groupStart = off;
-          groupCount = hist[g];
-        }
-        off += (hist[g] + align - 1) / align * align;
-      }
-      if (e == 0)
-        offsets[experts] = int(off);
-      hist[0] = int(off); // the total, after every read of the counts
-    }
-    __syncthreads();
-    const i64 start = groupStart, count = groupCount, total = hist[0];
-    const i64 padEnd = start + (count + align - 1) / align * align;
-    // Padding rows [r0, r1): source -1, codes and scales of zeros.
-    auto pad = [&](i64 r0, i64 r1) {
-      r1 = r1 < p.rows ? r1 : p.rows;
-      for (i64 r = r0 + t; r < r1; r += kRouteThreads)
-        source[r] = -1;
-      for (i64 i = r0 * p.cols + t; i < r1 * p.cols; i += kRouteThreads)
-        codes[i] = zero;
-      for (i64 i = r0 * p.scaleCols + t; i < r1 * p.scaleCols;
-           i += kRouteThreads)
-        store_scale<Q>(p.scale, i, zeroScale, zeroCode);
-    };
-    pad(start + count, padEnd);
-    if (e == 0)
-      pad(total, p.rows);
+  const i64 chunks = moe_route_chunks(n);
+  const int t = int(threadIdx.x), w = t >> 5;
+  // Thread t owns experts [e0, e0 + q): contiguous, for the scan of the
+  // groups' padded sizes.
+  const i64 q = (experts + kRouteThreads - 1) / kRouteThreads;
+  const i64 e0 = t * q < experts ? t * q : experts;
+  const i64 e1 = e0 + q < experts ? e0 + q : experts;
+  for (i64 c = blockIdx.x; c < chunks; c += gridDim.x) {
+    int total[kPerThread], before[kPerThread];
     int mine = 0;
-    for (i64 i = i0; i < i1; ++i)
-      mine += ids[i] == e;
+    for (i64 e = e0; e < e1; ++e) {
+      int sum = 0, prior = 0;
+      for (i64 k = 0; k < chunks; ++k) {
+        const int v = counts[k * experts + e];
+        sum += v;
+        prior += k < c ? v : 0;
+      }
+      total[e - e0] = sum;
+      before[e - e0] = prior;
+      mine += int((sum + align - 1) / align * align);
+    }
     scan[t] = mine;
     __syncthreads();
     for (int d = 1; d < kRouteThreads; d <<= 1) {
@@ -102,32 +126,129 @@ __device__ __forceinline__ void moe_route_body(const EwParams &p) {
       scan[t] += v;
       __syncthreads();
     }
-    i64 row = start + scan[t] - mine;
-    for (i64 i = i0; i < i1; ++i) {
-      const int id = ids[i];
-      if (id == e) {
+    const i64 rowsUsed = scan[kRouteThreads - 1];
+    i64 off = scan[t] - mine;
+    for (i64 e = e0; e < e1; ++e) {
+      const i64 count = total[e - e0];
+      const i64 padEnd = off + (count + align - 1) / align * align;
+      next[e] = int(off + before[e - e0]);
+      if (c == 0)
+        offsets[e] = int(off);
+      if (e % chunks == c)
+        for (i64 r = off + count; r < padEnd && r < p.rows; ++r)
+          source[r] = -1;
+      off = padEnd;
+    }
+    if (c == 0 && t == 0)
+      offsets[experts] = int(rowsUsed);
+    for (i64 r = rowsUsed + c * kRouteThreads + t; r < p.rows;
+         r += chunks * kRouteThreads)
+      source[r] = -1;
+    for (i64 e = t; e < kWarps * experts; e += kRouteThreads)
+      ahead[e / experts][e % experts] = 0;
+    __syncthreads();
+    // Passes of a slot a thread, in slot order: a slot's row is its
+    // expert's next row, plus the earlier warps' slots of that expert, plus
+    // the earlier lanes' of its own warp.
+    const i64 end = moe_chunk_end(c, n);
+    for (i64 i0 = c * kRouteChunk; i0 < end; i0 += kRouteThreads) {
+      const i64 i = i0 + t;
+      const SlotPeers s = slot_peers(ids, i, end, experts);
+      if (s.id >= 0 && s.lower == 0)
+        ahead[w][s.id] = __popc(s.peers);
+      __syncthreads();
+      if (s.id >= 0) {
+        i64 row = next[s.id] + s.lower;
+        for (int v = 0; v < w; ++v)
+          row += ahead[v][s.id];
         positions[i] = row < p.rows ? int(row) : -1;
         if (row < p.rows)
           source[row] = int(i / topK);
-        ++row;
-      } else if (e == 0 && (id < 0 || id >= experts)) {
+      } else if (i < end) {
         positions[i] = -1;
       }
+      __syncthreads();
+      if (s.id >= 0 && s.lower == 0) {
+        atomicAdd(&next[s.id], __popc(s.peers));
+        ahead[w][s.id] = 0;
+      }
+      __syncthreads();
     }
-    __syncthreads();
   }
 }
 
-/// The permuted rows quantized (row blocks, as quantize_rows_body), token by
-/// token: a warp reads one block of token t's row once, quantizes it, and
-/// writes its codes and scale to each of the token's rows (positions[t, j];
-/// a dropped slot, -1, is skipped). The copies of a token are equal, so the
-/// input is read once and each block quantized once. Blocks of 128 columns
-/// in rows of whole blocks take the vector path: four elements per lane in
-/// one 8- or 16-byte load (element type InT; the program is the identity),
-/// codes stored four at a time.
-template <class Prog, class Q, int InT>
-__device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
+/// The rows of token t's copies: positions[t, j0 + k] for k < 8 (-1 past
+/// topK), loaded before any is used.
+__device__ __forceinline__ void moe_copy_rows(const EwParams &p, i64 t, i64 j0,
+                                              int (&rows)[8]) {
+  const int *positions = static_cast<const int *>(p.history);
+  const i64 topK = p.mirrorStrideRows;
+#pragma unroll
+  for (int k = 0; k < 8; ++k)
+    rows[k] = j0 + k < topK ? positions[t * topK + j0 + k] : -1;
+}
+
+/// The permuted rows quantized (row blocks, as quantize_rows_vec_body),
+/// token by token: the lanes of a block read it once, quantize it, and write
+/// its codes and scale to each of the token's rows (positions[t, j]; a
+/// dropped slot, -1, is skipped). The copies of a token are equal, so the
+/// input is read once and each block quantized once. Blocks with a vector
+/// row path in rows of a multiple of eight columns, aligned tensors.
+template <class Prog, class Q>
+__device__ __forceinline__ void moe_permute_vec_body(const EwParams &p) {
+  // (32 and 1 when the width has no vector path: this body is then never
+  // run)
+  constexpr int kL = RowVec<Q>::kLanes > 0 ? RowVec<Q>::kLanes : 32;
+  constexpr int kC = RowVec<Q>::kChunks > 0 ? RowVec<Q>::kChunks : 1;
+  constexpr int kG = 32 / kL; // blocks per warp step
+  const i64 nbc = p.scaleCols, topK = p.mirrorStrideRows;
+  const i64 units = p.batch * nbc; // tokens x column blocks
+  const int lane = int(threadIdx.x & 31);
+  const int part = lane % kL;
+  const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 first = warp * kG; first < units; first += warps * kG) {
+    const i64 u = first + lane / kL;
+    const bool valid = u < units;
+    const i64 t = valid ? row_of(u, nbc) : 0;
+    const i64 cb = valid ? u - t * nbc : 0;
+    const i64 c0 = cb * Q::kBlockCols;
+    bool in[kC];
+    float x[kC][8];
+    const u32 m = row_vec_block<Prog, kL, kC>(p, t, c0, part, valid, in, x);
+    u8 code;
+    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+    const ScaleDivisor d = scale_divisor(s);
+    u32 w[kC][2];
+#pragma unroll
+    for (int v = 0; v < kC; ++v)
+      quantize_codes<8>(x[v], d, Q::kFormat, w[v]);
+    for (i64 j0 = 0; j0 < topK; j0 += 8) {
+      int rows[8];
+      moe_copy_rows(p, t, j0, rows);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const i64 row = rows[k];
+        if (!valid || row < 0 || row >= p.rows)
+          continue;
+        if (part == 0)
+          store_scale<Q>(p.scale, row * nbc + cb, s, code);
+#pragma unroll
+        for (int v = 0; v < kC; ++v)
+          if (in[v])
+            store_code_words<8>(codes, row * p.cols + c0 + (v * kL + part) * 8,
+                                8, true, w[v]);
+      }
+    }
+  }
+}
+
+/// The scalar form: a warp per (token, column block), lane l taking its
+/// columns l, l + 32, ... (evaluated for the amax, then again for each
+/// copy's codes).
+template <class Prog, class Q>
+__device__ __forceinline__ void moe_permute_scalar_body(const EwParams &p) {
   const i64 bc = Q::kBlockCols ? i64(Q::kBlockCols) : p.cols;
   const i64 nbc = p.scaleCols, topK = p.mirrorStrideRows;
   const i64 units = p.batch * nbc; // tokens x column blocks
@@ -136,43 +257,67 @@ __device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
   const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
   const int *positions = static_cast<const int *>(p.history);
   u8 *codes = static_cast<u8 *>(p.out);
-  const bool vec = Q::kBlockCols == 128 && p.cols % 128 == 0;
   for (i64 u = warp; u < units; u += warps) {
     const i64 t = u / nbc, cb = u - t * nbc;
     const i64 c0 = cb * bc;
     const i64 c1 = c0 + bc < p.cols ? c0 + bc : p.cols;
     u32 m = 0;
-    float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (vec) {
-      load_vec<InT, 4>(p.in[0], t * p.cols + c0 + lane * 4, v);
-      m = max_abs_bits<4>(v, m);
-    } else {
-      for (i64 c = c0 + lane; c < c1; c += 32) {
-        const u32 b = abs_bits(Prog::eval(p, t * p.cols + c));
-        m = b > m ? b : m;
-      }
+    for (i64 c = c0 + lane; c < c1; c += 32) {
+      const u32 b = abs_bits(Prog::eval(p, t * p.cols + c));
+      m = b > m ? b : m;
     }
     m = warp_max(m);
     u8 code;
     const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
-    u32 packed = 0;
-    if (vec)
-      for (int k = 0; k < 4; ++k)
-        packed |= u32(quantize_value(v[k], s, Q::kFormat)) << (8 * k);
     for (i64 j = 0; j < topK; ++j) {
       const i64 row = positions[t * topK + j];
       if (row < 0 || row >= p.rows)
         continue;
       if (lane == 0)
         store_scale<Q>(p.scale, row * nbc + cb, s, code);
-      if (vec) {
-        *reinterpret_cast<u32 *>(codes + row * p.cols + c0 + lane * 4) = packed;
-      } else {
-        for (i64 c = c0 + lane; c < c1; c += 32)
-          codes[row * p.cols + c] =
-              quantize_value(Prog::eval(p, t * p.cols + c), s, Q::kFormat);
-      }
+      for (i64 c = c0 + lane; c < c1; c += 32)
+        codes[row * p.cols + c] =
+            quantize_value(Prog::eval(p, t * p.cols + c), s, Q::kFormat);
     }
+  }
+}
+
+/// The gather-quantize of a permute step: the tokens' rows (the vector or
+/// scalar form), then the rows without a token (source -1) get codes and
+/// scales of zeros, a warp a row, in 16-byte stores where rows are 16-byte
+/// aligned.
+template <class Prog, class Q>
+__device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
+  u8 *codes = static_cast<u8 *>(p.out);
+  if (RowVec<Q>::kLanes > 0 && p.cols % 8 == 0 && Prog::aligned(p, 16) &&
+      is_aligned(codes, 8))
+    moe_permute_vec_body<Prog, Q>(p);
+  else
+    moe_permute_scalar_body<Prog, Q>(p);
+  const int *source = static_cast<const int *>(p.scaleMirror);
+  const i64 nbc = p.scaleCols;
+  const int lane = int(threadIdx.x & 31);
+  const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+  u8 zeroCode;
+  const float zeroScale =
+      scale_from_amax(0.0f, Q::kFormat, Q::kScaleFmt, 0, &zeroCode);
+  const u8 zero = quantize_value(0.0f, zeroScale, Q::kFormat);
+  const u32 zero4 = u32(zero) * 0x01010101u;
+  const bool wide = p.cols % 16 == 0 && is_aligned(codes, 16);
+  for (i64 r = warp; r < p.rows; r += warps) {
+    if (source[r] >= 0)
+      continue;
+    u8 *row = codes + r * p.cols;
+    if (wide) {
+      for (i64 c = lane * 16; c < p.cols; c += 32 * 16)
+        *reinterpret_cast<uint4 *>(row + c) = uint4{zero4, zero4, zero4, zero4};
+    } else {
+      for (i64 c = lane; c < p.cols; c += 32)
+        row[c] = zero;
+    }
+    for (i64 c = lane; c < nbc; c += 32)
+      store_scale<Q>(p.scale, r * nbc + c, zeroScale, zeroCode);
   }
 }
 

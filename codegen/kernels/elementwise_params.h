@@ -150,9 +150,19 @@ enum : int { kTableMinElements = 64, kTableCtasPerSm = 4 };
 /// each row a thread, four rows a thread each way).
 enum : int { kTransposeTile = 128 };
 
-/// The most experts of an MoE routing step (its kernel keeps a counter per
+/// The most experts of an MoE routing step (its kernels keep counters per
 /// expert in shared memory); core/RecipeRules.h's kMaxMoeExperts.
 enum : int { kMaxMoeExperts = 1024 };
+
+/// The routing of an MoE permute (elementwise_moe.cuh) takes its routing
+/// slots in chunks of kRouteChunk, a CTA of kRouteThreads each, and keeps
+/// [chunks, experts] int32 counters in a scratch between its two kernels.
+enum : int { kRouteThreads = 256, kRouteChunk = 1024 };
+
+/// The chunks (CTAs) of a routing of `slots` slots: at least one.
+FP8K_RULE i64 moe_route_chunks(i64 slots) {
+  return slots > kRouteChunk ? (slots + kRouteChunk - 1) / kRouteChunk : 1;
+}
 
 /// Tensors are row-major [batch, rows, cols], contiguous; scales row-major
 /// [batch, scaleRows, scaleCols].
@@ -168,7 +178,8 @@ enum : int { kMaxMoeExperts = 1024 };
 ///
 /// MoE steps (elementwise.cuh, "MoE routing") give some fields another
 /// meaning, so that every kernel keeps this one 128-byte parameter:
-///   permute    in[0] x [T, H], in[1] ids [T, topK] (int32); out codes and
+///   permute    in[0] x [T, H], in[1] ids [T, topK] (int32), in[2] the
+///              routing's counters (int32 scratch, written); out codes and
 ///              scale scales of the permuted rows; amax offsets [E + 1],
 ///              history positions [T, topK], scaleMirror source [R] (all
 ///              int32, written); batch T, rows R, cols H, scaleRows E,

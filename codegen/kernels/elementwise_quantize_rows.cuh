@@ -22,6 +22,40 @@ template <class Q> struct RowVec {
   static constexpr int kChunks = row_vec_chunks(Q::kBlockCols);
 };
 
+/// One block of the vector row path, as lane `part` of its kL lanes sees
+/// it: its kC chunks of row `row` from column c0 loaded (every load issued
+/// before the program runs over any) and evaluated into x (in[v]: chunk v
+/// lies in the row, and `valid`); returns the block's amax bits, a shuffle
+/// max over its lanes.
+template <class Prog, int kL, int kC>
+__device__ __forceinline__ u32 row_vec_block(const EwParams &p, i64 row, i64 c0,
+                                             int part, bool valid,
+                                             bool (&in)[kC],
+                                             float (&x)[kC][8]) {
+#pragma unroll
+  for (int v = 0; v < kC; ++v)
+    in[v] = valid && c0 + (v * kL + part) * 8 < p.cols;
+  typename Prog::template Raw<8> raw[kC];
+#pragma unroll
+  for (int v = 0; v < kC; ++v)
+    if (in[v])
+      Prog::template load_raw<8>(p, row * p.cols + c0 + (v * kL + part) * 8,
+                                 row, raw[v]);
+  u32 m = 0;
+#pragma unroll
+  for (int v = 0; v < kC; ++v) {
+    Prog::template eval_raw<8>(raw[v], x[v]);
+    if (in[v])
+      m = max_abs_bits<8>(x[v], m);
+  }
+#pragma unroll
+  for (int o = kL / 2; o > 0; o >>= 1) {
+    const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m, o);
+    m = other > m ? other : m;
+  }
+  return m;
+}
+
 /// The row path with 16-byte accesses: kLanes lanes per (row, column
 /// block), each taking kChunks chunks of eight columns (lane part p the
 /// chunks p, p + kLanes, ...: each load instruction reads a block's lanes'
@@ -53,28 +87,8 @@ __device__ __forceinline__ void quantize_rows_vec_body(const EwParams &p) {
     const i64 cb = valid ? u - row * nbc : 0;
     const i64 c0 = cb * Q::kBlockCols;
     bool in[kC];
-#pragma unroll
-    for (int v = 0; v < kC; ++v)
-      in[v] = valid && c0 + (v * kL + part) * 8 < p.cols;
-    typename Prog::template Raw<8> raw[kC];
-#pragma unroll
-    for (int v = 0; v < kC; ++v)
-      if (in[v])
-        Prog::template load_raw<8>(p, row * p.cols + c0 + (v * kL + part) * 8,
-                                   row, raw[v]);
     float x[kC][8];
-    u32 m = 0;
-#pragma unroll
-    for (int v = 0; v < kC; ++v) {
-      Prog::template eval_raw<8>(raw[v], x[v]);
-      if (in[v])
-        m = max_abs_bits<8>(x[v], m);
-    }
-#pragma unroll
-    for (int o = kL / 2; o > 0; o >>= 1) {
-      const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m, o);
-      m = other > m ? other : m;
-    }
+    const u32 m = row_vec_block<Prog, kL, kC>(p, row, c0, part, valid, in, x);
     const float s = block_scale<Q>(p, m, valid && part == 0, u, row, cb);
     const ScaleDivisor d = scale_divisor(s);
 #pragma unroll

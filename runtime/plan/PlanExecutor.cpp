@@ -20,17 +20,6 @@ int64_t bufferBytes(const PlanBuffer &b, const Shape &s) {
   return bytesOf(b.dtype, elementCount(s));
 }
 
-bool needsAmaxScratch(const PlanStep &s) {
-  return s.kind == StepKind::Quantize && !quantizeIsOnePass(s.aux);
-}
-
-/// One u32 amax per scale of the step's input (resolvePlan bounded it).
-int64_t amaxScratchBytes(const PlanStep &s, const ResolvedPlan &shapes) {
-  const Shape &x = shapes.shapes.at(s.inputs[0]);
-  return bytesOf(DType::F32,
-                 elementCount(scaleShapeFor(x, s.aux.quant.granularity)));
-}
-
 int64_t scaleBytes(const Granularity &g) {
   return g.scale == ScaleFormat::UE8M0 ? 1 : 4;
 }
@@ -142,8 +131,7 @@ GpuPlan::create(const Plan &plan, const ResolvedPlan &shapes,
     if (!external.mirrors.count(m.writer))
       total = addBytes(total, m.bytes());
   for (const PlanStep &s : plan.steps)
-    if (needsAmaxScratch(s))
-      total = addBytes(total, amaxScratchBytes(s, shapes));
+    total = addBytes(total, auxScratchBytes(s, shapes.shapes));
   FP8_RETURN_IF_ERROR(checkDeviceMemory("holding the plan's buffers", total));
   // NOTE: a blocking stream: it waits for work on the legacy default
   // stream, where the synchronous-looking cuMemsetD8 of DeviceBuffer::fill
@@ -183,17 +171,16 @@ GpuPlan::create(const Plan &plan, const ResolvedPlan &shapes,
   }
   for (const PlanStep &s : plan.steps) {
     DeviceBuffer scratch;
-    if (needsAmaxScratch(s)) {
-      const int64_t bytes = amaxScratchBytes(s, shapes);
+    if (const int64_t bytes = auxScratchBytes(s, shapes.shapes)) {
       auto buf = DeviceBuffer::alloc(size_t(bytes));
       if (!buf)
-        return buf.status().withContext("allocating the amax scratch of "
+        return buf.status().withContext("allocating the scratch of "
                                         "step '" +
                                         s.name + "'");
       FP8_RETURN_IF_ERROR(buf->fill(0));
       scratch = std::move(*buf);
     }
-    g->amaxScratch_.push_back(std::move(scratch));
+    g->auxScratch_.push_back(std::move(scratch));
   }
   g->auxLaunches_.resize(plan.steps.size());
   g->dbTiles_.resize(plan.steps.size());
@@ -274,7 +261,7 @@ Status GpuPlan::upload(const HostBuffers &host, bool zeroMissing) {
     FP8_RETURN_IF_ERROR(dst.upload(it->second.data.data(), dst.size())
                             .withContext("uploading '" + b.name + "'"));
   }
-  for (DeviceBuffer &s : amaxScratch_)
+  for (DeviceBuffer &s : auxScratch_)
     if (s.ptr())
       FP8_RETURN_IF_ERROR(s.fill(0));
   return cuCheck(device_->driver->cuCtxSynchronize(),
@@ -314,7 +301,7 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
       [&](const std::string &name) {
         return reinterpret_cast<void *>(address(name));
       },
-      reinterpret_cast<void *>(amaxScratch_[index].ptr()), mirror, strideRows,
+      reinterpret_cast<void *>(auxScratch_[index].ptr()), mirror, strideRows,
       strideCols);
   // The launches' names hash the spec's JSON: made once, not per launch.
   std::vector<ElementwiseEntryLaunch> &launches = auxLaunches_[index];

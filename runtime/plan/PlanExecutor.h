@@ -146,7 +146,7 @@ private:
   CUstream stream_ = nullptr;    ///< where launches go
   std::map<std::string, DeviceBuffer> buffers_;
   std::map<std::string, CUdeviceptr> external_;
-  std::vector<DeviceBuffer> amaxScratch_; ///< per step (block-path quantize)
+  std::vector<DeviceBuffer> auxScratch_; ///< per step (auxScratchBytes)
   ScaleMirrorPlan mirrors_;
   std::vector<DeviceBuffer> mirrorScratch_; ///< owned mirrors, zeroed once
   std::vector<CUdeviceptr> mirrorAddress_;  ///< per mirror, owned or not

@@ -20,9 +20,10 @@ auxStepLaunches(const PlanStep &s, const StepShapes &shapes, int smCount) {
     ElementwiseEntryLaunch l;
     l.kernel = entries.size() == 1 ? base : base + "_" + entries[e];
     l.entry = e;
-    if (permute) // the route: one CTA per expert; the quantize: per token
-      g.batch = entries[e] == "route" ? shapes.at(s.outputs[2])[0] - 1
-                                      : shapes.at(s.inputs[1])[0];
+    if (permute) { // the routing: per slot; the quantize: per token
+      const Shape &ids = shapes.at(s.inputs[1]);
+      g.batch = entries[e] == "quantize" ? ids[0] : ids[0] * ids[1];
+    }
     l.launch = elementwiseLaunch(s.aux, e, g.batch, g.rows, g.cols, smCount);
     if (l.launch.grid[0] > 0) // (an entry for other shapes)
       out.push_back(l);
@@ -30,10 +31,24 @@ auxStepLaunches(const PlanStep &s, const StepShapes &shapes, int smCount) {
   return out;
 }
 
+int64_t auxScratchBytes(const PlanStep &s, const StepShapes &shapes) {
+  if (s.kind == StepKind::Permute) {
+    const Shape &ids = shapes.at(s.inputs[1]);
+    const int64_t experts = shapes.at(s.outputs[2])[0] - 1;
+    return bytesOf(DType::I32,
+                   fp8k::moe_route_chunks(ids[0] * ids[1]) * experts);
+  }
+  if (s.kind == StepKind::Quantize && !quantizeIsOnePass(s.aux))
+    return bytesOf(DType::F32,
+                   elementCount(scaleShapeFor(shapes.at(s.inputs[0]),
+                                              s.aux.quant.granularity)));
+  return 0;
+}
+
 fp8k::EwParams
 auxStepParams(const PlanStep &s, const StepShapes &shapes,
               const std::function<void *(const std::string &)> &address,
-              void *amax, void *scaleMirror, int64_t mirrorStrideRows,
+              void *scratch, void *scaleMirror, int64_t mirrorStrideRows,
               int64_t mirrorStrideCols) {
   const Geometry g = geometry(shapes.at(s.inputs[0]));
   fp8k::EwParams p{};
@@ -41,6 +56,7 @@ auxStepParams(const PlanStep &s, const StepShapes &shapes,
     const Shape &ids = shapes.at(s.inputs[1]);
     p.in[0] = address(s.inputs[0]);
     p.in[1] = address(s.inputs[1]);
+    p.in[2] = scratch;
     p.out = address(s.outputs[0]);
     p.scale = address(s.outputs[1]);
     p.amax = static_cast<fp8k::u32 *>(address(s.outputs[2]));
@@ -82,7 +98,7 @@ auxStepParams(const PlanStep &s, const StepShapes &shapes,
     p.out = address(s.outputs[0]);
     if (s.kind == StepKind::Quantize) {
       p.scale = address(s.outputs[1]);
-      p.amax = static_cast<fp8k::u32 *>(amax);
+      p.amax = static_cast<fp8k::u32 *>(scratch);
       if (!s.state.empty())
         p.history = address(s.state);
       p.scaleMirror = scaleMirror;

@@ -31,8 +31,13 @@ using StepShapes = std::map<std::string, Shape>;
 std::vector<ElementwiseEntryLaunch>
 auxStepLaunches(const PlanStep &step, const StepShapes &shapes, int smCount);
 
+/// The bytes of a non-GEMM step's device scratch (0: none): one u32 amax
+/// per scale of a quantize on the block path (zero before its first run;
+/// its kernels leave it so), the routing counters of a permute.
+int64_t auxScratchBytes(const PlanStep &step, const StepShapes &shapes);
+
 /// The kernel parameter of a non-GEMM step: `address(name)` is where a
-/// buffer lives, `amax` the step's amax scratch (quantize, block path).
+/// buffer lives, `scratch` the step's scratch (auxScratchBytes).
 /// A quantize step also writes its scales to `scaleMirror` when it is not
 /// null, scale (r, c) at r * mirrorStrideRows + c * mirrorStrideCols
 /// (runtime/plan/PlanScaleMirror.h). MoE steps fill the fields as
@@ -40,7 +45,7 @@ auxStepLaunches(const PlanStep &step, const StepShapes &shapes, int smCount);
 fp8k::EwParams
 auxStepParams(const PlanStep &step, const StepShapes &shapes,
               const std::function<void *(const std::string &)> &address,
-              void *amax, void *scaleMirror = nullptr,
+              void *scratch, void *scaleMirror = nullptr,
               int64_t mirrorStrideRows = 0, int64_t mirrorStrideCols = 0);
 
 } // namespace fp8

@@ -151,6 +151,18 @@ std::vector<Case> cases() {
     n.result = EwArg::result(5);
     quant("rows_rmsnorm", n, Granularity::block(1, 128), DType::E4M3FN);
   }
+  {
+    // MoE: the permute's three kernels (count, route, gather-quantize),
+    // the weighted unpermute (examples/moe.mlir).
+    quant("moe_permute_1x128", EwProgram::identity(DType::BF16),
+          Granularity::block(1, 128), DType::E4M3FN);
+    out.back().spec.kind = AuxKind::Permute;
+    ElementwiseSpec u;
+    u.kind = AuxKind::Unpermute;
+    u.program = EwProgram::identity(DType::BF16);
+    u.out = DType::BF16;
+    out.push_back({"moe_unpermute", u});
+  }
   for (auto [name, g] :
        {std::pair<const char *, Granularity>{"transpose_f32",
                                              Granularity::block(128, 128)},

@@ -8,10 +8,10 @@
 //
 //   - a launch runs the CTAs of the grid one after another; the threads of
 //     a CTA are real threads (std::thread), so __syncthreads is a barrier
-//     over them, __shfl_xor_sync and __shfl_sync exchanges over the 32
-//     lanes of a warp, atomicMax and atomicAdd locked read-modify-writes,
-//     and __shared__ variables (function-local statics) are shared by the
-//     CTA running;
+//     over them, __shfl_xor_sync, __shfl_sync and __match_any_sync
+//     exchanges over the 32 lanes of a warp, atomicMax and atomicAdd
+//     locked read-modify-writes, and __shared__ variables (function-local
+//     statics) are shared by the CTA running;
 //   - the _rn arithmetic intrinsics are the IEEE operations they name
 //     (compiled with -ffp-contract=off).
 //
@@ -63,6 +63,21 @@ inline unsigned __shfl_sync(unsigned, unsigned v, int src) {
   cudaemu::cta->warps[size_t(warp)]->wait();
   return r;
 }
+
+/// The lanes of the warp whose v equals this lane's (every lane takes part).
+inline unsigned __match_any_sync(unsigned, int v) {
+  const int warp = cudaemu::linear >> 5;
+  cudaemu::cta->shuffle[size_t(cudaemu::linear)] = unsigned(v);
+  cudaemu::cta->warps[size_t(warp)]->wait();
+  unsigned mask = 0;
+  for (int l = 0; l < 32; ++l)
+    if (cudaemu::cta->shuffle[size_t((warp << 5) | l)] == unsigned(v))
+      mask |= 1u << l;
+  cudaemu::cta->warps[size_t(warp)]->wait();
+  return mask;
+}
+
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
 
 inline unsigned atomicMax(unsigned *p, unsigned v) {
   std::lock_guard<std::mutex> lock(cudaemu::atomics);

@@ -11,6 +11,7 @@
 #include "test/runtime/emulation/EmulatedKernels.h"
 
 #include "numerics/GroupedGemm.h"
+#include "runtime/plan/PlanKernels.h"
 
 #include <gtest/gtest.h>
 
@@ -35,11 +36,13 @@ struct Routing {
   int64_t tokens, hidden, topK, experts, align;
 };
 const Routing kRoutings[] = {
-    {13, 200, 2, 4, 4}, // partial column block, padding
-    {1, 64, 1, 3, 1},   // one token: two empty experts
-    {40, 256, 3, 9, 1}, // more experts than CTAs cover at once on 1 SM
-    {6, 128, 2, 5, 8},  // padding larger than the groups
-    {5, 30, 2, 3, 2},   // rows of 30: the scalar paths
+    {13, 200, 2, 4, 4},  // partial column block, padding
+    {1, 64, 1, 3, 1},    // one token: two empty experts
+    {40, 256, 3, 9, 1},  // more experts than CTAs cover at once on 1 SM
+    {6, 128, 2, 5, 8},   // padding larger than the groups
+    {5, 30, 2, 3, 2},    // rows of 30: the scalar paths
+    {700, 16, 3, 5, 8},  // 2100 slots: three routing chunks
+    {300, 8, 4, 600, 2}, // 1200 slots, three experts a routing thread
 };
 
 /// Random distinct experts per token; expert E - 1 left empty when E > topK.
@@ -113,8 +116,14 @@ TEST_P(EmulatedMoe, MatchesTheOracleBitForBit) {
   }
   HostBuffers oracle = emu;
   ASSERT_TRUE(runStepOnCpu(plan, step, oracle).isOk());
-  std::vector<uint32_t> amax;
-  runEmulated(k, step, emu, amax);
+  StepShapes shapes;
+  for (const auto &[name, t] : emu)
+    shapes[name] = t.shape;
+  // The routing counters: stale too (the count kernel writes them all).
+  std::vector<uint32_t> scratch(size_t(auxScratchBytes(step, shapes) / 4),
+                                0x5A5A5A5Au);
+  EXPECT_EQ(scratch.empty(), spec->kind != AuxKind::Permute);
+  runEmulated(k, step, emu, scratch);
   const std::string what =
       spec->kernelName() + " on T=" + std::to_string(r.tokens) +
       ", E=" + std::to_string(r.experts) + ", align " + std::to_string(r.align);
