@@ -231,6 +231,18 @@ __device__ __forceinline__ u32 cvt_fp8x2(float lo, float hi, int fmt) {
 }
 #endif
 
+/// float_to_fp8_bits of two non-NaN values, lo's code in the low byte: one
+/// instruction on an sm_89+ device (cvt_fp8x2), the integer algorithm
+/// elsewhere.
+FP8K_FN u32 fp8x2_bits(float lo, float hi, int fmt) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return cvt_fp8x2(lo, hi, fmt);
+#else
+  return u32(float_to_fp8_bits(lo, fmt)) |
+         (u32(float_to_fp8_bits(hi, fmt)) << 8);
+#endif
+}
+
 /// float_to_fp8_bits(x, fmt), the same bits. On an sm_89+ device the
 /// hardware converts (cvt_fp8x2), a few instructions instead of the integer
 /// algorithm's branches; NaN, whose code the hardware gives with its sign,
@@ -452,12 +464,7 @@ FP8K_FN u32 quantize_pair(float lo, const ScaleDivisor &dl, float hi,
   if (!dl.fast || !dh.fast)
     return u32(quantize_value(lo, dl.scale, fmt)) |
            (u32(quantize_value(hi, dh.scale, fmt)) << 8);
-  const float a = divide_by_scale(lo, dl), b = divide_by_scale(hi, dh);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  return cvt_fp8x2(a, b, fmt);
-#else
-  return u32(float_to_fp8_bits(a, fmt)) | (u32(float_to_fp8_bits(b, fmt)) << 8);
-#endif
+  return fp8x2_bits(divide_by_scale(lo, dl), divide_by_scale(hi, dh), fmt);
 }
 
 /// Both in one block.
@@ -488,17 +495,9 @@ FP8K_FN void quantize_codes(const float *x, const ScaleDivisor &d, int fmt,
   for (int k = 0; k < N; ++k)
     q[k] = divide_by_scale(x[k], d);
 #pragma unroll
-  for (int w = 0; w < N / 4; ++w) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    words[w] = cvt_fp8x2(q[4 * w], q[4 * w + 1], fmt) |
-               (cvt_fp8x2(q[4 * w + 2], q[4 * w + 3], fmt) << 16);
-#else
-    words[w] = 0;
-#pragma unroll
-    for (int k = 0; k < 4; ++k)
-      words[w] |= u32(float_to_fp8_bits(q[4 * w + k], fmt)) << (8 * k);
-#endif
-  }
+  for (int w = 0; w < N / 4; ++w)
+    words[w] = fp8x2_bits(q[4 * w], q[4 * w + 1], fmt) |
+               (fp8x2_bits(q[4 * w + 2], q[4 * w + 3], fmt) << 16);
 }
 
 /// quantize_codes for values the scale does not bound (delayed scaling's,
