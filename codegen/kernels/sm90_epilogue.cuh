@@ -66,6 +66,37 @@ template <class C, class L> struct Staging {
   }
 };
 
+/// Calls f(i, addr) for each of this thread's accumulator pairs (i, i + 1)
+/// whose 8-column group falls in staging round `round` (compile-time
+/// tests), addr the pair's place in the round's buffer `slab`.
+template <class C, class L, class F>
+__device__ __forceinline__ void for_round_pairs(u32 slab, int round, int warp,
+                                                int lane, F f) {
+  const int r0 = warp * 16 + lane / 4;
+  const int c0 = 2 * (lane & 3);
+#pragma unroll
+  for (int i = 0; i < C::kAcc; i += 2) {
+    if ((8 * (i >> 2)) / C::kEpiCols != round)
+      continue;
+    f(i, Staging<C, L>::at(slab, r0 + 8 * ((i >> 1) & 1),
+                           8 * (i >> 2) - round * C::kEpiCols + c0));
+  }
+}
+
+/// Calls f(g, addr) for each pair of 8-column groups (g, g + 1), g even,
+/// of staging round `round`, addr this lane's stmatrix/ldmatrix .x4
+/// address for them (Staging::matrix).
+template <class C, class L, class F>
+__device__ __forceinline__ void for_round_groups(u32 slab, int round, int warp,
+                                                 int lane, F f) {
+#pragma unroll
+  for (int g = 0; g < C::kAcc / 4; g += 2) {
+    if ((8 * g) / C::kEpiCols != round)
+      continue;
+    f(g, Staging<C, L>::matrix(slab, warp, lane, g, round * C::kEpiCols));
+  }
+}
+
 /// Copies one warpgroup's staged chunk rows [0, 64) of `kChunks` chunks
 /// (64 rows of kChunkPitch bytes each, swizzled as staged) to D at (row0,
 /// col0) with 16-byte stores, rows from `row_end` on and columns from N on
@@ -108,30 +139,18 @@ __device__ __forceinline__ void copy_slab(const GemmParams &p, u32 slab,
 template <class C, class L, bool kStmatrix>
 __device__ __forceinline__ void add_staged_c(float *res, u32 slab, int round,
                                              int warp, int lane) {
-  using S = Staging<C, L>;
-  constexpr int kAcc = C::kAcc;
   if constexpr (kStmatrix) {
-#pragma unroll
-    for (int g = 0; g < kAcc / 4; g += 2) {
-      if ((8 * g) / C::kEpiCols != round)
-        continue;
+    for_round_groups<C, L>(slab, round, warp, lane, [&](int g, u32 addr) {
       u32 v[4];
-      ldmatrix_x4(S::matrix(slab, warp, lane, g, round * C::kEpiCols), v);
+      ldmatrix_x4(addr, v);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         res[4 * g + 2 * j] += bf16_to_f32((unsigned short)(v[j] & 0xFFFF));
         res[4 * g + 2 * j + 1] += bf16_to_f32((unsigned short)(v[j] >> 16));
       }
-    }
+    });
   } else {
-    const int r0 = warp * 16 + lane / 4;
-    const int c0 = 2 * (lane & 3);
-#pragma unroll
-    for (int i = 0; i < kAcc; i += 2) {
-      if ((8 * (i >> 2)) / C::kEpiCols != round)
-        continue;
-      const u32 addr = S::at(slab, r0 + 8 * ((i >> 1) & 1),
-                             8 * (i >> 2) - round * C::kEpiCols + c0);
+    for_round_pairs<C, L>(slab, round, warp, lane, [&](int i, u32 addr) {
       if (C::kOutF32) {
         float a, b;
         ld_shared_v2_f32(addr, a, b);
@@ -142,7 +161,7 @@ __device__ __forceinline__ void add_staged_c(float *res, u32 slab, int round,
         res[i] += bf16_to_f32((unsigned short)(v & 0xFFFF));
         res[i + 1] += bf16_to_f32((unsigned short)(v >> 16));
       }
-    }
+    });
   }
 }
 
@@ -305,29 +324,19 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
       if constexpr (kStmatrix) {
         // bf16 in pairs of 8-column groups: one stmatrix.x4 writes rows
         // 0-15 of the warp's 16 for two groups (Staging::matrix).
-#pragma unroll
-        for (int g = 0; g < kAcc / 4; g += 2) {
-          if ((8 * g) / C::kEpiCols != round)
-            continue;
-          const u32 addr = S::matrix(slab, warp, lane, g, round * C::kEpiCols);
+        for_round_groups<C, L>(slab, round, warp, lane, [&](int g, u32 addr) {
           stmatrix_x4(addr, pack_bf16x2(res[4 * g], res[4 * g + 1]),
                       pack_bf16x2(res[4 * g + 2], res[4 * g + 3]),
                       pack_bf16x2(res[4 * g + 4], res[4 * g + 5]),
                       pack_bf16x2(res[4 * g + 6], res[4 * g + 7]));
-        }
+        });
       } else {
-#pragma unroll
-        for (int i = 0; i < kAcc; i += 2) {
-          // Register i's 8-column group decides its round (compile time).
-          if ((8 * (i >> 2)) / C::kEpiCols != round)
-            continue;
-          const u32 addr = S::at(slab, r0 + 8 * ((i >> 1) & 1),
-                                 8 * (i >> 2) - round * C::kEpiCols + c0);
+        for_round_pairs<C, L>(slab, round, warp, lane, [&](int i, u32 addr) {
           if (C::kOutF32)
             st_shared_v2_f32(addr, res[i], res[i + 1]);
           else
             st_shared_u32(addr, pack_bf16x2(res[i], res[i + 1]));
-        }
+        });
       }
       fence_proxy_async_smem();
       named_barrier(2 + warp_group, 128);
