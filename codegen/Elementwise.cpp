@@ -449,9 +449,8 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   } else if (s.kind == AuxKind::Permute) {
     // A warp per token and block, or per 32 / lanes blocks on the vector
     // path (elementwise_moe.cuh).
-    const int lanes = fp8k::row_vec_block_lanes(g.cols);
     const int64_t units = batch * g.scaleCols(cols);
-    const int64_t perWarp = lanes > 0 && cols % 8 == 0 ? 32 / lanes : 1;
+    const int64_t perWarp = fp8k::row_blocks_per_warp(g.cols, cols);
     l.grid[0] = clamp(ceilDiv(units, 8 * perWarp), waves * 8);
   } else if (s.kind == AuxKind::Quantize && quantizeUsesRowSumPath(s)) {
     // A CTA per row; only the entry for this row length runs (grid 0: not
@@ -467,14 +466,13 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     // 4096x4096 1x128 quantize in 0.065 ms against 0.054 with a warp per
     // step (H100, docs/results/h100-2026-11-25-vector-paths/).
     // Whole rows in registers: a CTA per 256 / whole_row_threads rows.
-    const int lanes = fp8k::row_vec_block_lanes(g.cols);
     const int rowThreads = fp8k::whole_row_threads(cols);
     const int64_t units = batch * rows * g.scaleCols(cols);
     const int64_t most = table ? strided : waves * 8;
     if (g.cols == Granularity::kWhole && cols % 8 == 0 && rowThreads > 0) {
       l.grid[0] = clamp(ceilDiv(units, 256 / rowThreads), most);
     } else {
-      const int64_t perWarp = lanes > 0 && cols % 8 == 0 ? 32 / lanes : 1;
+      const int64_t perWarp = fp8k::row_blocks_per_warp(g.cols, cols);
       l.grid[0] = clamp(ceilDiv(ceilDiv(units, perWarp), 8), most);
     }
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&

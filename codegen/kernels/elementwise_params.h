@@ -70,6 +70,15 @@ FP8K_RULE int row_vec_block_lanes(i64 blockCols) {
   return c > 0 ? row_vec_lanes(blockCols) / c : 0;
 }
 
+/// Blocks of `blockCols` columns a warp takes a step on the row path, in
+/// rows of `cols` columns: 32 / row_vec_block_lanes on the vector path
+/// (what the host sizes grids by; the device also needs aligned tensors),
+/// else one.
+FP8K_RULE int row_blocks_per_warp(i64 blockCols, i64 cols) {
+  const int lanes = row_vec_block_lanes(blockCols);
+  return lanes > 0 && cols % 8 == 0 ? 32 / lanes : 1;
+}
+
 /// Sixteen-byte chunks a thread of the whole-row quantize (per-row scales)
 /// keeps in registers.
 enum : int { kWholeRowChunks = 8 };
