@@ -440,8 +440,8 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   } else if (s.kind == AuxKind::Interleave) { // a thread per 16 bytes
     const int64_t bytes = 2 * batch * rows * cols * sizeOf(s.out);
     l.grid[0] = clamp(ceilDiv(ceilDiv(bytes, 16), 256), waves);
-  } else if (s.kind == AuxKind::Unpermute) { // four elements a thread
-    l.grid[0] = clamp(ceilDiv(batch * rows * ((cols + 3) / 4), 256), waves);
+  } else if (s.kind == AuxKind::Unpermute) { // eight elements a thread
+    l.grid[0] = clamp(ceilDiv(batch * rows * ((cols + 7) / 8), 256), waves);
   } else if (s.kind == AuxKind::Permute && role != "quantize") {
     // A CTA per chunk of routing slots (batch: the slots).
     l.block[0] = fp8k::kRouteThreads;

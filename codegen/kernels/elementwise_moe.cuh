@@ -324,8 +324,11 @@ __device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
 /// out[t, h] = sum over j of weights[t, j] * y[positions[t, j], h], in FP32
 /// in j order (a dropped slot, position -1, adds nothing), rounded to OutT;
 /// y of element type InT (the program is the identity). Rows of a multiple
-/// of 4 elements take four per thread, each row of y read in one 8- or
-/// 16-byte load.
+/// of 8 elements (y and out 16-byte aligned) take eight a thread: the
+/// token's positions and weights for kUnpermuteSlots slots at a time, then
+/// those slots' rows of y, each in one or two 16-byte loads, all in flight
+/// together before any is summed. Other rows take an element a thread.
+constexpr int kUnpermuteSlots = 8;
 template <class Prog, int InT, int OutT>
 __device__ __forceinline__ void moe_unpermute_body(const EwParams &p) {
   const i64 topK = p.mirrorStrideRows;
@@ -333,23 +336,39 @@ __device__ __forceinline__ void moe_unpermute_body(const EwParams &p) {
   const float *weights = static_cast<const float *>(p.in[2]);
   const i64 stride = i64(gridDim.x) * blockDim.x;
   const i64 first = i64(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (p.cols % 4 == 0) {
-    const i64 n = p.rows * p.cols / 4;
+  if (p.cols % 8 == 0 && is_aligned(p.in[0], 16) && is_aligned(p.out, 16)) {
+    constexpr int kW = VecWords<InT, 8>::kCount;
+    const i64 vecCols = p.cols / 8, n = p.rows * vecCols;
     for (i64 q = first; q < n; q += stride) {
-      const i64 i = q * 4, t = i / p.cols, h = i - t * p.cols;
-      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      for (i64 j = 0; j < topK; ++j) {
-        const i64 r = positions[t * topK + j];
-        if (r < 0 || r >= p.scaleRows)
-          continue;
-        const float w = weights[t * topK + j];
-        float v[4];
-        load_vec<InT, 4>(p.in[0], r * p.cols + h, v);
-        for (int k = 0; k < 4; ++k)
-          acc[k] = add(acc[k], mul(w, v[k]));
+      const i64 t = row_of(q, vecCols), h = (q - t * vecCols) * 8;
+      float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+      for (i64 j0 = 0; j0 < topK; j0 += kUnpermuteSlots) {
+        i64 r[kUnpermuteSlots];
+        float w[kUnpermuteSlots];
+#pragma unroll
+        for (int k = 0; k < kUnpermuteSlots; ++k) {
+          r[k] = j0 + k < topK ? positions[t * topK + j0 + k] : -1;
+          if (r[k] >= p.scaleRows)
+            r[k] = -1;
+          w[k] = r[k] >= 0 ? weights[t * topK + j0 + k] : 0.0f;
+        }
+        u32 words[kUnpermuteSlots][kW];
+#pragma unroll
+        for (int k = 0; k < kUnpermuteSlots; ++k)
+          if (r[k] >= 0)
+            load_words<InT, 8>(p.in[0], r[k] * p.cols + h, words[k]);
+#pragma unroll
+        for (int k = 0; k < kUnpermuteSlots; ++k) {
+          if (r[k] < 0)
+            continue;
+          float v[8];
+          unpack_words<InT, 8>(words[k], v);
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            acc[e] = add(acc[e], mul(w[k], v[e]));
+        }
       }
-      for (int k = 0; k < 4; ++k)
-        store_elem<OutT>(p.out, i + k, acc[k]);
+      store_vec<OutT, 8>(p.out, t * p.cols + h, acc);
     }
     return;
   }

@@ -43,6 +43,7 @@ const Routing kRoutings[] = {
     {5, 30, 2, 3, 2},    // rows of 30: the scalar paths
     {700, 16, 3, 5, 8},  // 2100 slots: three routing chunks
     {300, 8, 4, 600, 2}, // 1200 slots, three experts a routing thread
+    {9, 24, 10, 12, 1},  // top 10: the unpermute's slots in two batches
 };
 
 /// Random distinct experts per token; expert E - 1 left empty when E > topK.
@@ -106,7 +107,12 @@ TEST_P(EmulatedMoe, MatchesTheOracleBitForBit) {
         r.tokens, r.topK, r.experts, r.align);
     ASSERT_TRUE(p.isOk()) << p.message();
     HostTensor pos = HostTensor::zeros(DType::I32, {r.tokens, r.topK});
-    std::memcpy(pos.data.data(), p->destination.data(), pos.data.size());
+    // Every fifth slot dropped (position -1, as the permute writes for an
+    // expert id outside [0, E)).
+    std::vector<int32_t> dest = p->destination;
+    for (size_t i = 3; i < dest.size(); i += 5)
+      dest[i] = -1;
+    std::memcpy(pos.data.data(), dest.data(), pos.data.size());
     emu["y"] = randomTensor(rowType, {rows, r.hidden}, index + 11);
     emu["positions"] = pos;
     emu["weights"] = randomTensor(DType::F32, {r.tokens, r.topK}, index + 13);
