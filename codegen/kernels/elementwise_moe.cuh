@@ -179,10 +179,8 @@ __device__ __forceinline__ void moe_route_body(const EwParams &p) {
 
 /// The rows of token t's copies: positions[t, j0 + k] for k < 8 (-1 past
 /// topK), loaded before any is used.
-__device__ __forceinline__ void moe_copy_rows(const EwParams &p, i64 t, i64 j0,
-                                              int (&rows)[8]) {
-  const int *positions = static_cast<const int *>(p.history);
-  const i64 topK = p.mirrorStrideRows;
+__device__ __forceinline__ void moe_copy_rows(const int *positions, i64 topK,
+                                              i64 t, i64 j0, int (&rows)[8]) {
 #pragma unroll
   for (int k = 0; k < 8; ++k)
     rows[k] = j0 + k < topK ? positions[t * topK + j0 + k] : -1;
@@ -226,7 +224,7 @@ __device__ __forceinline__ void moe_permute_vec_body(const EwParams &p) {
       quantize_codes<8>(x[v], d, Q::kFormat, w[v]);
     for (i64 j0 = 0; j0 < topK; j0 += 8) {
       int rows[8];
-      moe_copy_rows(p, t, j0, rows);
+      moe_copy_rows(static_cast<const int *>(p.history), topK, t, j0, rows);
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
         const i64 row = rows[k];
@@ -325,10 +323,10 @@ __device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
 /// in j order (a dropped slot, position -1, adds nothing), rounded to OutT;
 /// y of element type InT (the program is the identity). Rows of a multiple
 /// of 8 elements (y and out 16-byte aligned) take eight a thread: the
-/// token's positions and weights for kUnpermuteSlots slots at a time, then
-/// those slots' rows of y, each in one or two 16-byte loads, all in flight
-/// together before any is summed. Other rows take an element a thread.
-constexpr int kUnpermuteSlots = 8;
+/// token's positions and weights for eight slots at a time (moe_copy_rows),
+/// then those slots' rows of y, each in one or two 16-byte loads, all in
+/// flight together before any is summed. Other rows take an element a
+/// thread.
 template <class Prog, int InT, int OutT>
 __device__ __forceinline__ void moe_unpermute_body(const EwParams &p) {
   const i64 topK = p.mirrorStrideRows;
@@ -342,23 +340,23 @@ __device__ __forceinline__ void moe_unpermute_body(const EwParams &p) {
     for (i64 q = first; q < n; q += stride) {
       const i64 t = row_of(q, vecCols), h = (q - t * vecCols) * 8;
       float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-      for (i64 j0 = 0; j0 < topK; j0 += kUnpermuteSlots) {
-        i64 r[kUnpermuteSlots];
-        float w[kUnpermuteSlots];
+      for (i64 j0 = 0; j0 < topK; j0 += 8) {
+        int r[8];
+        moe_copy_rows(positions, topK, t, j0, r);
+        float w[8];
 #pragma unroll
-        for (int k = 0; k < kUnpermuteSlots; ++k) {
-          r[k] = j0 + k < topK ? positions[t * topK + j0 + k] : -1;
+        for (int k = 0; k < 8; ++k) {
           if (r[k] >= p.scaleRows)
             r[k] = -1;
           w[k] = r[k] >= 0 ? weights[t * topK + j0 + k] : 0.0f;
         }
-        u32 words[kUnpermuteSlots][kW];
+        u32 words[8][kW];
 #pragma unroll
-        for (int k = 0; k < kUnpermuteSlots; ++k)
+        for (int k = 0; k < 8; ++k)
           if (r[k] >= 0)
             load_words<InT, 8>(p.in[0], r[k] * p.cols + h, words[k]);
 #pragma unroll
-        for (int k = 0; k < kUnpermuteSlots; ++k) {
+        for (int k = 0; k < 8; ++k) {
           if (r[k] < 0)
             continue;
           float v[8];
