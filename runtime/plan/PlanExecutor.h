@@ -105,8 +105,9 @@ public:
   Status captureRun();
   /// Launches the captured graph on the plan's stream (captureRun first).
   Status launchGraph();
-  /// The median time (ms) of `iters` graph launches after `warmup`.
-  Expected<double> timeGraph(int warmup, int iters);
+  /// The times (ms) of `iters` graph launches after `warmup`, every launch
+  /// queued before the stream is drained.
+  Expected<std::vector<double>> timeGraph(int warmup, int iters);
 
   CUstream stream() const { return stream_; }
   const CudaDevice &device() const { return *device_; }

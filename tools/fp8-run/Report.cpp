@@ -148,7 +148,8 @@ json reportStepChecks(const std::vector<StepCheck> &steps) {
 
 json reportBench(const BenchReport &b, const DramRoofline &target) {
   std::printf("bench: median of %d runs (CUDA events, steps back to back, "
-              "the runs queued ahead of the GPU; other steps: their buffers' "
+              "the runs queued ahead of the GPU, in turns of 5 with the "
+              "graph's; other steps: their buffers' "
               "bytes over their time, against "
               "the %s's %.2f TB/s):\n",
               b.iters, target.gpu, target.dramBytesPerSecond / 1e12);
@@ -205,7 +206,8 @@ json reportBench(const BenchReport &b, const DramRoofline &target) {
               "total", "", b.totalMs, b.gemmMs, b.peerGemmMs, b.bf16GemmMs);
   if (b.graphMs >= 0)
     std::printf("  %-14s %-11s %10.4f   (one launch of the captured run "
-                "phase; the steps' times sum to %.4f ms)\n",
+                "phase, timed in turns with the steps; their times sum to "
+                "%.4f ms)\n",
                 "as a graph", "", b.graphMs, b.stepSumMs);
   else
     std::printf("  as a graph: not measured (%s)\n", b.graphNote.c_str());
