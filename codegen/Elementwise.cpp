@@ -443,9 +443,11 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   } else if (s.kind == AuxKind::Unpermute) { // eight elements a thread
     l.grid[0] = clamp(ceilDiv(batch * rows * ((cols + 7) / 8), 256), waves);
   } else if (s.kind == AuxKind::Permute && role != "quantize") {
-    // A CTA per chunk of routing slots (batch: the slots).
+    // A CTA per chunk of routing slots (batch: the slots); one chunk is
+    // counted by the route kernel (grid 0: the count kernel not launched).
+    const int64_t chunks = fp8k::moe_route_chunks(batch);
     l.block[0] = fp8k::kRouteThreads;
-    l.grid[0] = clamp(fp8k::moe_route_chunks(batch), INT32_MAX);
+    l.grid[0] = role == "count" && chunks == 1 ? 0 : clamp(chunks, INT32_MAX);
   } else if (s.kind == AuxKind::Permute) {
     // A warp per token and block, or per 32 / lanes blocks on the vector
     // path (elementwise_moe.cuh).

@@ -22,6 +22,8 @@ namespace fp8k {
 // [chunks, E] int32 counters (in[2]); moe_route_body reads every chunk's
 // counters, so each CTA knows every group's padded offset and the rows its
 // experts' earlier slots took, and ranks its own slots in token order.
+// With one chunk (up to kRouteChunk slots: a decode step) the route kernel
+// counts the chunk itself and the count kernel is not launched.
 // Every row and slot is written (source -1 on the rows without a token), so
 // the step needs no clearing between runs; the gather-quantize that follows
 // writes the codes and scales of every row.
@@ -50,8 +52,26 @@ __device__ __forceinline__ SlotPeers slot_peers(const int *ids, i64 i, i64 end,
   return s;
 }
 
-/// Chunk blockIdx.x's count of slots per expert, to counts[chunk * E + e];
-/// ids outside [0, E) are not counted (their slots are dropped).
+/// Chunk c's count of slots per expert, into hist[0, E) (shared memory; every
+/// thread of the CTA calls it; returns after a barrier); ids outside [0, E)
+/// are not counted (their slots are dropped).
+__device__ __forceinline__ void
+moe_chunk_histogram(const int *ids, i64 c, i64 n, i64 experts, int *hist) {
+  const int t = int(threadIdx.x);
+  for (i64 e = t; e < experts; e += kRouteThreads)
+    hist[e] = 0;
+  __syncthreads();
+  const i64 end = moe_chunk_end(c, n);
+  for (i64 i0 = c * kRouteChunk; i0 < end; i0 += kRouteThreads) {
+    // One shared-memory add per expert and warp.
+    const SlotPeers s = slot_peers(ids, i0 + t, end, experts);
+    if (s.id >= 0 && s.lower == 0)
+      atomicAdd(&hist[s.id], __popc(s.peers));
+  }
+  __syncthreads();
+}
+
+/// Chunk blockIdx.x's count of slots per expert, to counts[chunk * E + e].
 __device__ __forceinline__ void moe_count_body(const EwParams &p) {
   __shared__ int hist[kMaxMoeExperts];
   const int *ids = static_cast<const int *>(p.in[1]);
@@ -59,17 +79,7 @@ __device__ __forceinline__ void moe_count_body(const EwParams &p) {
   const i64 experts = p.scaleRows, n = p.batch * p.mirrorStrideRows;
   const int t = int(threadIdx.x);
   for (i64 c = blockIdx.x; c < moe_route_chunks(n); c += gridDim.x) {
-    for (i64 e = t; e < experts; e += kRouteThreads)
-      hist[e] = 0;
-    __syncthreads();
-    const i64 end = moe_chunk_end(c, n);
-    for (i64 i0 = c * kRouteChunk; i0 < end; i0 += kRouteThreads) {
-      // One shared-memory add per expert and warp.
-      const SlotPeers s = slot_peers(ids, i0 + t, end, experts);
-      if (s.id >= 0 && s.lower == 0)
-        atomicAdd(&hist[s.id], __popc(s.peers));
-    }
-    __syncthreads();
+    moe_chunk_histogram(ids, c, n, experts, hist);
     for (i64 e = t; e < experts; e += kRouteThreads)
       counts[c * experts + e] = hist[e];
     __syncthreads();
@@ -105,11 +115,18 @@ __device__ __forceinline__ void moe_route_body(const EwParams &p) {
   const i64 e0 = t * q < experts ? t * q : experts;
   const i64 e1 = e0 + q < experts ? e0 + q : experts;
   for (i64 c = blockIdx.x; c < chunks; c += gridDim.x) {
+    // One chunk: its counts, counted here, wait in next[] (each thread
+    // reads its own experts' before the barriers of the scan below, and
+    // only then sets their next[]).
+    if (chunks == 1)
+      moe_chunk_histogram(ids, c, n, experts, next);
     int total[kPerThread], before[kPerThread];
     int mine = 0;
     for (i64 e = e0; e < e1; ++e) {
       int sum = 0, prior = 0;
-      for (i64 k = 0; k < chunks; ++k) {
+      if (chunks == 1)
+        sum = next[e];
+      for (i64 k = 0; k < chunks && chunks > 1; ++k) {
         const int v = counts[k * experts + e];
         sum += v;
         prior += k < c ? v : 0;
