@@ -12,32 +12,44 @@ namespace fp8 {
 
 namespace {
 #if defined(FP8_HAVE_CUBLASLT)
-/// Median time (ms) of `run` over `iters` launches after 3 warm-up ones.
+/// Median time (ms) of `run` over `iters` launches after 3 warm-up ones,
+/// queued as the plan's steps are (GpuPlan::timeRun): events i and i + 1
+/// bracket launch i, the stream drained once at the end. (Synchronized
+/// after every launch, the GPU idled between them and ran cooler, at a
+/// higher clock under its power limit, than while timing the plan.)
 template <typename F>
 Expected<double> timeIt(const CudaDriver &d, GpuPlan &gpu, int iters, F run) {
   for (int i = 0; i < 3; ++i)
     FP8_RETURN_IF_ERROR(run());
   FP8_RETURN_IF_ERROR(gpu.sync(60, "the cuBLASLt warm-up"));
-  CUevent e0, e1;
-  FP8_RETURN_IF_ERROR(cuCheck(d.cuEventCreate(&e0, 0), "cuEventCreate"));
-  FP8_RETURN_IF_ERROR(cuCheck(d.cuEventCreate(&e1, 0), "cuEventCreate"));
-  std::vector<double> ms;
+  std::vector<CUevent> events(size_t(std::max(iters, 0)) + 1, nullptr);
   Status s;
+  for (CUevent &e : events) {
+    s = cuCheck(d.cuEventCreate(&e, 0), "cuEventCreate");
+    if (!s.isOk())
+      break;
+  }
+  if (s.isOk())
+    s = cuCheck(d.cuEventRecord(events[0], gpu.stream()), "cuEventRecord");
   for (int i = 0; i < iters && s.isOk(); ++i) {
-    s = cuCheck(d.cuEventRecord(e0, gpu.stream()), "cuEventRecord");
+    s = run();
     if (s.isOk())
-      s = run();
-    if (s.isOk())
-      s = cuCheck(d.cuEventRecord(e1, gpu.stream()), "cuEventRecord");
-    if (s.isOk())
-      s = gpu.sync(60, "a cuBLASLt GEMM");
+      s = cuCheck(d.cuEventRecord(events[size_t(i) + 1], gpu.stream()),
+                  "cuEventRecord");
+  }
+  if (s.isOk())
+    s = gpu.sync(60, "the cuBLASLt GEMMs");
+  std::vector<double> ms;
+  for (int i = 0; i < iters && s.isOk(); ++i) {
     float t = 0;
-    if (s.isOk())
-      s = cuCheck(d.cuEventElapsedTime(&t, e0, e1), "cuEventElapsedTime");
+    s = cuCheck(
+        d.cuEventElapsedTime(&t, events[size_t(i)], events[size_t(i) + 1]),
+        "cuEventElapsedTime");
     ms.push_back(t);
   }
-  d.cuEventDestroy(e0);
-  d.cuEventDestroy(e1);
+  for (CUevent e : events)
+    if (e)
+      d.cuEventDestroy(e);
   if (!s.isOk())
     return s;
   return medianOf(ms);
