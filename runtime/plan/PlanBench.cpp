@@ -13,61 +13,24 @@ double medianOf(std::vector<double> samples) {
   return samples[samples.size() / 2];
 }
 
-Expected<BenchReport> benchPlanSteps(GpuPlan &gpu, const Plan &plan,
-                                     const ResolvedPlan &shapes, int iters) {
-  BenchReport r;
-  r.iters = iters;
-  // The steps and the graph take turns, a few iterations each after one
-  // untimed run that the timed launches queue behind: under a sustained
-  // load the GPU's clock falls as it reaches its power limit (an H200's
-  // from 1980 to 1400-1470 MHz at 700 W within a second of the Llama
-  // layer), so the two forms timed one after the other compare two clock
-  // states, not two ways of launching. A failed capture is reported, not
-  // fatal (the step times stand).
-  constexpr int kRound = 5;
-  std::vector<std::vector<double>> rows;
-  std::vector<double> graphTimes;
-  Status captured = errorf("not captured");
-  for (int done = 0; done < iters;) {
-    const int n = std::min(kRound, iters - done);
-    const bool first = done == 0;
-    auto times = gpu.timeRun(first ? 3 : 1, n);
-    if (!times)
-      return times.status();
-    rows.insert(rows.end(), times->begin(), times->end());
-    done += n;
-    if (first) // captured once the timed runs have chosen every tile
-      captured = gpu.captureRun();
-    if (!captured.isOk())
-      continue;
-    auto graph = gpu.timeGraph(first ? 3 : 1, n);
-    if (!graph) {
-      captured = graph.status();
-      continue;
-    }
-    graphTimes.insert(graphTimes.end(), graph->begin(), graph->end());
-  }
-  if (captured.isOk() && !graphTimes.empty())
-    r.graphMs = medianOf(graphTimes);
-  else
-    r.graphNote = captured.message();
-  std::vector<size_t> runSteps;
+namespace {
+std::vector<size_t> runStepsOf(const Plan &plan) {
+  std::vector<size_t> steps;
   for (size_t i = 0; i < plan.steps.size(); ++i)
     if (plan.steps[i].phase == Phase::Run)
-      runSteps.push_back(i);
-  for (size_t j = 0; j <= runSteps.size(); ++j) {
-    std::vector<double> col;
-    for (const std::vector<double> &row : rows)
-      col.push_back(row[j]);
-    if (j == runSteps.size()) {
-      r.totalMs = medianOf(col);
-      break;
-    }
-    const PlanStep &s = plan.steps[runSteps[j]];
+      steps.push_back(i);
+  return steps;
+}
+} // namespace
+
+BenchReport describePlanSteps(const GpuPlan &gpu, const Plan &plan,
+                              const ResolvedPlan &shapes) {
+  BenchReport r;
+  for (size_t j : runStepsOf(plan)) {
+    const PlanStep &s = plan.steps[j];
     BenchStep b;
     b.step = s.name;
     b.kind = std::string(toString(s.kind));
-    b.ms = medianOf(col);
     if (s.kind == StepKind::Gemm) {
       const Shape &a = shapes.shapes.at(s.inputs[0]);
       const Shape &bs = shapes.shapes.at(s.inputs[2]);
@@ -85,25 +48,80 @@ Expected<BenchReport> benchPlanSteps(GpuPlan &gpu, const Plan &plan,
       // Masked: G slabs of maxM rows (the FLOPs count every row).
       if (s.gemm.kind == GemmKind::GroupedMasked)
         b.batch = a[0];
-      b.kernel = gpu.gemmKernel(runSteps[j]);
-      b.scaleATma = gpu.gemmScaleATma(runSteps[j]);
-      b.scaleBTma = gpu.gemmScaleBTma(runSteps[j]);
-      b.tflops = b.ms > 0 ? 2.0 * double(b.batch) * double(b.m) * double(b.n) *
-                                double(b.k) / (b.ms * 1e-3) / 1e12
-                          : 0;
-      r.gemmMs += b.ms;
+      b.kernel = gpu.gemmKernel(j);
+      b.scaleATma = gpu.gemmScaleATma(j);
+      b.scaleBTma = gpu.gemmScaleBTma(j);
     } else {
       b.kernel = s.kernelName();
       for (const auto *names : {&s.inputs, &s.outputs})
         for (const std::string &n : *names)
           if (const PlanBuffer *buf = plan.buffer(n))
             b.bytes += bytesOf(buf->dtype, elementCount(shapes.shapes.at(n)));
-      b.gbPerS = b.ms > 0 ? double(b.bytes) / (b.ms * 1e-3) / 1e9 : 0;
     }
-    r.stepSumMs += b.ms;
     r.steps.push_back(b);
   }
   return r;
+}
+
+Status timePlanSteps(GpuPlan &gpu, const Plan &plan, int iters, BenchReport &r,
+                     const BenchRound &alsoEachRound) {
+  r.iters = iters;
+  const std::vector<size_t> runSteps = runStepsOf(plan);
+  if (r.steps.size() != runSteps.size())
+    return errorf("expected the report of describePlanSteps (", runSteps.size(),
+                  " run steps), found ", r.steps.size());
+  // Turns of five iterations; a failed capture is reported, not fatal (the
+  // step times stand).
+  constexpr int kRound = 5;
+  std::vector<std::vector<double>> rows;
+  std::vector<double> graphTimes;
+  Status captured = errorf("not captured");
+  for (int done = 0; done < iters;) {
+    const int n = std::min(kRound, iters - done);
+    const bool first = done == 0;
+    auto times = gpu.timeRun(first ? 3 : 1, n);
+    if (!times)
+      return times.status();
+    rows.insert(rows.end(), times->begin(), times->end());
+    done += n;
+    if (first) // captured once the timed runs have chosen every tile
+      captured = gpu.captureRun();
+    if (captured.isOk()) {
+      auto graph = gpu.timeGraph(first ? 3 : 1, n);
+      if (graph)
+        graphTimes.insert(graphTimes.end(), graph->begin(), graph->end());
+      else
+        captured = graph.status();
+    }
+    if (alsoEachRound)
+      FP8_RETURN_IF_ERROR(alsoEachRound(first ? 3 : 1, n));
+  }
+  if (captured.isOk() && !graphTimes.empty())
+    r.graphMs = medianOf(graphTimes);
+  else
+    r.graphNote = captured.message();
+  r.totalMs = r.stepSumMs = r.gemmMs = 0;
+  for (size_t j = 0; j <= runSteps.size(); ++j) {
+    std::vector<double> col;
+    for (const std::vector<double> &row : rows)
+      col.push_back(row[j]);
+    if (j == runSteps.size()) {
+      r.totalMs = medianOf(col);
+      break;
+    }
+    BenchStep &b = r.steps[j];
+    b.ms = medianOf(col);
+    if (plan.steps[runSteps[j]].kind == StepKind::Gemm) {
+      b.tflops = b.ms > 0 ? 2.0 * double(b.batch) * double(b.m) * double(b.n) *
+                                double(b.k) / (b.ms * 1e-3) / 1e12
+                          : 0;
+      r.gemmMs += b.ms;
+    } else {
+      b.gbPerS = b.ms > 0 ? double(b.bytes) / (b.ms * 1e-3) / 1e9 : 0;
+    }
+    r.stepSumMs += b.ms;
+  }
+  return Status::ok();
 }
 
 } // namespace fp8

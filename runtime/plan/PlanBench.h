@@ -1,10 +1,10 @@
 //===- PlanBench.h - Step times of a plan on the GPU ------------*- C++ -*-===//
 //
 // Times the run steps of a plan on the GPU: CUDA events around every step,
-// back to back as the plan runs, median of the iterations after 3 warm-up
-// ones; GEMM steps with their shape, TFLOP/s and scale path; then the run
-// phase again as one CUDA graph launch. fp8-run
-// --bench adds cuBLASLt's times of the same GEMMs (tools/fp8-run/Peers.h).
+// back to back as the plan runs, median of the iterations; GEMM steps with
+// their shape, TFLOP/s and scale path; the run phase as one CUDA graph
+// launch; and whatever the caller times beside them (fp8-run --bench:
+// cuBLASLt's times of the same GEMMs, tools/fp8-run/Peers.h), all in turns.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_PLAN_PLANBENCH_H
@@ -12,6 +12,7 @@
 
 #include "runtime/plan/PlanExecutor.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,10 +61,24 @@ struct BenchReport {
 /// The median of `samples` (0 when there are none).
 double medianOf(std::vector<double> samples);
 
-/// Times the run phase of `gpu` over `iters` iterations (the peers left
-/// unmeasured).
-Expected<BenchReport> benchPlanSteps(GpuPlan &gpu, const Plan &plan,
-                                     const ResolvedPlan &shapes, int iters);
+/// The run steps of `plan` without their times: names, kinds, kernels,
+/// GEMM shapes and scale paths, other steps' bytes.
+BenchReport describePlanSteps(const GpuPlan &gpu, const Plan &plan,
+                              const ResolvedPlan &shapes);
+
+/// Something timed in the same turns as the plan's steps: called after each
+/// round with the round's untimed and timed launch counts.
+using BenchRound = std::function<Status(int warmup, int iters)>;
+
+/// Times the run phase of `gpu` over `iters` iterations into `r` (from
+/// describePlanSteps): the steps, the run phase as one CUDA graph, and
+/// `alsoEachRound`, in turns of a few iterations each, every turn after
+/// untimed launches that its timed ones queue behind. A GPU under sustained
+/// load lowers its clock at its power limit (an H200 running the Llama
+/// layer from 1980 to 1400-1470 MHz at 700 W within a second), so forms
+/// timed one after the other would compare clock states.
+Status timePlanSteps(GpuPlan &gpu, const Plan &plan, int iters, BenchReport &r,
+                     const BenchRound &alsoEachRound = {});
 
 } // namespace fp8
 

@@ -12,13 +12,33 @@
 
 #include "runtime/plan/PlanBench.h"
 
+#include <memory>
+
 namespace fp8 {
 
-/// Times the cuBLASLt peers of every GEMM step of `r` (from benchPlanSteps)
-/// where cuBLASLt is available (built with it and a handle created);
-/// otherwise leaves them unmeasured.
-Status benchPeers(GpuPlan &gpu, const Plan &plan, const ResolvedPlan &shapes,
-                  int iters, BenchReport &r);
+/// The cuBLASLt peers of a plan's GEMM steps, timed in the same turns as
+/// the steps (timePlanSteps's BenchRound), each launch queued as the steps'
+/// are.
+class PlanPeers {
+public:
+  PlanPeers();
+  ~PlanPeers();
+  PlanPeers(const PlanPeers &) = delete;
+  PlanPeers &operator=(const PlanPeers &) = delete;
+
+  /// Sets up the peers of every GEMM step of `r` (describePlanSteps) where
+  /// cuBLASLt is available (built with it and a handle created), writing
+  /// their kinds and notes into `r`; otherwise leaves them unmeasured.
+  Status prepare(GpuPlan &gpu, const Plan &plan, BenchReport &r);
+  /// One turn: every peer, `warmup` untimed launches then `iters` timed.
+  Status round(int warmup, int iters);
+  /// Each peer's median into `r`'s steps, their sums into `r`.
+  void finish(BenchReport &r) const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 } // namespace fp8
 

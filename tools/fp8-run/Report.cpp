@@ -149,7 +149,7 @@ json reportStepChecks(const std::vector<StepCheck> &steps) {
 json reportBench(const BenchReport &b, const DramRoofline &target) {
   std::printf("bench: median of %d runs (CUDA events, steps back to back, "
               "the runs queued ahead of the GPU, in turns of 5 with the "
-              "graph's; other steps: their buffers' "
+              "graph's and cuBLASLt's; other steps: their buffers' "
               "bytes over their time, against "
               "the %s's %.2f TB/s):\n",
               b.iters, target.gpu, target.dramBytesPerSecond / 1e12);

@@ -475,13 +475,19 @@ int runGpu(const Options &o, json &results, const Plan &plan,
   if (Status s = writeOutputs(o, plan, *gpuValues); !s)
     return fail(o, results, s);
   if (o.bench) {
-    auto b = benchPlanSteps(**gpu, plan, shapes, o.iters);
-    if (!b)
-      return fail(o, results, "the benchmark failed", b.status());
-    if (Status s = benchPeers(**gpu, plan, shapes, o.iters, *b); !s)
+    // cuBLASLt's peers timed in the steps' turns (PlanBench.h).
+    BenchReport b = describePlanSteps(**gpu, plan, shapes);
+    PlanPeers peers;
+    Status s = peers.prepare(**gpu, plan, b);
+    if (s.isOk())
+      s = timePlanSteps(**gpu, plan, o.iters, b, [&](int warmup, int iters) {
+        return peers.round(warmup, iters);
+      });
+    if (!s.isOk())
       return fail(o, results, "the benchmark failed", s);
+    peers.finish(b);
     results["bench"] =
-        reportBench(*b, dramRoofline(dev.name.c_str(), plan.arch));
+        reportBench(b, dramRoofline(dev.name.c_str(), plan.arch));
   }
   return finish(o, results, code);
 }
