@@ -45,6 +45,47 @@ Expected<std::vector<float>> timeKernel(const CudaDriver &d, CUstream stream,
   return ms;
 }
 
+Expected<std::vector<double>> timeQueued(const CudaDriver &d, CUstream stream,
+                                         int warmup, int iters,
+                                         const std::function<Status()> &launch,
+                                         const std::function<Status()> &drain) {
+  if (iters < 1)
+    return errorf("expected at least one timed run, found ", iters);
+  for (int w = 0; w < warmup; ++w)
+    FP8_RETURN_IF_ERROR(launch().withContext("a warm-up launch"));
+  std::vector<CUevent> events(size_t(iters) + 1, nullptr);
+  Status s;
+  for (CUevent &e : events) {
+    s = cuCheck(d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+    if (!s.isOk())
+      break;
+  }
+  if (s.isOk())
+    s = cuCheck(d.cuEventRecord(events[0], stream), "cuEventRecord");
+  for (int i = 0; i < iters && s.isOk(); ++i) {
+    s = launch();
+    if (s.isOk())
+      s = cuCheck(d.cuEventRecord(events[size_t(i) + 1], stream),
+                  "cuEventRecord");
+  }
+  if (s.isOk())
+    s = drain();
+  std::vector<double> ms;
+  for (int i = 0; i < iters && s.isOk(); ++i) {
+    float v = 0;
+    s = cuCheck(
+        d.cuEventElapsedTime(&v, events[size_t(i)], events[size_t(i) + 1]),
+        "cuEventElapsedTime");
+    ms.push_back(v);
+  }
+  for (CUevent e : events)
+    if (e)
+      d.cuEventDestroy(e);
+  if (!s.isOk())
+    return s;
+  return ms;
+}
+
 double percentileOf(const std::vector<float> &sorted, double p) {
   if (sorted.empty())
     return 0;

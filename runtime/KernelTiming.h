@@ -33,6 +33,17 @@ Expected<std::vector<float>> timeKernel(const CudaDriver &d, CUstream stream,
                                         const KernelTiming &t,
                                         const std::function<Status()> &launch);
 
+/// The times (ms) of `iters` launches of `launch` on `stream`, in launch
+/// order, after `warmup` untimed ones, every launch queued behind the
+/// previous (events i and i + 1 bracket launch i) and the stream drained
+/// once by `drain`: the GPU runs them back to back as a plan's steps run,
+/// where timeKernel synchronizes after each (fp8-run --bench's graph and
+/// cuBLASLt peers, runtime/plan/PlanBench.h).
+Expected<std::vector<double>> timeQueued(const CudaDriver &d, CUstream stream,
+                                         int warmup, int iters,
+                                         const std::function<Status()> &launch,
+                                         const std::function<Status()> &drain);
+
 /// The time at fraction `p` of sorted times: index floor(p * count) (0.5:
 /// the median, the upper middle of an even count). 0 for no times.
 double percentileOf(const std::vector<float> &sorted, double p);

@@ -11,6 +11,7 @@
 
 #include "runtime/plan/PlanExecutor.h"
 
+#include "runtime/KernelTiming.h"
 #include "runtime/plan/PlanBench.h"
 
 #include <algorithm>
@@ -50,43 +51,9 @@ Status GpuPlan::launchGraph() {
 }
 
 Expected<std::vector<double>> GpuPlan::timeGraph(int warmup, int iters) {
-  const CudaDriver &d = *device_->driver;
-  for (int w = 0; w < warmup; ++w)
-    FP8_RETURN_IF_ERROR(launchGraph());
-  FP8_RETURN_IF_ERROR(sync(60, "the graph's warm-up runs"));
-  // Every launch queued before the stream is drained, as GpuPlan::timeRun
-  // does: event i and i + 1 bracket launch i.
-  std::vector<CUevent> events(size_t(std::max(iters, 0)) + 1, nullptr);
-  Status s;
-  for (CUevent &e : events) {
-    s = cuCheck(d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
-    if (!s.isOk())
-      break;
-  }
-  if (s.isOk())
-    s = cuCheck(d.cuEventRecord(events[0], stream_), "cuEventRecord");
-  for (int it = 0; it < iters && s.isOk(); ++it) {
-    s = launchGraph();
-    if (s.isOk())
-      s = cuCheck(d.cuEventRecord(events[size_t(it) + 1], stream_),
-                  "cuEventRecord");
-  }
-  if (s.isOk())
-    s = sync(60, "the timed graph runs");
-  std::vector<double> times;
-  for (int it = 0; it < iters && s.isOk(); ++it) {
-    float ms = 0;
-    s = cuCheck(
-        d.cuEventElapsedTime(&ms, events[size_t(it)], events[size_t(it) + 1]),
-        "cuEventElapsedTime");
-    times.push_back(ms);
-  }
-  for (CUevent e : events)
-    if (e)
-      d.cuEventDestroy(e);
-  if (!s.isOk())
-    return s;
-  return times;
+  return timeQueued(
+      *device_->driver, stream_, warmup, iters, [&] { return launchGraph(); },
+      [&] { return sync(60, "the timed graph runs"); });
 }
 
 } // namespace fp8

@@ -2,6 +2,8 @@
 
 #include "tools/fp8-run/Peers.h"
 
+#include "runtime/KernelTiming.h"
+
 #if defined(FP8_HAVE_CUBLASLT)
 #include "tools/peers/CublasLtPeer.h"
 #endif
@@ -36,49 +38,6 @@ struct PlanPeers::Impl {
 
 namespace {
 #if defined(FP8_HAVE_CUBLASLT)
-/// The times (ms) of `iters` launches of `run` after `warmup` untimed ones,
-/// queued as the plan's steps are (GpuPlan::timeRun): events i and i + 1
-/// bracket launch i, the stream drained once at the end. (Synchronized
-/// after every launch, the GPU idled between them and ran cooler, at a
-/// higher clock under its power limit, than while timing the plan.)
-template <typename F>
-Expected<std::vector<double>> timeQueued(const CudaDriver &d, GpuPlan &gpu,
-                                         int warmup, int iters, F run) {
-  for (int i = 0; i < warmup; ++i)
-    FP8_RETURN_IF_ERROR(run());
-  std::vector<CUevent> events(size_t(std::max(iters, 0)) + 1, nullptr);
-  Status s;
-  for (CUevent &e : events) {
-    s = cuCheck(d.cuEventCreate(&e, 0), "cuEventCreate");
-    if (!s.isOk())
-      break;
-  }
-  if (s.isOk())
-    s = cuCheck(d.cuEventRecord(events[0], gpu.stream()), "cuEventRecord");
-  for (int i = 0; i < iters && s.isOk(); ++i) {
-    s = run();
-    if (s.isOk())
-      s = cuCheck(d.cuEventRecord(events[size_t(i) + 1], gpu.stream()),
-                  "cuEventRecord");
-  }
-  if (s.isOk())
-    s = gpu.sync(60, "the cuBLASLt GEMMs");
-  std::vector<double> ms;
-  for (int i = 0; i < iters && s.isOk(); ++i) {
-    float t = 0;
-    s = cuCheck(
-        d.cuEventElapsedTime(&t, events[size_t(i)], events[size_t(i) + 1]),
-        "cuEventElapsedTime");
-    ms.push_back(t);
-  }
-  for (CUevent e : events)
-    if (e)
-      d.cuEventDestroy(e);
-  if (!s.isOk())
-    return s;
-  return ms;
-}
-
 bool isF32Block(const Granularity &g, int64_t rows, int64_t cols) {
   return g.scale == ScaleFormat::F32 && g.rows == rows && g.cols == cols;
 }
@@ -210,12 +169,17 @@ Status PlanPeers::round(int warmup, int iters) {
 #if defined(FP8_HAVE_CUBLASLT)
   Impl &im = *impl_;
   for (const std::unique_ptr<Impl::Peer> &p : im.peers) {
-    auto t = timeQueued(*im.gpu->device().driver, *im.gpu, warmup, iters,
-                        [&]() -> Status {
-                          for (int64_t i = 0; i < p->batch; ++i)
-                            FP8_RETURN_IF_ERROR(p->gemm.run(im.gpu->stream()));
-                          return Status::ok();
-                        });
+    // Queued as the plan's steps are: synchronized after every launch, the
+    // GPU idled between them and ran cooler, at a higher clock under its
+    // power limit, than while timing the plan.
+    auto t = timeQueued(
+        *im.gpu->device().driver, im.gpu->stream(), warmup, iters,
+        [&]() -> Status {
+          for (int64_t i = 0; i < p->batch; ++i)
+            FP8_RETURN_IF_ERROR(p->gemm.run(im.gpu->stream()));
+          return Status::ok();
+        },
+        [&] { return im.gpu->sync(60, "the cuBLASLt GEMMs"); });
     if (!t)
       return t.status();
     p->ms.insert(p->ms.end(), t->begin(), t->end());
