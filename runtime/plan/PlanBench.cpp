@@ -13,20 +13,18 @@ double medianOf(std::vector<double> samples) {
   return samples[samples.size() / 2];
 }
 
-namespace {
-std::vector<size_t> runStepsOf(const Plan &plan) {
+std::vector<size_t> runStepIndices(const Plan &plan) {
   std::vector<size_t> steps;
   for (size_t i = 0; i < plan.steps.size(); ++i)
     if (plan.steps[i].phase == Phase::Run)
       steps.push_back(i);
   return steps;
 }
-} // namespace
 
 BenchReport describePlanSteps(const GpuPlan &gpu, const Plan &plan,
                               const ResolvedPlan &shapes) {
   BenchReport r;
-  for (size_t j : runStepsOf(plan)) {
+  for (size_t j : runStepIndices(plan)) {
     const PlanStep &s = plan.steps[j];
     BenchStep b;
     b.step = s.name;
@@ -66,7 +64,7 @@ BenchReport describePlanSteps(const GpuPlan &gpu, const Plan &plan,
 Status timePlanSteps(GpuPlan &gpu, const Plan &plan, int iters, BenchReport &r,
                      const BenchRound &alsoEachRound) {
   r.iters = iters;
-  const std::vector<size_t> runSteps = runStepsOf(plan);
+  const std::vector<size_t> runSteps = runStepIndices(plan);
   if (r.steps.size() != runSteps.size())
     return errorf("expected the report of describePlanSteps (", runSteps.size(),
                   " run steps), found ", r.steps.size());

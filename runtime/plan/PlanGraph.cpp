@@ -12,9 +12,6 @@
 #include "runtime/plan/PlanExecutor.h"
 
 #include "runtime/KernelTiming.h"
-#include "runtime/plan/PlanBench.h"
-
-#include <algorithm>
 
 namespace fp8 {
 

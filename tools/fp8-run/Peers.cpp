@@ -93,10 +93,7 @@ Status PlanPeers::prepare(GpuPlan &gpu, const Plan &plan, BenchReport &r) {
     return Status::ok(); // the peers stay unmeasured
   }
   r.havePeers = true;
-  std::vector<size_t> runSteps;
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    if (plan.steps[i].phase == Phase::Run)
-      runSteps.push_back(i);
+  const std::vector<size_t> runSteps = runStepIndices(plan);
   if (runSteps.size() != r.steps.size())
     return errorf("expected the report of describePlanSteps (", runSteps.size(),
                   " run steps), found ", r.steps.size());
