@@ -452,7 +452,8 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     // A warp per token and block, or per 32 / lanes blocks on the vector
     // path (elementwise_moe.cuh).
     const int64_t units = batch * g.scaleCols(cols);
-    const int64_t perWarp = fp8k::row_blocks_per_warp(g.cols, cols);
+    const int64_t perWarp =
+        fp8k::row_blocks_per_warp(g.cols, cols, isConvertOnly(s.program));
     l.grid[0] = clamp(ceilDiv(units, 8 * perWarp), waves * 8);
   } else if (s.kind == AuxKind::Quantize && quantizeUsesRowSumPath(s)) {
     // A CTA per row; only the entry for this row length runs (grid 0: not
@@ -474,7 +475,8 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     if (g.cols == Granularity::kWhole && cols % 8 == 0 && rowThreads > 0) {
       l.grid[0] = clamp(ceilDiv(units, 256 / rowThreads), most);
     } else {
-      const int64_t perWarp = fp8k::row_blocks_per_warp(g.cols, cols);
+      const int64_t perWarp =
+          fp8k::row_blocks_per_warp(g.cols, cols, isConvertOnly(s.program));
       l.grid[0] = clamp(ceilDiv(ceilDiv(units, perWarp), 8), most);
     }
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&

@@ -213,8 +213,9 @@ template <class Prog, class Q>
 __device__ __forceinline__ void moe_permute_vec_body(const EwParams &p) {
   // (32 and 1 when the width has no vector path: this body is then never
   // run)
-  constexpr int kL = RowVec<Q>::kLanes > 0 ? RowVec<Q>::kLanes : 32;
-  constexpr int kC = RowVec<Q>::kChunks > 0 ? RowVec<Q>::kChunks : 1;
+  constexpr int kL = RowVec<Q, Prog>::kLanes > 0 ? RowVec<Q, Prog>::kLanes : 32;
+  constexpr int kC =
+      RowVec<Q, Prog>::kChunks > 0 ? RowVec<Q, Prog>::kChunks : 1;
   constexpr int kG = 32 / kL; // blocks per warp step
   const i64 nbc = p.scaleCols, topK = p.mirrorStrideRows;
   const i64 units = p.batch * nbc; // tokens x column blocks
@@ -304,7 +305,7 @@ __device__ __forceinline__ void moe_permute_scalar_body(const EwParams &p) {
 template <class Prog, class Q>
 __device__ __forceinline__ void moe_permute_quantize_body(const EwParams &p) {
   u8 *codes = static_cast<u8 *>(p.out);
-  if (RowVec<Q>::kLanes > 0 && p.cols % 8 == 0 && Prog::aligned(p, 16) &&
+  if (RowVec<Q, Prog>::kLanes > 0 && p.cols % 8 == 0 && Prog::aligned(p, 16) &&
       is_aligned(codes, 8))
     moe_permute_vec_body<Prog, Q>(p);
   else

@@ -53,20 +53,25 @@ FP8K_RULE int row_vec_lanes(i64 blockCols) {
 }
 
 /// Sixteen-byte chunks (eight columns each) a lane of the vector row path
-/// takes of its block: up to two, so that the block's amax shuffles, scale,
-/// reciprocal and scale store, work of the whole warp per step, serve 16
-/// elements a lane, and two loads a lane and input are in flight at once.
-/// (On the H100 two beat four: four left the SwiGLU kernel 91 registers,
-/// two CTAs an SM, and MX one lane a block.)
-FP8K_RULE int row_vec_chunks(i64 blockCols) {
+/// takes of its block, so that the block's amax shuffles, scale, reciprocal
+/// and scale store, work of the whole warp per step, serve 16 or 32
+/// elements a lane, and that many loads a lane and input are in flight at
+/// once. Four for a plain conversion's blocks of 128 columns or more (64
+/// registers, as many CTAs an SM as two chunks' 53; on the H200 the 1x128
+/// quantize of 4096x4096 bf16 ran at 91% of a copy kernel's bandwidth
+/// against 80% with two, docs/results/h200-2026-12-02-row-chunks/), else
+/// two. (On the H100 two beat four for the SwiGLU quantize, which four
+/// left 91 registers and two CTAs an SM; on the H200 four also slowed it,
+/// and left MX blocks one lane each.)
+FP8K_RULE int row_vec_chunks(i64 blockCols, bool convertOnly) {
   const int c = row_vec_lanes(blockCols);
-  return c >= 2 ? 2 : c;
+  return convertOnly && c >= 16 ? 4 : c >= 2 ? 2 : c;
 }
 
 /// Lanes sharing one block on the vector row path (row_vec_lanes /
 /// row_vec_chunks); 0: no vector path for this width.
-FP8K_RULE int row_vec_block_lanes(i64 blockCols) {
-  const int c = row_vec_chunks(blockCols);
+FP8K_RULE int row_vec_block_lanes(i64 blockCols, bool convertOnly) {
+  const int c = row_vec_chunks(blockCols, convertOnly);
   return c > 0 ? row_vec_lanes(blockCols) / c : 0;
 }
 
@@ -74,8 +79,8 @@ FP8K_RULE int row_vec_block_lanes(i64 blockCols) {
 /// rows of `cols` columns: 32 / row_vec_block_lanes on the vector path
 /// (what the host sizes grids by; the device also needs aligned tensors),
 /// else one.
-FP8K_RULE int row_blocks_per_warp(i64 blockCols, i64 cols) {
-  const int lanes = row_vec_block_lanes(blockCols);
+FP8K_RULE int row_blocks_per_warp(i64 blockCols, i64 cols, bool convertOnly) {
+  const int lanes = row_vec_block_lanes(blockCols, convertOnly);
   return lanes > 0 && cols % 8 == 0 ? 32 / lanes : 1;
 }
 

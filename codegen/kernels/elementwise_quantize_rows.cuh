@@ -14,12 +14,14 @@ namespace fp8k {
 // Quantize, row blocks (1 x C, 1 x whole): one pass
 //===----------------------------------------------------------------------===//
 
-/// Lanes of a warp that share one row block in the vector row path
-/// (row_vec_block_lanes) and the 16-byte chunks each takes
+/// Lanes of a warp that share one row block of program Prog in the vector
+/// row path (row_vec_block_lanes) and the 16-byte chunks each takes
 /// (row_vec_chunks); 0: no vector path for this width.
-template <class Q> struct RowVec {
-  static constexpr int kLanes = row_vec_block_lanes(Q::kBlockCols);
-  static constexpr int kChunks = row_vec_chunks(Q::kBlockCols);
+template <class Q, class Prog> struct RowVec {
+  static constexpr int kLanes =
+      row_vec_block_lanes(Q::kBlockCols, Prog::kConvertOnly);
+  static constexpr int kChunks =
+      row_vec_chunks(Q::kBlockCols, Prog::kConvertOnly);
 };
 
 /// One block of the vector row path, as lane `part` of its kL lanes sees
@@ -70,8 +72,9 @@ template <class Prog, class Q>
 __device__ __forceinline__ void quantize_rows_vec_body(const EwParams &p) {
   // (32 and 1 when the width has no vector path: this body is then never
   // run)
-  constexpr int kL = RowVec<Q>::kLanes > 0 ? RowVec<Q>::kLanes : 32;
-  constexpr int kC = RowVec<Q>::kChunks > 0 ? RowVec<Q>::kChunks : 1;
+  constexpr int kL = RowVec<Q, Prog>::kLanes > 0 ? RowVec<Q, Prog>::kLanes : 32;
+  constexpr int kC =
+      RowVec<Q, Prog>::kChunks > 0 ? RowVec<Q, Prog>::kChunks : 1;
   constexpr int kG = 32 / kL; // blocks per warp step
   const i64 nbc = p.scaleCols;
   const i64 units = p.batch * p.rows * nbc;
@@ -534,7 +537,7 @@ __device__ __forceinline__ void quantize_rows_body(const EwParams &p) {
     else
       quantize_rows_whole_body<Prog, Q>(p);
   } else {
-    if (RowVec<Q>::kLanes > 0 && vec)
+    if (RowVec<Q, Prog>::kLanes > 0 && vec)
       quantize_rows_vec_body<Prog, Q>(p);
     else
       quantize_rows_scalar_body<Prog, Q>(p);

@@ -145,8 +145,8 @@ TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
 
 TEST(ElementwiseTable, TheStridingGridsHoldFewCtasAnSm) {
   // The row path of SwiGLU at 4096 x 14336: a table's CTAs stride, at most
-  // kTableCtasPerSm an SM; without a table, a warp per step (four blocks
-  // of eight lanes).
+  // kTableCtasPerSm an SM; a plain conversion, a warp per step (eight
+  // blocks of four lanes).
   const ElementwiseSpec swiglu =
       quantizeOf(swigluProgram(), Granularity::block(1, 128));
   const ElementwiseSpec plain =
@@ -154,7 +154,7 @@ TEST(ElementwiseTable, TheStridingGridsHoldFewCtasAnSm) {
   EXPECT_EQ(elementwiseLaunch(swiglu, 0, 1, 4096, 14336, 132).grid[0],
             132u * fp8k::kTableCtasPerSm);
   EXPECT_EQ(elementwiseLaunch(plain, 0, 1, 4096, 14336, 132).grid[0],
-            4096u * 112 / 4 / 8);
+            4096u * 112 / 8 / 8);
   // Small shapes keep their grid.
   EXPECT_EQ(elementwiseLaunch(swiglu, 0, 1, 16, 1024, 132).grid[0],
             16u * 8 / 4 / 8);

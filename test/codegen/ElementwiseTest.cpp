@@ -316,15 +316,25 @@ TEST(Elementwise, LaunchesCoverTheShape) {
   rows.program = EwProgram::identity(DType::BF16);
   AuxLaunch l = elementwiseLaunch(rows, 0, 1, 4096, 11008, 132);
   EXPECT_EQ(l.block[0], 256u);
-  // The vector path: 4096 x 86 blocks, eight lanes a block (two 16-byte
-  // chunks a lane), so four a warp, 8 warps per CTA, at most 256 CTAs per
-  // SM (the warps stride over the rest).
-  EXPECT_EQ(fp8k::row_vec_block_lanes(128), 8);
-  EXPECT_EQ(fp8k::row_vec_block_lanes(32), 2);
-  EXPECT_EQ(fp8k::row_vec_block_lanes(8), 1);
-  const unsigned perWarp = 4;
+  // The vector path of a plain conversion: 4096 x 86 blocks, four lanes a
+  // block (four 16-byte chunks a lane), so eight a warp, 8 warps per CTA,
+  // at most 256 CTAs per SM (the warps stride over the rest). A program
+  // that computes takes two chunks a lane (eight lanes a 1x128 block), and
+  // blocks narrower than 128 columns two whatever the program.
+  EXPECT_EQ(fp8k::row_vec_block_lanes(128, true), 4);
+  EXPECT_EQ(fp8k::row_vec_block_lanes(256, true), 8);
+  EXPECT_EQ(fp8k::row_vec_block_lanes(128, false), 8);
+  EXPECT_EQ(fp8k::row_vec_block_lanes(64, true), 4);
+  EXPECT_EQ(fp8k::row_vec_block_lanes(32, true), 2);
+  EXPECT_EQ(fp8k::row_vec_block_lanes(8, false), 1);
+  unsigned perWarp = 8;
   EXPECT_EQ(l.grid[0], std::min((4096u * 86 / perWarp + 7) / 8, 132u * 256));
   l = elementwiseLaunch(rows, 0, 1, 128, 7168, 132);
+  EXPECT_EQ(l.grid[0], (128u * 56 / perWarp + 7) / 8);
+  ElementwiseSpec swiglu = rows;
+  swiglu.program = swigluProgram();
+  l = elementwiseLaunch(swiglu, 0, 1, 128, 7168, 132);
+  perWarp = 4;
   EXPECT_EQ(l.grid[0], (128u * 56 / perWarp + 7) / 8);
   // Rows of a length not a multiple of 8: a warp per block, at most 256
   // CTAs per SM.
