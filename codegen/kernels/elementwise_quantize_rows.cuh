@@ -382,8 +382,10 @@ row_sum_cached_blocks(const EwParams &p, i64 row, int t, const bool *chunkIn,
 /// evaluated again per use, the reads after the first from the caches. The
 /// kernel has an entry for each: kV = kReduceThreads / kRowSumThreads for
 /// rows row_sum_short holds, kV = 1 for longer ones (elementwise_params.h).
-template <class Prog, class Q, int kV>
-__device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
+/// kFull: p.cols is every chunk of every thread (kC * kT * 8) on the vector
+/// path, so no chunk needs its guard (quantize_rows_sum_body decides).
+template <class Prog, class Q, int kV, bool kFull>
+__device__ __forceinline__ void quantize_rows_sum_rows(const EwParams &p) {
   constexpr int kT = kReduceThreads / kV;
   constexpr int kC = kRowSumChunks * kV; // chunks a thread keeps
   constexpr bool kWhole = Q::kBlockCols == 0;
@@ -396,15 +398,16 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
   __shared__ u32 warpMax[kT / 32];
   const int t = int(threadIdx.x), lane = t & 31;
   const i64 units = p.batch * p.rows;
-  const bool vec =
-      p.cols % 8 == 0 && Prog::aligned(p, 16) && is_aligned(p.out, 8);
-  const bool cached = vec && p.cols <= i64(kC) * kT * 8;
+  const bool vec = kFull || (p.cols % 8 == 0 && Prog::aligned(p, 16) &&
+                             is_aligned(p.out, 8));
+  const bool cached = kFull || (vec && p.cols <= i64(kC) * kT * 8);
   // Cached: which of this thread's chunks lie in a row (the same in every
   // row; 32-bit compares, the row being at most kC * kT * 8 long).
   bool chunkIn[kC];
 #pragma unroll
   for (int v = 0; v < kC; ++v)
-    chunkIn[v] = cached && (v * kT + t) * 8 < int(cached ? p.cols : 0);
+    chunkIn[v] =
+        kFull || (cached && (v * kT + t) * 8 < int(cached ? p.cols : 0));
   // The warp's first column a step: loops over it are uniform in the warp
   // (the shuffles below need every lane).
   const i64 warp0 = i64(t - lane) * 8;
@@ -521,6 +524,27 @@ __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
     }
     __syncthreads(); // warpSum and warpMax are reused by the next row
   }
+}
+
+/// quantize_rows_sum_rows, its rows of exactly kC * kT * 8 columns on the
+/// vector path (4096 at 128 threads a row: the hidden size of Llama-3-8B)
+/// without the chunks' guards, with that length a constant; other rows as
+/// they come.
+template <class Prog, class Q, int kV>
+__device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
+  constexpr i64 kFullCols = i64(kRowSumChunks) * kReduceThreads * 8;
+  static_assert(kFullCols ==
+                    i64(kRowSumChunks * kV) * (kReduceThreads / kV) * 8,
+                "every chunk of every thread");
+  if constexpr (kV > 1) { // (the long rows' entry takes more columns)
+    if (p.cols == kFullCols && Prog::aligned(p, 16) && is_aligned(p.out, 8)) {
+      EwParams q = p;
+      q.cols = kFullCols;
+      quantize_rows_sum_rows<Prog, Q, kV, true>(q);
+      return;
+    }
+  }
+  quantize_rows_sum_rows<Prog, Q, kV, false>(p);
 }
 
 /// The row path: 16-byte accesses where the block width, the row length and

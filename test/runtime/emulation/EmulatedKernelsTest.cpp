@@ -53,10 +53,11 @@ class EmulatedKernels
     : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
 
 // {2, 48, 80}: the transpose's 16-byte path. Long rows (normKernels()): 3000
-// in a row-sum quantize's registers, a short last block; then past them.
-const Shape3 kShapes[] = {{1, 70, 300}, {3, 20, 200}, {1, 5, 31},
-                          {2, 1, 64},   {2, 48, 80},  {2, 2, 3000},
-                          {1, 2, 4104}, {2, 2, 2100}, {1, 3, 8264}};
+// in a row-sum quantize's registers, a short last block; then past them;
+// 4096, every chunk of the short rows' entry (no chunk guards).
+const Shape3 kShapes[] = {
+    {1, 70, 300}, {3, 20, 200}, {1, 5, 31},   {2, 1, 64},   {2, 48, 80},
+    {2, 2, 3000}, {1, 2, 4104}, {2, 2, 2100}, {1, 3, 8264}, {2, 3, 4096}};
 constexpr int kShortShapes = 5;
 
 TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
