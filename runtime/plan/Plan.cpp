@@ -107,6 +107,14 @@ const PlanBuffer *Plan::buffer(const std::string &name) const {
   return nullptr;
 }
 
+std::vector<size_t> Plan::stepsOf(Phase p) const {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].phase == p)
+      out.push_back(i);
+  return out;
+}
+
 const RefOp *Plan::referenceOp(const std::string &name) const {
   for (const RefOp &r : reference)
     if (r.out == name)

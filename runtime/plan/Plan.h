@@ -198,6 +198,8 @@ struct Plan {
   const PlanBuffer *buffer(const std::string &name) const;
   /// The reference op producing `name`, or nullptr.
   const RefOp *referenceOp(const std::string &name) const;
+  /// The indices of the steps of phase `p`, in order (the order they run).
+  std::vector<size_t> stepsOf(Phase p) const;
 };
 
 /// "input", "weight", ...; "quantize", ...; "prepare", "run"; "matmul", ...

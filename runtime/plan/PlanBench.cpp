@@ -13,18 +13,10 @@ double medianOf(std::vector<double> samples) {
   return samples[samples.size() / 2];
 }
 
-std::vector<size_t> runStepIndices(const Plan &plan) {
-  std::vector<size_t> steps;
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    if (plan.steps[i].phase == Phase::Run)
-      steps.push_back(i);
-  return steps;
-}
-
 BenchReport describePlanSteps(const GpuPlan &gpu, const Plan &plan,
                               const ResolvedPlan &shapes) {
   BenchReport r;
-  for (size_t j : runStepIndices(plan)) {
+  for (size_t j : plan.stepsOf(Phase::Run)) {
     const PlanStep &s = plan.steps[j];
     BenchStep b;
     b.step = s.name;
@@ -64,7 +56,7 @@ BenchReport describePlanSteps(const GpuPlan &gpu, const Plan &plan,
 Status timePlanSteps(GpuPlan &gpu, const Plan &plan, int iters, BenchReport &r,
                      const BenchRound &alsoEachRound) {
   r.iters = iters;
-  const std::vector<size_t> runSteps = runStepIndices(plan);
+  const std::vector<size_t> runSteps = plan.stepsOf(Phase::Run);
   if (r.steps.size() != runSteps.size())
     return errorf("expected the report of describePlanSteps (", runSteps.size(),
                   " run steps), found ", r.steps.size());

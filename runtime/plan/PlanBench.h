@@ -61,11 +61,8 @@ struct BenchReport {
 /// The median of `samples` (0 when there are none).
 double medianOf(std::vector<double> samples);
 
-/// The indices in plan.steps of the run phase's steps, in order (the
-/// report's steps, one each).
-std::vector<size_t> runStepIndices(const Plan &plan);
-
-/// The run steps of `plan` without their times: names, kinds, kernels,
+/// The run steps of `plan` (plan.stepsOf(Phase::Run), the report's steps,
+/// one each) without their times: names, kinds, kernels,
 /// GEMM shapes and scale paths, other steps' bytes.
 BenchReport describePlanSteps(const GpuPlan &gpu, const Plan &plan,
                               const ResolvedPlan &shapes);

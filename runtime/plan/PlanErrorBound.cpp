@@ -75,11 +75,9 @@ double meanSquaredRoundingError(DType format) {
 std::vector<OutputErrorBound> deriveErrorBounds(const Plan &plan) {
   std::map<std::string, Provenance> values;
   // In execution order: the prepare steps once, then the run steps.
-  std::vector<size_t> order;
-  for (Phase phase : {Phase::Prepare, Phase::Run})
-    for (size_t i = 0; i < plan.steps.size(); ++i)
-      if (plan.steps[i].phase == phase)
-        order.push_back(i);
+  std::vector<size_t> order = plan.stepsOf(Phase::Prepare);
+  for (size_t i : plan.stepsOf(Phase::Run))
+    order.push_back(i);
   for (size_t i : order) {
     const PlanStep &s = plan.steps[i];
     switch (s.kind) {

@@ -487,10 +487,7 @@ Status GpuPlan::run(Phase phase, bool checkEachStep, double timeoutSeconds) {
 Expected<std::vector<std::vector<double>>> GpuPlan::timeRun(int warmup,
                                                             int iters) {
   const CudaDriver &d = *device_->driver;
-  std::vector<size_t> steps;
-  for (size_t i = 0; i < plan_.steps.size(); ++i)
-    if (plan_.steps[i].phase == Phase::Run)
-      steps.push_back(i);
+  const std::vector<size_t> steps = plan_.stepsOf(Phase::Run);
   // The buffers were checked on the first launches; timed launches skip
   // the driver queries (microseconds of CPU per GEMM).
   checkExtents_ = false;

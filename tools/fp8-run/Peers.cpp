@@ -93,7 +93,7 @@ Status PlanPeers::prepare(GpuPlan &gpu, const Plan &plan, BenchReport &r) {
     return Status::ok(); // the peers stay unmeasured
   }
   r.havePeers = true;
-  const std::vector<size_t> runSteps = runStepIndices(plan);
+  const std::vector<size_t> runSteps = plan.stepsOf(Phase::Run);
   if (runSteps.size() != r.steps.size())
     return errorf("expected the report of describePlanSteps (", runSteps.size(),
                   " run steps), found ", r.steps.size());

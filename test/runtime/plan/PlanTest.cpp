@@ -93,6 +93,19 @@ TEST(Plan, TheExamplePlansRoundTrip) {
   EXPECT_EQ(grouped, 3);
 }
 
+TEST(Plan, StepsOfAPhaseInTheirOrder) {
+  // The Llama layer's prepare steps (its weights' quantizes) lie between
+  // its run steps: each phase's indices come in plan order, every step in
+  // exactly one.
+  auto p = loadPlan(std::string(FP8_EXAMPLE_PLANS) +
+                    "/llama-layer.sm_90a.plan.json");
+  ASSERT_TRUE(p.isOk()) << p.message();
+  EXPECT_EQ(p->stepsOf(Phase::Prepare), (std::vector<size_t>{0, 2, 3, 4, 5}));
+  EXPECT_EQ(p->stepsOf(Phase::Run),
+            (std::vector<size_t>{1, 6, 7, 8, 9, 10, 11, 12, 13}));
+  EXPECT_TRUE(Plan().stepsOf(Phase::Run).empty());
+}
+
 TEST(Plan, RefusesOtherFormatsAndBrokenJSON) {
   std::string json = toJSON(tinyPlan());
   json.replace(json.find("\"format\": 1"), 11, "\"format\": 7");
