@@ -222,6 +222,19 @@ bool quantizeUsesRowPath(const ElementwiseSpec &s) {
          s.quant.mode == ScalingMode::Current;
 }
 
+namespace {
+/// True when the row path launches CTAs of kTableRowThreads (when they fill
+/// the grid, elementwiseLaunch): a program with a table, in blocks of 1 x C
+/// columns (the whole-row paths split a CTA of 256 among rows), on sm_90a
+/// (sm_100a's ptxas spills the SwiGLU quantize at the 64 registers a
+/// thread of 1024 allows).
+bool rowPathTableCtas(const ElementwiseSpec &s) {
+  return s.arch == Arch::SM90a && quantizeUsesRowPath(s) && !s.rowSum &&
+         s.quant.granularity.cols != Granularity::kWhole &&
+         tabulatedValue(s) >= 0;
+}
+} // namespace
+
 bool quantizeUsesRowSumPath(const ElementwiseSpec &s) {
   return quantizeUsesRowPath(s) && s.rowSum.has_value();
 }
@@ -336,7 +349,10 @@ emitElementwise(const ElementwiseSpec &s) {
       entry(1, "256, 4",
             "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q, 1>(p);");
     } else if (quantizeUsesRowPath(s)) {
-      entry(0, onePass, "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
+      entry(0,
+            rowPathTableCtas(s) ? std::to_string(fp8k::kTableRowThreads)
+                                : std::string(onePass),
+            "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesTilePath(s)) {
       entry(0, onePass, "fp8k::quantize_tile_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesColumnPath(s)) {
@@ -477,7 +493,19 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     } else {
       const int64_t perWarp =
           fp8k::row_blocks_per_warp(g.cols, cols, isConvertOnly(s.program));
-      l.grid[0] = clamp(ceilDiv(ceilDiv(units, perWarp), 8), most);
+      const int64_t warps = ceilDiv(units, perWarp);
+      // A table's program: the SM's kTableCtasPerSm CTAs of 256 threads as
+      // CTAs of kTableRowThreads where the warps fill them all (each CTA
+      // fills its table: fewer CTAs, fewer fills); a decode step's few
+      // warps keep CTAs of 256, spread over more SMs.
+      const int64_t bigWarps = fp8k::kTableRowThreads / 32;
+      const int64_t bigCtas = strided * 8 / bigWarps;
+      if (rowPathTableCtas(s) && warps >= bigCtas * bigWarps) {
+        l.block[0] = fp8k::kTableRowThreads;
+        l.grid[0] = clamp(bigCtas, bigCtas);
+      } else {
+        l.grid[0] = clamp(ceilDiv(warps, 8), most);
+      }
     }
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesTilePath(s)) { // a CTA per block

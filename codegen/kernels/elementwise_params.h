@@ -160,6 +160,15 @@ enum : int { kTableLowExp = 107, kTableBinades = 32 };
 enum : int { kTableEntries = 2 * kTableBinades * 128 };
 enum : int { kTableMinElements = 64, kTableCtasPerSm = 4 };
 
+/// Threads of a CTA of the row path (blocks of 1 x C columns) for a program
+/// with a table, when its warps fill the grid: the SM's kTableCtasPerSm *
+/// 256 threads as one CTA, which fills one table where four CTAs filled
+/// four (every CTA fills its table before any load, so the fill is time
+/// the whole kernel waits). On the H200 the SwiGLU + 1x128 quantize of
+/// 4096x4096: four CTAs of 256 0.0376 ms, two of 512 0.0334, one of 1024
+/// 0.0320 (docs/results/h200-2026-12-02-table-ctas/).
+enum : int { kTableRowThreads = 1024 };
+
 /// The square tile of the transpose of FP8 codes (128: a 16-byte chunk of
 /// each row a thread, four rows a thread each way).
 enum : int { kTransposeTile = 128 };

@@ -144,20 +144,60 @@ TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
 }
 
 TEST(ElementwiseTable, TheStridingGridsHoldFewCtasAnSm) {
-  // The row path of SwiGLU at 4096 x 14336: a table's CTAs stride, at most
-  // kTableCtasPerSm an SM; a plain conversion, a warp per step (eight
-  // blocks of four lanes).
+  // The row path of SwiGLU at 4096 x 14336: a table's CTAs stride, the
+  // threads of kTableCtasPerSm CTAs of 256 an SM in CTAs of
+  // kTableRowThreads (fewer tables to fill); a plain conversion, a warp per
+  // step (eight blocks of four lanes) in CTAs of 256.
+  static_assert(fp8k::kTableCtasPerSm * 256 % fp8k::kTableRowThreads == 0);
+  const unsigned bigCtasPerSm =
+      fp8k::kTableCtasPerSm * 256 / fp8k::kTableRowThreads;
   const ElementwiseSpec swiglu =
       quantizeOf(swigluProgram(), Granularity::block(1, 128));
   const ElementwiseSpec plain =
       quantizeOf(EwProgram::identity(DType::BF16), Granularity::block(1, 128));
-  EXPECT_EQ(elementwiseLaunch(swiglu, 0, 1, 4096, 14336, 132).grid[0],
-            132u * fp8k::kTableCtasPerSm);
-  EXPECT_EQ(elementwiseLaunch(plain, 0, 1, 4096, 14336, 132).grid[0],
-            4096u * 112 / 8 / 8);
-  // Small shapes keep their grid.
-  EXPECT_EQ(elementwiseLaunch(swiglu, 0, 1, 16, 1024, 132).grid[0],
-            16u * 8 / 4 / 8);
+  const AuxLaunch big = elementwiseLaunch(swiglu, 0, 1, 4096, 14336, 132);
+  EXPECT_EQ(big.block[0], unsigned(fp8k::kTableRowThreads));
+  EXPECT_EQ(big.grid[0], 132u * bigCtasPerSm);
+  const AuxLaunch conv = elementwiseLaunch(plain, 0, 1, 4096, 14336, 132);
+  EXPECT_EQ(conv.block[0], 256u);
+  EXPECT_EQ(conv.grid[0], 4096u * 112 / 8 / 8);
+  // Its kernel is built for CTAs of that size; per-row scales (whole rows,
+  // a CTA of 256 split among rows) keep 256.
+  auto k = emitElementwise(swiglu);
+  ASSERT_TRUE(k.isOk()) << k.message();
+  EXPECT_NE((*k)[0].source.find("__launch_bounds__(" +
+                                std::to_string(fp8k::kTableRowThreads) + ")"),
+            std::string::npos);
+  const ElementwiseSpec perRow =
+      quantizeOf(swigluProgram(), Granularity::perRow());
+  ASSERT_GE(tabulatedValue(perRow), 0);
+  auto r = emitElementwise(perRow);
+  ASSERT_TRUE(r.isOk()) << r.message();
+  EXPECT_NE((*r)[0].source.find("__launch_bounds__(256)"), std::string::npos);
+  EXPECT_EQ(elementwiseLaunch(perRow, 0, 1, 4096, 14336, 132).block[0], 256u);
+  // sm_100a keeps CTAs of 256 (its ptxas spills SwiGLU at 64 registers).
+  ElementwiseSpec sm100 = swiglu;
+  sm100.arch = Arch::SM100a;
+  EXPECT_EQ(elementwiseLaunch(sm100, 0, 1, 4096, 14336, 132).block[0], 256u);
+  auto k100 = emitElementwise(sm100);
+  ASSERT_TRUE(k100.isOk()) << k100.message();
+  EXPECT_EQ((*k100)[0].source.find("__launch_bounds__(" +
+                                   std::to_string(fp8k::kTableRowThreads)),
+            std::string::npos);
+  // Warps too few to fill the large CTAs (a decode step: 16 x 1024 is 512
+  // blocks, 128 warps; or one warp short of the grid) keep CTAs of 256,
+  // spread over more SMs.
+  const AuxLaunch small = elementwiseLaunch(swiglu, 0, 1, 16, 1024, 132);
+  EXPECT_EQ(small.block[0], 256u);
+  EXPECT_EQ(small.grid[0], 16u * 8 / 4 / 8);
+  // Rows of 512 columns: a warp a row (four blocks); the large CTAs from
+  // 132 * bigCtasPerSm * kTableRowThreads / 32 rows.
+  const int64_t fullRows =
+      int64_t(132) * bigCtasPerSm * fp8k::kTableRowThreads / 32;
+  EXPECT_EQ(elementwiseLaunch(swiglu, 0, 1, fullRows, 512, 132).block[0],
+            unsigned(fp8k::kTableRowThreads));
+  EXPECT_EQ(elementwiseLaunch(swiglu, 0, 1, fullRows - 1, 512, 132).block[0],
+            256u);
   ElementwiseSpec ew;
   ew.kind = AuxKind::Elementwise;
   ew.program = swigluProgram();
