@@ -227,11 +227,10 @@ namespace {
 /// the grid, elementwiseLaunch): a program with a table, in blocks of 1 x C
 /// columns (the whole-row paths split a CTA of 256 among rows), on sm_90a
 /// (sm_100a's ptxas spills the SwiGLU quantize at the 64 registers a
-/// thread of 1024 allows).
-bool rowPathTableCtas(const ElementwiseSpec &s) {
-  return s.arch == Arch::SM90a && quantizeUsesRowPath(s) && !s.rowSum &&
-         s.quant.granularity.cols != Granularity::kWhole &&
-         tabulatedValue(s) >= 0;
+/// thread of 1024 allows). `table`: the spec has a tabulatedValue.
+bool rowPathTableCtas(const ElementwiseSpec &s, bool table) {
+  return table && s.arch == Arch::SM90a && quantizeUsesRowPath(s) &&
+         !s.rowSum && s.quant.granularity.cols != Granularity::kWhole;
 }
 } // namespace
 
@@ -350,8 +349,9 @@ emitElementwise(const ElementwiseSpec &s) {
             "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q, 1>(p);");
     } else if (quantizeUsesRowPath(s)) {
       entry(0,
-            rowPathTableCtas(s) ? std::to_string(fp8k::kTableRowThreads)
-                                : std::string(onePass),
+            rowPathTableCtas(s, table >= 0)
+                ? std::to_string(fp8k::kTableRowThreads)
+                : std::string(onePass),
             "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesTilePath(s)) {
       entry(0, onePass, "fp8k::quantize_tile_body<fp8k::Prog, fp8k::Q>(p);");
@@ -500,9 +500,9 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
       // warps keep CTAs of 256, spread over more SMs.
       const int64_t bigWarps = fp8k::kTableRowThreads / 32;
       const int64_t bigCtas = strided * 8 / bigWarps;
-      if (rowPathTableCtas(s) && warps >= bigCtas * bigWarps) {
+      if (rowPathTableCtas(s, table) && warps >= bigCtas * bigWarps) {
         l.block[0] = fp8k::kTableRowThreads;
-        l.grid[0] = clamp(bigCtas, bigCtas);
+        l.grid[0] = clamp(bigCtas, INT32_MAX);
       } else {
         l.grid[0] = clamp(ceilDiv(warps, 8), most);
       }
