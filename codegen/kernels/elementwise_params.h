@@ -140,11 +140,13 @@ enum : int { kRowSumChunks = 2, kRowSumThreads = 128 };
 static_assert(kReduceThreads % kRowSumThreads == 0 && kRowSumThreads % 32 == 0,
               "a row-sum thread plays whole reduce threads");
 
+/// The longest row the short entry keeps in registers: every chunk of
+/// every reduce thread (4096 columns).
+enum : int { kRowSumShortCols = kRowSumChunks * kReduceThreads * kReduceChunk };
+
 /// True when the row-sum quantize's rows of `cols` columns take its short
 /// entry (kRowSumThreads threads a row).
-FP8K_RULE bool row_sum_short(i64 cols) {
-  return cols <= i64(kRowSumChunks) * kReduceThreads * kReduceChunk;
-}
+FP8K_RULE bool row_sum_short(i64 cols) { return cols <= kRowSumShortCols; }
 
 /// Tables of a program's costly values (elementwise_table.cuh): a value
 /// computed from one bf16 input alone through an exp, tanh or erf

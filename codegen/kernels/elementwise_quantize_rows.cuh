@@ -526,13 +526,13 @@ __device__ __forceinline__ void quantize_rows_sum_rows(const EwParams &p) {
   }
 }
 
-/// quantize_rows_sum_rows, its rows of exactly kC * kT * 8 columns on the
-/// vector path (4096 at 128 threads a row: the hidden size of Llama-3-8B)
-/// without the chunks' guards, with that length a constant; other rows as
-/// they come.
+/// quantize_rows_sum_rows, its rows of exactly kRowSumShortCols columns
+/// (every chunk of every thread: 4096, the hidden size of Llama-3-8B) on
+/// the vector path without the chunks' guards, with that length a
+/// constant; other rows as they come.
 template <class Prog, class Q, int kV>
 __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
-  constexpr i64 kFullCols = i64(kRowSumChunks) * kReduceThreads * 8;
+  constexpr i64 kFullCols = kRowSumShortCols;
   static_assert(kFullCols ==
                     i64(kRowSumChunks * kV) * (kReduceThreads / kV) * 8,
                 "every chunk of every thread");
