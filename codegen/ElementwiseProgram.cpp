@@ -3,6 +3,7 @@
 #include "codegen/Elementwise.h"
 
 #include "codegen/kernels/elementwise_params.h"
+#include "codegen/kernels/fp8_functions.h"
 
 #include <cstdint>
 #include <cstring>

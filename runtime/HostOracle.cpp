@@ -2,7 +2,7 @@
 
 #include "runtime/HostOracle.h"
 
-#include "codegen/kernels/fp8_math.h"
+#include "codegen/kernels/fp8_delayed.h"
 #include "core/RecipeRules.h"
 #include "core/Target.h"
 #include "numerics/Formats.h"

@@ -4,6 +4,7 @@
 
 #include "codegen/Elementwise.h"
 #include "codegen/kernels/elementwise_params.h"
+#include "codegen/kernels/fp8_delayed.h"
 #include "core/RecipeRules.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/ElementwiseLaunch.h"

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "fp8/elementwise_params.h"
+#include "fp8/fp8_functions.h"
 
 namespace fp8k {
 

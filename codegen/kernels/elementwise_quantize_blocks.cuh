@@ -8,6 +8,7 @@
 #pragma once
 
 #include "fp8/elementwise_common.cuh"
+#include "fp8/fp8_delayed.h"
 
 namespace fp8k {
 

@@ -30,7 +30,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "fp8/fp8_math.h"
+#include "fp8/fp8_functions.h"
 
 namespace fp8k {
 

@@ -5,6 +5,7 @@
 #include "runtime/plan/PlanMoe.h"
 
 #include "codegen/kernels/elementwise_params.h"
+#include "codegen/kernels/fp8_delayed.h"
 #include "numerics/Formats.h"
 #include "numerics/GroupedGemm.h"
 #include "numerics/Npy.h"
@@ -192,7 +193,7 @@ void stateFromHistory(const nm::AmaxHistory &h, uint8_t *state, size_t bytes) {
   std::fill(state, state + bytes, uint8_t(0));
   std::memcpy(state, &hdr, sizeof(hdr));
   // The values where the kernels' ring holds them: the newest just before
-  // head (fp8_math.h, delayed_scale_step), so that the bytes are the GPU's.
+  // head (fp8_delayed.h, delayed_scale_step), so that the bytes are the GPU's.
   for (uint32_t i = 0; i < hdr.count && len; ++i)
     std::memcpy(
         state + sizeof(hdr) +

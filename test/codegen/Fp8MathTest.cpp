@@ -13,6 +13,8 @@
 
 #include "codegen/Elementwise.h"
 #include "codegen/kernels/elementwise_params.h"
+#include "codegen/kernels/fp8_delayed.h"
+#include "codegen/kernels/fp8_functions.h"
 #include "codegen/kernels/fp8_math.h"
 #include "numerics/DelayedScaling.h"
 #include "numerics/Formats.h"

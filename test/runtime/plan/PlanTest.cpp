@@ -15,7 +15,8 @@
 #include "runtime/plan/Base64.h"
 #include "runtime/plan/PlanOracle.h"
 
-#include "codegen/kernels/fp8_math.h"
+#include "codegen/kernels/fp8_delayed.h"
+#include "codegen/kernels/fp8_functions.h"
 
 #include "test/runtime/plan/DeepSeekPlan.h"
 
