@@ -154,13 +154,25 @@ FP8K_RULE bool row_sum_short(i64 cols) { return cols <= kRowSumShortCols; }
 /// once for the inputs of kTableBinades binades, both signs, from
 /// 2^(kTableLowExp - 127) (2^-20 to 2^12: 32 KiB of shared memory a table;
 /// a power of two of entries a sign, so that a slot is two bit operations),
-/// and looks it up; other inputs compute it. A kernel fills its tables only
-/// with at least kTableMinElements elements a thread (fewer would not repay
-/// the filling); its grid then holds at most kTableCtasPerSm CTAs an SM
-/// where the path's grid is the host's choice.
+/// and looks it up; other inputs compute it. A CTA fills its tables only
+/// where the tensor holds at least kTableElementsPerEntry elements a table
+/// entry for each CTA of the grid (table_pays: fewer would not repay the
+/// filling); the grid then holds at most kTableCtasPerSm CTAs an SM where
+/// the path's grid is the host's choice.
 enum : int { kTableLowExp = 107, kTableBinades = 32 };
 enum : int { kTableEntries = 2 * kTableBinades * 128 };
-enum : int { kTableMinElements = 64, kTableCtasPerSm = 4 };
+enum : int { kTableElementsPerEntry = 2, kTableCtasPerSm = 4 };
+
+/// Whether `ctas` CTAs fill their tables for a tensor of `elements`: each
+/// CTA's share at least `perEntry` elements an entry. The fill's cost is a
+/// CTA's, whatever its size (one evaluation an entry), and so is what the
+/// lookups save, so the threshold is a CTA's elements, not a thread's: 64
+/// a thread of a CTA of 256 (32 evaluations a thread; the fill paid from
+/// about 45, docs/journal/2026-12-01-silu-table.md), 16 of a CTA of 1024.
+FP8K_RULE bool table_pays(i64 elements, i64 ctas,
+                          i64 perEntry = kTableElementsPerEntry) {
+  return elements >= ctas * i64(kTableEntries) * perEntry;
+}
 
 /// Threads of a CTA of the row path (blocks of 1 x C columns) for a program
 /// with a table, when its warps fill the grid: the SM's kTableCtasPerSm *

@@ -19,8 +19,8 @@
 
 // (The CPU emulation of the kernels fills the tables at any size, so that
 // its small tensors take the lookups.)
-#ifndef FP8K_TABLE_MIN_ELEMENTS
-#define FP8K_TABLE_MIN_ELEMENTS kTableMinElements
+#ifndef FP8K_TABLE_ELEMENTS_PER_ENTRY
+#define FP8K_TABLE_ELEMENTS_PER_ENTRY kTableElementsPerEntry
 #endif
 
 namespace fp8k {
@@ -47,12 +47,12 @@ template <class F> struct TableOf {
   }
 };
 
-/// Whether the kernel's CTAs fill their tables: at least
-/// FP8K_TABLE_MIN_ELEMENTS elements of the [batch, rows, cols] tensor a
-/// thread of the grid.
+/// Whether the kernel's CTAs fill their tables (table_pays over the grid
+/// and the [batch, rows, cols] tensor).
 __device__ __forceinline__ bool table_wanted(const EwParams &p) {
-  const i64 threads = i64(gridDim.x) * gridDim.y * gridDim.z * blockDim.x;
-  return p.batch * p.rows * p.cols >= threads * FP8K_TABLE_MIN_ELEMENTS;
+  const i64 ctas = i64(gridDim.x) * gridDim.y * gridDim.z;
+  return table_pays(p.batch * p.rows * p.cols, ctas,
+                    FP8K_TABLE_ELEMENTS_PER_ENTRY);
 }
 
 /// Fills table F (when `on`; else marks it empty). The caller waits for the

@@ -206,5 +206,17 @@ TEST(ElementwiseTable, TheStridingGridsHoldFewCtasAnSm) {
             132u * fp8k::kTableCtasPerSm);
   // A table's 32 KiB, and a fill that pays for itself.
   EXPECT_EQ(fp8k::kTableEntries * 4, 32 * 1024);
-  EXPECT_GE(fp8k::kTableMinElements, fp8k::kTableEntries / 256);
+  // A CTA fills its table from kTableElementsPerEntry elements an entry,
+  // whatever its size: at least as many elements a thread as the fill's
+  // evaluations a thread. SwiGLU on 4096 x 2048 (62 elements a thread)
+  // fills in CTAs of 1024, would not in CTAs of 256.
+  const int64_t perCta =
+      int64_t(fp8k::kTableEntries) * fp8k::kTableElementsPerEntry;
+  EXPECT_GE(perCta / 256, fp8k::kTableEntries / 256);
+  EXPECT_TRUE(fp8k::table_pays(3 * perCta, 3));
+  EXPECT_FALSE(fp8k::table_pays(3 * perCta - 1, 3));
+  const AuxLaunch half = elementwiseLaunch(swiglu, 0, 1, 4096, 2048, 132);
+  ASSERT_EQ(half.block[0], unsigned(fp8k::kTableRowThreads));
+  EXPECT_TRUE(fp8k::table_pays(int64_t(4096) * 2048, half.grid[0]));
+  EXPECT_FALSE(fp8k::table_pays(int64_t(4096) * 2048, half.grid[0] * 4));
 }

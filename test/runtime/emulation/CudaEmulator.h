@@ -41,7 +41,7 @@
 #define gridDim (cudaemu::gDim)
 // Tables of one-input values (elementwise_table.cuh) are filled at any
 // size, so that the tests' small tensors take the lookups.
-#define FP8K_TABLE_MIN_ELEMENTS 0
+#define FP8K_TABLE_ELEMENTS_PER_ENTRY 0
 
 inline void __syncthreads() { cudaemu::cta->barrier.wait(); }
 
