@@ -447,6 +447,36 @@ __device__ __forceinline__ void tensor_chunk_codes(const EwParams &p, i64 i,
   store_code_words<8>(static_cast<u8 *>(p.out), i, 8, true, w);
 }
 
+/// Calls f(i, v) for each 16-byte chunk of matrix b that this thread takes
+/// (flat chunks first, first + stride, ...; i its first element, v its
+/// values), kK chunks a step with every load issued before any chunk is
+/// evaluated. (Where f stores, the compiler may not move the next chunk's
+/// load above the store, which could alias it: one chunk a step holds one
+/// load in flight a thread.)
+template <class Prog, int kK, class F>
+__device__ __forceinline__ void tensor_vec_walk(const EwParams &p, i64 b,
+                                                F &&f) {
+  const i64 plane = p.rows * p.cols, chunks = plane / 8;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  for (i64 q = i64(blockIdx.x) * blockDim.x + threadIdx.x; q < chunks;
+       q += kK * stride) {
+    typename Prog::template Raw<8> r[kK];
+#pragma unroll
+    for (int k = 0; k < kK; ++k)
+      if (k == 0 || q + k * stride < chunks) {
+        const i64 i = b * plane + (q + k * stride) * 8;
+        Prog::template load_raw<8>(p, i, row_of(i, p.cols), r[k]);
+      }
+#pragma unroll
+    for (int k = 0; k < kK; ++k)
+      if (k == 0 || q + k * stride < chunks) {
+        float v[8];
+        Prog::template eval_raw<8>(r[k], v);
+        f(b * plane + (q + k * stride) * 8, v);
+      }
+  }
+}
+
 /// The codes of flat elements [0, n) of matrix b with scale s (per-tensor
 /// blocks).
 template <class Prog, class Q>
@@ -458,12 +488,9 @@ __device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
   u8 *codes = static_cast<u8 *>(p.out);
   if (tensor_vec<Prog>(p)) {
     const ScaleDivisor d = scale_divisor(s);
-    for (i64 q = first; q < plane / 8; q += stride) {
-      const i64 i = b * plane + q * 8;
-      float v[8];
-      Prog::template eval_vec<8>(p, i, v);
+    tensor_vec_walk<Prog, 1>(p, b, [&](i64 i, const float (&v)[8]) {
       tensor_chunk_codes<Prog, Q>(p, i, v, d);
-    }
+    });
     return;
   }
   for (i64 e = first; e < plane; e += stride)
@@ -492,14 +519,17 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
   for (i64 b = 0; b < p.batch; ++b) {
     u32 m = 0;
     if (vec) {
-      for (i64 q = first; q < plane / 8; q += stride) {
-        const i64 i = b * plane + q * 8;
-        float v[8];
-        Prog::template eval_vec<8>(p, i, v);
-        m = max_abs_bits<8>(v, m);
-        if (speculate)
-          tensor_chunk_codes<Prog, Q>(p, i, v, dp);
-      }
+      // Delayed scaling stores its codes here: two chunks a step (47
+      // registers against 40, five CTAs an SM against six: 0.0342 ->
+      // 0.0323 ms on 4096x4096, H200, with the codes pass's one wave,
+      // docs/results/h200-2026-12-02-tensor-walk/). The codes pass keeps
+      // one (40 registers against 29 cost 7% on 4096x2048).
+      tensor_vec_walk<Prog, Q::kDelayed ? 2 : 1>(
+          p, b, [&](i64 i, const float (&v)[8]) {
+            m = max_abs_bits<8>(v, m);
+            if (speculate)
+              tensor_chunk_codes<Prog, Q>(p, i, v, dp);
+          });
     } else {
       for (i64 e = first; e < plane; e += stride) {
         const float v = Prog::eval(p, b * plane + e);

@@ -308,6 +308,25 @@ TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
             std::string::npos);
 }
 
+// Delayed scaling's codes kernel, which returns at once unless pass 1's
+// guess was wrong, strides one wave of CTAs; current scaling's covers the
+// tensor (a program without a table: SwiGLU's CTAs stride anyway).
+TEST(Elementwise, DelayedCodesPassIsOneWave) {
+  ElementwiseSpec delayed =
+      quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed);
+  delayed.program = EwProgram::identity(DType::BF16);
+  ElementwiseSpec current = delayed;
+  current.quant.mode = ScalingMode::Current;
+  ASSERT_EQ(elementwiseEntries(delayed)[2], "quantize");
+  EXPECT_EQ(elementwiseLaunch(delayed, 2, 1, 4096, 4096, 132).grid[0],
+            132u * 8);
+  EXPECT_EQ(elementwiseLaunch(delayed, 0, 1, 4096, 4096, 132).grid[0],
+            132u * 32);
+  EXPECT_EQ(elementwiseLaunch(current, 2, 1, 4096, 4096, 132).grid[0],
+            132u * 32);
+  EXPECT_EQ(elementwiseLaunch(delayed, 2, 1, 16, 64, 132).grid[0], 1u);
+}
+
 TEST(Elementwise, LaunchesCoverTheShape) {
   // (A plain quantize: a program with a table strides over fewer CTAs,
   // ElementwiseTableTest.)

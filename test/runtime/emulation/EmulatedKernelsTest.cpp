@@ -54,11 +54,15 @@ class EmulatedKernels
 
 // {2, 48, 80}: the transpose's 16-byte path. Long rows (normKernels()): 3000
 // in a row-sum quantize's registers, a short last block; then past them;
-// 4096, every chunk of the short rows' entry (no chunk guards).
-const Shape3 kShapes[] = {
-    {1, 70, 300}, {3, 20, 200}, {1, 5, 31},   {2, 1, 64},   {2, 48, 80},
-    {2, 2, 3000}, {1, 2, 4104}, {2, 2, 2100}, {1, 3, 8264}, {2, 3, 4096}};
-constexpr int kShortShapes = 5;
+// 4096, every chunk of the short rows' entry (no chunk guards). Then a
+// tensor of more 16-byte chunks than a grid of one SM's striding CTAs has
+// threads (32 x 256; tensorKernels()): some threads take two chunks, the
+// per-tensor walks' steps of two with their second chunk in and out.
+const Shape3 kShapes[] = {{1, 70, 300}, {3, 20, 200}, {1, 5, 31},
+                          {2, 1, 64},   {2, 48, 80},  {2, 2, 3000},
+                          {1, 2, 4104}, {2, 2, 2100}, {1, 3, 8264},
+                          {2, 3, 4096}, {1, 96, 1024}};
+constexpr int kShortShapes = 5, kLongShapes = 10;
 
 TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
   auto [index, shapeIndex] = GetParam();
@@ -213,11 +217,26 @@ std::vector<size_t> normKernels() {
   });
 }
 
+INSTANTIATE_TEST_SUITE_P(LongRows, EmulatedKernels,
+                         ::testing::Combine(::testing::ValuesIn(normKernels()),
+                                            ::testing::Range(kShortShapes,
+                                                             kLongShapes)),
+                         [](const auto &info) {
+                           return shapeTestName(std::get<0>(info.param),
+                                                std::get<1>(info.param));
+                         });
+
+/// Per-tensor quantizes (their grids stride over the tensor).
+std::vector<size_t> tensorKernels() {
+  return kernelsWhere([](const ElementwiseSpec &s) {
+    return s.kind == AuxKind::Quantize && s.quant.granularity.isPerTensor();
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(
-    LongRows, EmulatedKernels,
-    ::testing::Combine(::testing::ValuesIn(normKernels()),
-                       ::testing::Range(kShortShapes, int(sizeof(kShapes) /
-                                                          sizeof(kShapes[0])))),
+    StridedTensors, EmulatedKernels,
+    ::testing::Combine(::testing::ValuesIn(tensorKernels()),
+                       ::testing::Range(kLongShapes, int(std::size(kShapes)))),
     [](const auto &info) {
       return shapeTestName(std::get<0>(info.param), std::get<1>(info.param));
     });
