@@ -274,11 +274,18 @@ void emitEvalN(std::ostringstream &os, const EwProgram &p, const char *name,
      << "(const EwParams &p, "
         "i64 i, int n, bool vec, "
      << (rs >= 0 ? "i64 row, float rs, " : "") << "float out[N]) {\n";
-  // The row and column of element i, for the vectors; the row-sum
-  // quantize's caller knows the row (a division less a chunk).
-  if (p.broadcasts() && rs < 0)
+  // The row and column of element i, for the vectors, where a loaded input
+  // broadcasts; the row-sum quantize's caller knows the row (a division
+  // less a chunk).
+  bool byRow = false, byCol = false;
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    if (used[i] && int(i) != rs) {
+      byRow = byRow || p.broadcastOf(i) == EwBroadcast::Row;
+      byCol = byCol || p.broadcastOf(i) == EwBroadcast::Col;
+    }
+  if ((byRow || byCol) && rs < 0)
     os << "    const i64 row = vec ? row_of(i, p.cols) : 0;\n";
-  if (p.broadcasts())
+  if (byCol)
     os << "    const i64 col = i - row * p.cols;\n";
   for (size_t i = 0; i < p.inputs.size(); ++i) {
     if (!used[i] || int(i) == rs)

@@ -284,6 +284,33 @@ TEST(Elementwise, RowSumQuantizeLaunchesTheEntryForItsRowLength) {
             std::string::npos);
 }
 
+// A program's element loads declare the row and column of their element
+// only where an input they load broadcasts (no unused variables for nvcc
+// to warn of).
+TEST(Elementwise, LoadsDeclareTheIndicesTheyUse) {
+  ElementwiseSpec s;
+  s.kind = AuxKind::Quantize;
+  s.program = rmsnormProgram(1.0f / 4096, 1e-5f);
+  s.rowSum = sumOfSquaresProgram();
+  s.quant.granularity = Granularity::block(1, 128);
+  auto k = emitElementwise(s);
+  ASSERT_TRUE(k.isOk()) << k.message();
+  const std::string &src = (*k)[0].source;
+  auto body = [&](const std::string &fn) {
+    const size_t b = src.find(" " + fn + "(const EwParams &p");
+    EXPECT_NE(b, std::string::npos) << fn;
+    return src.substr(b, src.find("\n  }\n", b) - b);
+  };
+  // The sum of squares loads x alone.
+  EXPECT_EQ(body("sum_n").find("const i64 row"), std::string::npos);
+  EXPECT_EQ(body("sum_n").find("const i64 col"), std::string::npos);
+  // The normalization loads the gain by column and is given its row.
+  EXPECT_EQ(body("eval_n_rs").find("const i64 row"), std::string::npos);
+  EXPECT_NE(body("eval_n_rs").find("const i64 col"), std::string::npos);
+  // Without the row given, it finds it.
+  EXPECT_NE(body("eval_n").find("const i64 row"), std::string::npos);
+}
+
 TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
   ElementwiseSpec s =
       quantizeSpec(Granularity::block(128, 2), ScalingMode::Current);
