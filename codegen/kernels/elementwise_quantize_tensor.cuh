@@ -1,0 +1,163 @@
+//===- elementwise_quantize_tensor.cuh - Quantize, per tensor --*- CUDA -*-===//
+//
+// The per-tensor blocks' passes of the block path
+// (elementwise_quantize_blocks.cuh): the tensor walked flat, pass 1's amax
+// (with delayed scaling's codes from the predicted scale) and the codes.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "fp8/elementwise_common.cuh"
+#include "fp8/fp8_delayed.h"
+
+namespace fp8k {
+
+/// Per-tensor blocks (whole x whole: a scale per matrix of the batch) are
+/// walked flat, eight elements a thread in 16-byte loads when the matrix
+/// has a multiple of 8 elements and the tensors are aligned, else one.
+template <class Prog>
+__device__ __forceinline__ bool tensor_vec(const EwParams &p) {
+  return p.rows * p.cols % 8 == 0 && Prog::aligned(p, 16) &&
+         is_aligned(p.out, 8);
+}
+
+/// The scale delayed scaling predicts from the history before the step's
+/// amax is known (delayed_scale_step's, when the step's amax is finite), or
+/// false when the history is empty.
+template <class Q>
+__device__ __forceinline__ bool delayed_prediction(const EwParams &p,
+                                                   float *scale) {
+  const AmaxHistoryState *st = static_cast<const AmaxHistoryState *>(p.history);
+  if (st->count == 0)
+    return false;
+  const float *values = reinterpret_cast<const float *>(st + 1);
+  u8 code;
+  *scale =
+      scale_from_amax(delayed_history_amax(st, values, Q::kHistory, Q::kAlgo),
+                      Q::kFormat, Q::kScaleFmt, Q::kMargin, &code);
+  return true;
+}
+
+/// The codes of the eight elements from flat element i with the scale of
+/// `d`. Current scaling's scale was made from the matrix's amax, which
+/// bounds every value: quantize_codes; a delayed scale may be exceeded:
+/// quantize_codes_unbounded.
+template <class Prog, class Q>
+__device__ __forceinline__ void tensor_chunk_codes(const EwParams &p, i64 i,
+                                                   const float (&v)[8],
+                                                   const ScaleDivisor &d) {
+  u32 w[2];
+  if constexpr (Q::kDelayed)
+    quantize_codes_unbounded<8>(v, d, Q::kFormat, w);
+  else
+    quantize_codes<8>(v, d, Q::kFormat, w);
+  store_code_words<8>(static_cast<u8 *>(p.out), i, 8, true, w);
+}
+
+/// Calls f(i, v) for each 16-byte chunk of matrix b that this thread takes
+/// (flat chunks first, first + stride, ...; i its first element, v its
+/// values), kK chunks a step with every load issued before any chunk is
+/// evaluated. (Where f stores, the compiler may not move the next chunk's
+/// load above the store, which could alias it: one chunk a step holds one
+/// load in flight a thread.)
+template <class Prog, int kK, class F>
+__device__ __forceinline__ void tensor_vec_walk(const EwParams &p, i64 b,
+                                                F &&f) {
+  const i64 plane = p.rows * p.cols, chunks = plane / 8;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  for (i64 q = i64(blockIdx.x) * blockDim.x + threadIdx.x; q < chunks;
+       q += kK * stride) {
+    typename Prog::template Raw<8> r[kK];
+#pragma unroll
+    for (int k = 0; k < kK; ++k)
+      if (k == 0 || q + k * stride < chunks) {
+        const i64 i = b * plane + (q + k * stride) * 8;
+        Prog::template load_raw<8>(p, i, row_of(i, p.cols), r[k]);
+      }
+#pragma unroll
+    for (int k = 0; k < kK; ++k)
+      if (k == 0 || q + k * stride < chunks) {
+        float v[8];
+        Prog::template eval_raw<8>(r[k], v);
+        f(b * plane + (q + k * stride) * 8, v);
+      }
+  }
+}
+
+/// The codes of flat elements [0, n) of matrix b with scale s (per-tensor
+/// blocks).
+template <class Prog, class Q>
+__device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
+                                             float s) {
+  const i64 plane = p.rows * p.cols;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  const i64 first = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  u8 *codes = static_cast<u8 *>(p.out);
+  if (tensor_vec<Prog>(p)) {
+    const ScaleDivisor d = scale_divisor(s);
+    tensor_vec_walk<Prog, 1>(p, b, [&](i64 i, const float (&v)[8]) {
+      tensor_chunk_codes<Prog, Q>(p, i, v, d);
+    });
+    return;
+  }
+  for (i64 e = first; e < plane; e += stride)
+    codes[b * plane + e] =
+        quantize_value(Prog::eval(p, b * plane + e), s, Q::kFormat);
+}
+
+/// Pass 1 of per-tensor blocks: each matrix's amax, a CTA's joined in shared
+/// memory and given to one atomicMax. Delayed scaling writes the codes in
+/// the same pass, with the scale its history predicts
+/// (delayed_prediction); pass 2 finds whether that was the step's scale and
+/// pass 3 rewrites the codes only when it was not (an empty history, a
+/// non-finite amax): one read of the input per step once the history has
+/// a value.
+template <class Prog, class Q>
+__device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
+  __shared__ u32 warpMax[32];
+  const i64 plane = p.rows * p.cols;
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  const i64 first = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool vec = tensor_vec<Prog>(p);
+  float predicted = 1.0f;
+  const bool speculate = Q::kDelayed && delayed_prediction<Q>(p, &predicted);
+  const ScaleDivisor dp = scale_divisor(predicted);
+  u8 *codes = static_cast<u8 *>(p.out);
+  for (i64 b = 0; b < p.batch; ++b) {
+    u32 m = 0;
+    if (vec) {
+      // Delayed scaling stores its codes here: two chunks a step (47
+      // registers against 40, five CTAs an SM against six: 0.0342 ->
+      // 0.0323 ms on 4096x4096, H200, with the codes pass's one wave,
+      // docs/results/h200-2026-12-02-tensor-walk/). The codes pass keeps
+      // one (40 registers against 29 cost 7% on 4096x2048).
+      tensor_vec_walk<Prog, Q::kDelayed ? 2 : 1>(
+          p, b, [&](i64 i, const float (&v)[8]) {
+            m = max_abs_bits<8>(v, m);
+            if (speculate)
+              tensor_chunk_codes<Prog, Q>(p, i, v, dp);
+          });
+    } else {
+      for (i64 e = first; e < plane; e += stride) {
+        const float v = Prog::eval(p, b * plane + e);
+        const u32 bits = abs_bits(v);
+        m = bits > m ? bits : m;
+        if (speculate)
+          codes[b * plane + e] = quantize_value(v, predicted, Q::kFormat);
+      }
+    }
+    m = warp_max(m);
+    if ((threadIdx.x & 31) == 0)
+      warpMax[threadIdx.x >> 5] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < int(blockDim.x >> 5); ++w)
+        m = warpMax[w] > m ? warpMax[w] : m;
+      if (m)
+        atomicMax(&p.amax[b], m);
+    }
+    __syncthreads();
+  }
+}
+
+} // namespace fp8k
