@@ -527,8 +527,8 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     // Per-tensor amax and codes: flat, eight elements a thread. Delayed
     // scaling's codes pass runs only where pass 1 guessed the scale wrong
     // (an empty history, a non-finite amax) and returns at once otherwise:
-    // one wave of CTAs striding, not a CTA per 2048 elements launched to
-    // return.
+    // eight CTAs of 256 an SM (its 2048 threads) striding, not a CTA per
+    // 2048 elements launched to return.
     const bool delayedCodes =
         role == "quantize" && s.quant.mode == ScalingMode::Delayed;
     l.grid[0] = clamp(ceilDiv(ceilDiv(rows * cols, 8), 256),
