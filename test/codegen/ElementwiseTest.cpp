@@ -21,6 +21,16 @@ ElementwiseSpec quantizeSpec(Granularity g, ScalingMode mode) {
   s.quant.mode = mode;
   return s;
 }
+
+/// An RMSNorm over rows of 4096 quantized 1x128, summing its rows itself.
+ElementwiseSpec rmsnormQuantizeSpec() {
+  ElementwiseSpec s;
+  s.kind = AuxKind::Quantize;
+  s.program = rmsnormProgram(1.0f / 4096, 1e-5f);
+  s.rowSum = sumOfSquaresProgram();
+  s.quant.granularity = Granularity::block(1, 128);
+  return s;
+}
 } // namespace
 
 TEST(Elementwise, ProgramJSONRoundTrips) {
@@ -246,11 +256,7 @@ TEST(Elementwise, EntryPointsFollowTheGranularity) {
 // its registers hold (row_sum_short: kRowSumThreads threads a row) and one
 // for longer rows (kReduceThreads); a shape launches exactly one of them.
 TEST(Elementwise, RowSumQuantizeLaunchesTheEntryForItsRowLength) {
-  ElementwiseSpec s;
-  s.kind = AuxKind::Quantize;
-  s.program = rmsnormProgram(1.0f / 4096, 1e-5f);
-  s.rowSum = sumOfSquaresProgram();
-  s.quant.granularity = Granularity::block(1, 128);
+  const ElementwiseSpec s = rmsnormQuantizeSpec();
   ASSERT_TRUE(checkElementwiseSpec(s).isOk());
   EXPECT_EQ(elementwiseEntries(s),
             (std::vector<std::string>{"quantize", "quantize_long_rows"}));
@@ -288,12 +294,7 @@ TEST(Elementwise, RowSumQuantizeLaunchesTheEntryForItsRowLength) {
 // only where an input they load broadcasts (no unused variables for nvcc
 // to warn of).
 TEST(Elementwise, LoadsDeclareTheIndicesTheyUse) {
-  ElementwiseSpec s;
-  s.kind = AuxKind::Quantize;
-  s.program = rmsnormProgram(1.0f / 4096, 1e-5f);
-  s.rowSum = sumOfSquaresProgram();
-  s.quant.granularity = Granularity::block(1, 128);
-  auto k = emitElementwise(s);
+  auto k = emitElementwise(rmsnormQuantizeSpec());
   ASSERT_TRUE(k.isOk()) << k.message();
   const std::string &src = (*k)[0].source;
   auto body = [&](const std::string &fn) {
