@@ -128,7 +128,7 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
     if (vec) {
       // Delayed scaling stores its codes here: two chunks a step (47
       // registers against 40, five CTAs an SM against six: 0.0342 ->
-      // 0.0323 ms on 4096x4096, H200, with the codes pass's one wave,
+      // 0.0323 ms on 4096x4096, H200, with the codes pass's 8 CTAs an SM,
       // docs/results/h200-2026-12-02-tensor-walk/). The codes pass keeps
       // one (40 registers against 29 cost 7% on 4096x2048).
       tensor_vec_walk<Prog, Q::kDelayed ? 2 : 1>(

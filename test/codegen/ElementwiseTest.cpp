@@ -337,9 +337,9 @@ TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
 }
 
 // Delayed scaling's codes kernel, which returns at once unless pass 1's
-// guess was wrong, strides one wave of CTAs; current scaling's covers the
-// tensor (a program without a table: SwiGLU's CTAs stride anyway).
-TEST(Elementwise, DelayedCodesPassIsOneWave) {
+// guess was wrong, strides eight CTAs of 256 an SM; current scaling's covers
+// the tensor (a program without a table: SwiGLU's CTAs stride anyway).
+TEST(Elementwise, DelayedCodesPassStridesEightCtasAnSm) {
   ElementwiseSpec delayed =
       quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed);
   delayed.program = EwProgram::identity(DType::BF16);
