@@ -524,17 +524,21 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     l.grid[1] = clamp(batch * g.scaleRows(rows), 65535);
   } else if (s.kind == AuxKind::Quantize && role != "scales" &&
              g.rows == Granularity::kWhole && g.cols == Granularity::kWhole) {
-    // Per-tensor amax and codes: flat, eight elements a thread. Delayed
-    // scaling's codes pass runs only where pass 1 guessed the scale wrong
-    // (an empty history, a non-finite amax) and returns at once otherwise:
-    // eight CTAs of 256 an SM (its 2048 threads) striding, not a CTA per
-    // 2048 elements launched to return.
-    const bool delayedCodes =
-        role == "quantize" && s.quant.mode == ScalingMode::Delayed;
-    l.grid[0] = clamp(ceilDiv(ceilDiv(rows * cols, 8), 256),
-                      delayedCodes
-                          ? std::min(strided, std::max(1, smCount) * int64_t(8))
-                          : strided);
+    // Per-tensor amax and codes: flat, eight elements a thread. Pass 1 is
+    // one wave (kTensorPassCtasPerSm). Delayed scaling's codes pass runs
+    // only where pass 1 guessed the scale wrong (an empty history, a
+    // non-finite amax) and returns at once otherwise: eight CTAs of 256 an
+    // SM (its 2048 threads) striding, not a CTA per 2048 elements launched
+    // to return.
+    const bool delayed = s.quant.mode == ScalingMode::Delayed;
+    const int64_t sms = std::max(1, smCount);
+    const int64_t most =
+        role == "amax" ? sms * (delayed ? fp8k::kTensorDelayedPassCtasPerSm
+                                        : fp8k::kTensorPassCtasPerSm)
+        : delayed      ? sms * 8
+                       : strided;
+    l.grid[0] =
+        clamp(ceilDiv(ceilDiv(rows * cols, 8), 256), std::min(strided, most));
   } else if (role == "amax" ||
              (s.kind == AuxKind::Quantize && role == "quantize")) {
     l.grid[0] = clamp(ceilDiv(cols, fp8k::kColsPerCta), INT32_MAX);

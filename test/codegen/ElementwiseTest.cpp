@@ -348,11 +348,33 @@ TEST(Elementwise, DelayedCodesPassStridesEightCtasAnSm) {
   ASSERT_EQ(elementwiseEntries(delayed)[2], "quantize");
   EXPECT_EQ(elementwiseLaunch(delayed, 2, 1, 4096, 4096, 132).grid[0],
             132u * 8);
-  EXPECT_EQ(elementwiseLaunch(delayed, 0, 1, 4096, 4096, 132).grid[0],
-            132u * 32);
   EXPECT_EQ(elementwiseLaunch(current, 2, 1, 4096, 4096, 132).grid[0],
             132u * 32);
   EXPECT_EQ(elementwiseLaunch(delayed, 2, 1, 16, 64, 132).grid[0], 1u);
+}
+
+TEST(Elementwise, PerTensorPassOneIsOneWave) {
+  ElementwiseSpec delayed =
+      quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed);
+  delayed.program = EwProgram::identity(DType::BF16);
+  ElementwiseSpec current = delayed;
+  current.quant.mode = ScalingMode::Current;
+  ASSERT_EQ(elementwiseEntries(delayed)[0], "amax");
+  // 4096 x 4096: 8192 CTAs of 2048 elements, one wave of them striding.
+  EXPECT_EQ(elementwiseLaunch(delayed, 0, 1, 4096, 4096, 132).grid[0],
+            132u * fp8k::kTensorDelayedPassCtasPerSm);
+  EXPECT_EQ(elementwiseLaunch(current, 0, 1, 4096, 4096, 132).grid[0],
+            132u * fp8k::kTensorPassCtasPerSm);
+  EXPECT_EQ(elementwiseLaunch(current, 0, 1, 4096, 4096, 1).grid[0],
+            unsigned(fp8k::kTensorPassCtasPerSm));
+  // Fewer chunks than a wave's threads: a CTA per 2048 elements.
+  EXPECT_EQ(elementwiseLaunch(delayed, 0, 1, 256, 4096, 132).grid[0], 512u);
+  EXPECT_EQ(elementwiseLaunch(current, 0, 1, 16, 64, 132).grid[0], 1u);
+  // A program with a table keeps its kTableCtasPerSm (fewer fills).
+  ElementwiseSpec swiglu = current;
+  swiglu.program = swigluProgram();
+  EXPECT_EQ(elementwiseLaunch(swiglu, 0, 1, 4096, 4096, 132).grid[0],
+            132u * fp8k::kTableCtasPerSm);
 }
 
 TEST(Elementwise, LaunchesCoverTheShape) {

@@ -56,8 +56,10 @@ class EmulatedKernels
 // in a row-sum quantize's registers, a short last block; then past them;
 // 4096, every chunk of the short rows' entry (no chunk guards). Then a
 // tensor of more 16-byte chunks than a grid of one SM's striding CTAs has
-// threads (32 x 256; tensorKernels()): some threads take two chunks, the
-// per-tensor walks' steps of two with their second chunk in and out.
+// threads (tensorKernels(); 12288 chunks: current scaling's codes pass of
+// 32 x 256 threads takes one or two a thread, pass 1's one wave of 8 or 5
+// CTAs and delayed scaling's codes pass of 8 six to ten): the per-tensor
+// walks' steps of two with their second chunk in and out.
 const Shape3 kShapes[] = {{1, 70, 300}, {3, 20, 200}, {1, 5, 31},
                           {2, 1, 64},   {2, 48, 80},  {2, 2, 3000},
                           {1, 2, 4104}, {2, 2, 2100}, {1, 3, 8264},
