@@ -189,9 +189,9 @@ enum : int { kTableRowThreads = 1024 };
 /// registers: eight; delayed scaling's 47: five). Each CTA then pays its
 /// start (delayed scaling reads the history's prediction before its first
 /// load), its reduction and its atomic once, and no partial last wave
-/// idles the SMs. On the H200 (ncu), delayed scaling's pass 1 on 4096x4096
-/// at 4224 CTAs 0.024-0.027 ms, at 660 0.016-0.018; the whole step 0.0325
-/// -> 0.0246-0.0256 ms (docs/results/h200-2026-12-02-one-wave/).
+/// idles the SMs. On the H200, delayed scaling's pass 1 on 4096x4096: 4224
+/// CTAs 24-27 us, 660 CTAs 16-17 us (ncu); the step 0.0317-0.0319 ->
+/// 0.0257-0.0258 ms (docs/results/h200-2026-12-02-one-wave/, run1, run2).
 enum : int { kTensorPassCtasPerSm = 8, kTensorDelayedPassCtasPerSm = 5 };
 
 /// The square tile of the transpose of FP8 codes (128: a 16-byte chunk of
