@@ -211,6 +211,13 @@ Expected<MemoryBoundRow> measure(const Context &ctx, const Form &f,
 }
 } // namespace
 
+std::vector<std::string> memoryBoundSteps() {
+  std::vector<std::string> out;
+  for (const Form &f : forms(8192)) // (the names do not depend on the size)
+    out.push_back(f.name);
+  return out;
+}
+
 nlohmann::json runMemoryBound(const Context &ctx) {
   const int64_t rows = ctx.opt.memoryRows, cols = ctx.opt.memoryCols;
   const DramRoofline target = dramRoofline(ctx.dev->name.c_str(), Arch::SM90a);
@@ -220,11 +227,16 @@ nlohmann::json runMemoryBound(const Context &ctx) {
               double(rows * cols * 2) / double(1 << 20), ctx.opt.iters,
               ctx.opt.flush ? "flushed before each launch" : "not flushed",
               target.gpu, target.dramBytesPerSecond / 1e12);
+  if (!ctx.opt.memoryOnly.empty())
+    std::printf("  (the steps whose name holds '%s')\n",
+                ctx.opt.memoryOnly.c_str());
   std::printf("  %-32s %10s %10s %9s %7s  %s\n", "step", "ms", "MB", "GB/s",
               "% DRAM", "oracle");
   nlohmann::json rowsJson = nlohmann::json::array();
   int failures = 0;
   for (const Form &f : forms(cols)) {
+    if (f.name.find(ctx.opt.memoryOnly) == std::string::npos)
+      continue;
     auto r = measure(ctx, f, rows, cols);
     if (!r) {
       ++failures;
@@ -251,6 +263,7 @@ nlohmann::json runMemoryBound(const Context &ctx) {
           {"cols", cols},
           {"iters", ctx.opt.iters},
           {"l2_flushed", ctx.opt.flush},
+          {"only", ctx.opt.memoryOnly},
           {"gpu", target.gpu},
           {"dram_bytes_per_second", target.dramBytesPerSecond},
           {"steps", rowsJson},

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace fp8::bench {
 
@@ -24,6 +25,9 @@ struct MemoryBoundRow {
 /// oracle, then timed; prints the table, returns it as JSON ("failures":
 /// steps that failed or differ from the oracle).
 nlohmann::json runMemoryBound(const Context &ctx);
+
+/// The names of the steps runMemoryBound measures, in its order.
+std::vector<std::string> memoryBoundSteps();
 
 } // namespace fp8::bench
 

@@ -3,9 +3,11 @@
 #include "tools/fp8-bench/Options.h"
 
 #include "tools/fp8-bench/Bench.h"
+#include "tools/fp8-bench/MemoryBound.h"
 
 #include "core/ParseNumber.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -24,7 +26,8 @@ namespace {
       "                 [--tile JSON]\n"
       "                 [--recipe deepseek|per-tensor] [--promotion P]\n"
       "                 [--trace] [--grouped]\n"
-      "                 [--memory-bound [--memory-shape RxC]]\n"
+      "                 [--memory-bound [--memory-shape RxC]\n"
+      "                  [--memory-only TEXT]]\n"
       "Benchmarks the generated sm_90a kernels against cuBLASLt on the\n"
       "shapes of FILE (default bench/shapes.json).\n"
       "  --recipe R     deepseek (default): A 1x128, B 128x128, the\n"
@@ -52,6 +55,8 @@ namespace {
       "                 of DRAM bandwidth; exit 1 when one differs\n"
       "  --memory-shape RxC  its tensor: rows and columns multiples of 128\n"
       "                 in [128, 65536]\n"
+      "  --memory-only TEXT  only the memory-bound steps whose name holds\n"
+      "                 TEXT (e.g. per-tensor, 1x128, SwiGLU)\n"
       "  --trace        compile our kernels with FP8_KERNEL_TRACE=1 and print\n"
       "                 each one's pipeline timeline (clock medians per\n"
       "                 k-block); the stamps cost time, so its TF/s are not\n"
@@ -148,6 +153,22 @@ Options parseArgs(int argc, char **argv) {
       }
       o.memoryRows = *r;
       o.memoryCols = *c;
+    } else if (a == "--memory-only") {
+      o.memoryBound = true;
+      o.memoryOnly = next();
+      const std::vector<std::string> steps = memoryBoundSteps();
+      if (std::none_of(steps.begin(), steps.end(), [&](const std::string &s) {
+            return s.find(o.memoryOnly) != std::string::npos;
+          })) {
+        std::string names;
+        for (const std::string &s : steps)
+          names += (names.empty() ? "" : ", ") + s;
+        std::fprintf(stderr,
+                     "fp8-bench: --memory-only: expected part of a "
+                     "memory-bound step's name (%s), found '%s'\n",
+                     names.c_str(), o.memoryOnly.c_str());
+        std::exit(2);
+      }
     } else if (a == "--sweep")
       o.sweep = true;
     else if (a == "--sweep-full")

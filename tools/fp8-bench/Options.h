@@ -31,9 +31,11 @@ struct Options {
   bool trace = false;             ///< --trace: print each kernel's timeline
   bool grouped = false; ///< --grouped: the grouped (MoE) section instead
   /// --memory-bound: the memory-bound steps instead, on one [rows, cols]
-  /// tensor (--memory-shape RxC).
+  /// tensor (--memory-shape RxC); --memory-only TEXT: those whose name
+  /// holds TEXT.
   bool memoryBound = false;
   int64_t memoryRows = 8192, memoryCols = 8192;
+  std::string memoryOnly;
 };
 
 /// Reads argv; prints the usage and exits 0 on --help, prints a message and
