@@ -336,30 +336,18 @@ TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
             std::string::npos);
 }
 
-// Delayed scaling's codes kernel, which returns at once unless pass 1's
-// guess was wrong, strides eight CTAs of 256 an SM; current scaling's covers
-// the tensor (a program without a table: SwiGLU's CTAs stride anyway).
-TEST(Elementwise, DelayedCodesPassStridesEightCtasAnSm) {
+// Per-tensor grids: pass 1 one wave striding (kTensorPassCtasPerSm);
+// delayed scaling's codes kernel, which returns at once unless pass 1's
+// guess was wrong, eight CTAs of 256 an SM; current scaling's covers the
+// tensor (a program without a table: SwiGLU's CTAs stride anyway).
+TEST(Elementwise, PerTensorGrids) {
   ElementwiseSpec delayed =
       quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed);
   delayed.program = EwProgram::identity(DType::BF16);
   ElementwiseSpec current = delayed;
   current.quant.mode = ScalingMode::Current;
-  ASSERT_EQ(elementwiseEntries(delayed)[2], "quantize");
-  EXPECT_EQ(elementwiseLaunch(delayed, 2, 1, 4096, 4096, 132).grid[0],
-            132u * 8);
-  EXPECT_EQ(elementwiseLaunch(current, 2, 1, 4096, 4096, 132).grid[0],
-            132u * 32);
-  EXPECT_EQ(elementwiseLaunch(delayed, 2, 1, 16, 64, 132).grid[0], 1u);
-}
-
-TEST(Elementwise, PerTensorPassOneIsOneWave) {
-  ElementwiseSpec delayed =
-      quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed);
-  delayed.program = EwProgram::identity(DType::BF16);
-  ElementwiseSpec current = delayed;
-  current.quant.mode = ScalingMode::Current;
-  ASSERT_EQ(elementwiseEntries(delayed)[0], "amax");
+  ASSERT_EQ(elementwiseEntries(delayed),
+            (std::vector<std::string>{"amax", "scales", "quantize"}));
   // 4096 x 4096: 8192 CTAs of 2048 elements, one wave of them striding.
   EXPECT_EQ(elementwiseLaunch(delayed, 0, 1, 4096, 4096, 132).grid[0],
             132u * fp8k::kTensorDelayedPassCtasPerSm);
@@ -370,6 +358,12 @@ TEST(Elementwise, PerTensorPassOneIsOneWave) {
   // Fewer chunks than a wave's threads: a CTA per 2048 elements.
   EXPECT_EQ(elementwiseLaunch(delayed, 0, 1, 256, 4096, 132).grid[0], 512u);
   EXPECT_EQ(elementwiseLaunch(current, 0, 1, 16, 64, 132).grid[0], 1u);
+  // The codes passes.
+  EXPECT_EQ(elementwiseLaunch(delayed, 2, 1, 4096, 4096, 132).grid[0],
+            132u * 8);
+  EXPECT_EQ(elementwiseLaunch(current, 2, 1, 4096, 4096, 132).grid[0],
+            132u * 32);
+  EXPECT_EQ(elementwiseLaunch(delayed, 2, 1, 16, 64, 132).grid[0], 1u);
   // A program with a table keeps its kTableCtasPerSm (fewer fills).
   ElementwiseSpec swiglu = current;
   swiglu.program = swigluProgram();
