@@ -521,7 +521,14 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
                            : g.rows <= 256 ? int64_t(fp8k::kColLanes)
                                            : int64_t(fp8k::kColsPerCta);
     l.grid[0] = clamp(ceilDiv(cols, perCta), INT32_MAX);
-    l.grid[1] = clamp(batch * g.scaleRows(rows), 65535);
+    // A table's program: one wave of kColTableCtasPerSm CTAs an SM, each
+    // striding over block rows (so each fills its table once).
+    const int64_t rowCtas =
+        table ? std::max<int64_t>(1, std::max(1, smCount) *
+                                         int64_t(fp8k::kColTableCtasPerSm) /
+                                         l.grid[0])
+              : INT32_MAX;
+    l.grid[1] = clamp(std::min(batch * g.scaleRows(rows), rowCtas), 65535);
   } else if (s.kind == AuxKind::Quantize && role != "scales" &&
              g.rows == Granularity::kWhole && g.cols == Granularity::kWhole) {
     // Per-tensor amax and codes: flat, eight elements a thread. Pass 1 is

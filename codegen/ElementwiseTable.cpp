@@ -93,17 +93,19 @@ int tabulatedValue(const EwProgram &p, int param) {
 int tabulatedValue(const ElementwiseSpec &s) {
   // Only kernels whose CTAs stride over the tensor: their grid holds few
   // enough CTAs (Elementwise.cpp's launch rule) that each fills its table
-  // once for many elements. The others (a CTA per row, per block or block
-  // column) would fill it for a few dozen elements a thread, or not at all
-  // and still hold its shared memory: the 128x1 SwiGLU quantize ran 0.0700
-  // ms against 0.0591 with a table (H200, 4096x4096,
-  // docs/results/h200-2026-12-01-silu-table/run1).
+  // once for many elements. The column path strides over block rows when
+  // it has a table (its grid's rows capped). The others (a CTA per row or
+  // per block) would fill it for a few dozen elements a thread, or not at
+  // all and still hold its shared memory: the 128x1 SwiGLU quantize with a
+  // CTA per block row ran 0.0700 ms against 0.0591 with a table (H200,
+  // 4096x4096, docs/results/h200-2026-12-01-silu-table/run1).
   const Granularity &g = s.quant.granularity;
   const bool perTensor = s.kind == AuxKind::Quantize &&
                          g.rows == Granularity::kWhole &&
                          g.cols == Granularity::kWhole;
   const bool strides = s.kind == AuxKind::Elementwise || perTensor ||
-                       (quantizeUsesRowPath(s) && !s.rowSum);
+                       (quantizeUsesRowPath(s) && !s.rowSum) ||
+                       quantizeUsesColumnPath(s);
   return strides ? tabulatedValue(s.program) : -1;
 }
 

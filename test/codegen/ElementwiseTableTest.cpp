@@ -129,11 +129,20 @@ TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
             std::string::npos);
   EXPECT_EQ(ts.find("prepare(p);\n  fp8k::quantize_scales_body"),
             std::string::npos);
-  // Kernels whose CTAs do not stride (a CTA per block column, per block,
-  // per row) have no table: they would fill it for few elements a thread.
+  // The column path (R x 1 blocks) strides over block rows: it fills the
+  // table before its body.
+  auto cols =
+      emitElementwise(quantizeOf(swigluProgram(), Granularity::block(128, 1)));
+  ASSERT_TRUE(cols.isOk()) << cols.message();
+  EXPECT_NE((*cols)[0].source.find(
+                "fp8k::Prog::prepare(p);\n  "
+                "fp8k::quantize_cols_body<fp8k::Prog, fp8k::Q>(p);"),
+            std::string::npos)
+      << (*cols)[0].source;
+  // Kernels whose CTAs do not stride (a CTA per block or per row) have no
+  // table: they would fill it for few elements a thread.
   for (const ElementwiseSpec &s :
-       {quantizeOf(swigluProgram(), Granularity::block(128, 1)),
-        quantizeOf(swigluProgram(), Granularity::block(37, 5)),
+       {quantizeOf(swigluProgram(), Granularity::block(37, 5)),
         quantizeOf(swigluProgram(), Granularity::block(128, 128))}) {
     SCOPED_TRACE(s.kernelName());
     EXPECT_EQ(tabulatedValue(s), -1);
@@ -141,6 +150,33 @@ TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
     ASSERT_TRUE(k.isOk());
     EXPECT_EQ((*k)[0].source.find("Tab"), std::string::npos);
   }
+}
+
+TEST(ElementwiseTable, TheColumnPathStridesOverBlockRowsWithATable) {
+  // 128x1 SwiGLU: one wave of kColTableCtasPerSm CTAs an SM, the block
+  // rows shared among the CTAs of a column group; without a table, a CTA
+  // per 64 columns of each block row.
+  const ElementwiseSpec swiglu =
+      quantizeOf(swigluProgram(), Granularity::block(128, 1));
+  const ElementwiseSpec plain =
+      quantizeOf(EwProgram::identity(DType::BF16), Granularity::block(128, 1));
+  ASSERT_GE(tabulatedValue(swiglu), 0);
+  const unsigned perSm = fp8k::kColTableCtasPerSm;
+  const AuxLaunch t = elementwiseLaunch(swiglu, 0, 1, 4096, 4096, 132);
+  EXPECT_EQ(t.grid[0], 4096u / 64);
+  EXPECT_EQ(t.grid[1], 132u * perSm / 64);
+  EXPECT_LE(t.grid[0] * t.grid[1], 132u * perSm);
+  EXPECT_TRUE(fp8k::table_pays(4096 * 4096, t.grid[0] * t.grid[1]));
+  const AuxLaunch p = elementwiseLaunch(plain, 0, 1, 4096, 4096, 132);
+  EXPECT_EQ(p.grid[0], 4096u / 64);
+  EXPECT_EQ(p.grid[1], 4096u / 128);
+  // Wider than one wave of column groups: one CTA a group, every block row.
+  const AuxLaunch w = elementwiseLaunch(swiglu, 0, 1, 4096, 65536, 132);
+  EXPECT_EQ(w.grid[0], 65536u / 64);
+  EXPECT_EQ(w.grid[1], 1u);
+  // Fewer block rows than the wave would give a group: one CTA each.
+  const AuxLaunch few = elementwiseLaunch(swiglu, 0, 1, 256, 512, 132);
+  EXPECT_EQ(few.grid[1], 2u);
 }
 
 TEST(ElementwiseTable, TheStridingGridsHoldFewCtasAnSm) {
