@@ -359,10 +359,11 @@ emitElementwise(const ElementwiseSpec &s) {
       // The vector path: four CTAs an SM for a plain quantize (84 registers
       // otherwise, two CTAs an SM), two where the program's values are kept
       // (SwiGLU); blocks taller than its own keep more values a thread.
-      const char *bounds = !fp8k::col_vec_path(s.quant.granularity.rows, 8)
-                               ? "256"
-                           : isConvertOnly(s.program) ? "256, 4"
-                                                      : "256, 2";
+      const std::string bounds =
+          !fp8k::col_vec_path(s.quant.granularity.rows, 8) ? "256"
+          : isConvertOnly(s.program)
+              ? "256, 4"
+              : "256, " + std::to_string(fp8k::kColKeptCtasPerSm);
       entry(0, bounds, "fp8k::quantize_cols_body<fp8k::Prog, fp8k::Q>(p);");
     } else {
       entry(0, "256", "fp8k::quantize_amax_body<fp8k::Prog, fp8k::Q>(p);");
@@ -521,11 +522,11 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
                            : g.rows <= 256 ? int64_t(fp8k::kColLanes)
                                            : int64_t(fp8k::kColsPerCta);
     l.grid[0] = clamp(ceilDiv(cols, perCta), INT32_MAX);
-    // A table's program: one wave of kColTableCtasPerSm CTAs an SM, each
+    // A table's program: one wave of kColKeptCtasPerSm CTAs an SM, each
     // striding over block rows (so each fills its table once).
     const int64_t rowCtas =
         table ? std::max<int64_t>(1, std::max(1, smCount) *
-                                         int64_t(fp8k::kColTableCtasPerSm) /
+                                         int64_t(fp8k::kColKeptCtasPerSm) /
                                          l.grid[0])
               : INT32_MAX;
     l.grid[1] = clamp(std::min(batch * g.scaleRows(rows), rowCtas), 65535);

@@ -162,10 +162,11 @@ FP8K_RULE bool row_sum_short(i64 cols) { return cols <= kRowSumShortCols; }
 enum : int { kTableLowExp = 107, kTableBinades = 32 };
 enum : int { kTableEntries = 2 * kTableBinades * 128 };
 enum : int { kTableElementsPerEntry = 2, kTableCtasPerSm = 4 };
-/// The column path (R x 1 blocks) of such a program: its CTAs keep the
-/// block's values in registers, two CTAs an SM (its launch bounds), so the
-/// grid holds kColTableCtasPerSm CTAs an SM, each striding over block rows.
-enum : int { kColTableCtasPerSm = 2 };
+/// The column path (R x 1 blocks) of a program whose values its CTAs keep
+/// in registers (SwiGLU): kColKeptCtasPerSm CTAs an SM (its launch
+/// bounds). With a table, its grid is one wave of them, each striding over
+/// block rows.
+enum : int { kColKeptCtasPerSm = 2 };
 
 /// Whether `ctas` CTAs fill their tables for a tensor of `elements`: each
 /// CTA's share at least `perEntry` elements an entry. The fill's cost is a

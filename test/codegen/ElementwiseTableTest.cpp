@@ -153,7 +153,7 @@ TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
 }
 
 TEST(ElementwiseTable, TheColumnPathStridesOverBlockRowsWithATable) {
-  // 128x1 SwiGLU: one wave of kColTableCtasPerSm CTAs an SM, the block
+  // 128x1 SwiGLU: one wave of kColKeptCtasPerSm CTAs an SM, the block
   // rows shared among the CTAs of a column group; without a table, a CTA
   // per 64 columns of each block row.
   const ElementwiseSpec swiglu =
@@ -161,7 +161,7 @@ TEST(ElementwiseTable, TheColumnPathStridesOverBlockRowsWithATable) {
   const ElementwiseSpec plain =
       quantizeOf(EwProgram::identity(DType::BF16), Granularity::block(128, 1));
   ASSERT_GE(tabulatedValue(swiglu), 0);
-  const unsigned perSm = fp8k::kColTableCtasPerSm;
+  const unsigned perSm = fp8k::kColKeptCtasPerSm;
   const AuxLaunch t = elementwiseLaunch(swiglu, 0, 1, 4096, 4096, 132);
   EXPECT_EQ(t.grid[0], 4096u / 64);
   EXPECT_EQ(t.grid[1], 132u * perSm / 64);
