@@ -101,7 +101,7 @@ std::string ElementwiseSpec::kernelName() const {
     return "fp8_ew_" + std::string(toString(out)) + "_" + h;
   case AuxKind::Quantize:
     return "fp8_quant_" + std::string(tagOf(quant.format)) + "_" +
-           granTag(quant.granularity) +
+           granTag(quant.granularity) + (transposed ? "_tr" : "") +
            (quant.mode == ScalingMode::Delayed ? "_delayed" : "") +
            (program.instrs.empty() ? "" : "_fused") +
            (rowSum ? "_rowsum" : "") + "_" + h;
@@ -165,6 +165,12 @@ size_t programTensorInputs(const ElementwiseSpec &s) {
 }
 
 Status checkElementwiseSpec(const ElementwiseSpec &s) {
+  if (s.transposed &&
+      (s.kind != AuxKind::Quantize || !quantizeUsesColumnPath(s) || s.rowSum))
+    return errorf("expected a quantize with transposed output to take R x 1 "
+                  "blocks (128x1) with current scaling, found a ",
+                  toString(s.kind), " of ", toString(s.quant.granularity),
+                  s.quant.mode == ScalingMode::Delayed ? " delayed" : "");
   if (s.kind != AuxKind::Transpose)
     FP8_RETURN_IF_ERROR(checkProgram(s.program));
   if (s.kind == AuxKind::Permute || s.kind == AuxKind::Unpermute ||
@@ -215,6 +221,16 @@ Status checkElementwiseSpec(const ElementwiseSpec &s) {
                   toString(s.quant.granularity),
                   s.quant.mode == ScalingMode::Delayed ? " delayed" : "");
   return checkQuantRecipe(s.quant, "the quantized tensor");
+}
+
+std::pair<Shape, Shape> quantizeOutputShapes(const ElementwiseSpec &s,
+                                             const Shape &input) {
+  Shape codes = input, scales = scaleShapeFor(input, s.quant.granularity);
+  if (s.transposed && codes.size() >= 2 && scales.size() >= 2) {
+    std::swap(codes[codes.size() - 1], codes[codes.size() - 2]);
+    std::swap(scales[scales.size() - 1], scales[scales.size() - 2]);
+  }
+  return {codes, scales};
 }
 
 bool quantizeUsesRowPath(const ElementwiseSpec &s) {
@@ -316,6 +332,8 @@ emitElementwise(const ElementwiseSpec &s) {
        << "  static constexpr int kMargin = " << s.quant.delayed.margin << ";\n"
        << "  static constexpr int kAlgo = "
        << (s.quant.delayed.algo == AmaxAlgo::MostRecent ? 1 : 0) << ";\n"
+       << "  static constexpr bool kTransposed = "
+       << (s.transposed ? "true" : "false") << ";\n"
        << "};\n\n";
   }
   os << "} // namespace fp8k\n\n";

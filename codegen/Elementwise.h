@@ -29,11 +29,13 @@
 #include "core/EwProgram.h"
 #include "core/KernelSpec.h"
 #include "core/Recipe.h"
+#include "core/RecipeRules.h"
 #include "core/Status.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fp8 {
@@ -82,6 +84,13 @@ struct ElementwiseSpec {
   /// the row is read once and the sums never reach memory. Row blocks of 8
   /// to 256 columns (a power of two) or whole rows, current scaling.
   std::optional<EwProgram> rowSum;
+  /// Quantize: the codes and scales written transposed, [batch, cols, rows]
+  /// and [batch, scaleCols, scaleRows] of the input's [batch, rows, cols]:
+  /// the FP8 transpose that follows the quantize (the on-demand transpose
+  /// of a K-major-only operand: the weight gradients' tokens) done by the
+  /// kernel that quantizes, so the codes are written once. The column path
+  /// only (R x 1 blocks, current scaling), whose blocks become 1 x R.
+  bool transposed = false;
 
   /// A readable, unique C identifier: kind, format, granularity and a hash
   /// of the whole spec.
@@ -98,11 +107,18 @@ Status checkElementwiseSpec(const ElementwiseSpec &spec);
 /// input, but for the row sum the kernel computes (ElementwiseSpec::rowSum).
 size_t programTensorInputs(const ElementwiseSpec &spec);
 
+/// The shapes of the codes and of the scales a quantize spec writes for an
+/// input of `input` ([rows, cols] or [batch, rows, cols]): the input's and
+/// scaleShapeFor's, or both with their last two dimensions swapped when
+/// the spec writes them transposed (ElementwiseSpec::transposed).
+std::pair<Shape, Shape> quantizeOutputShapes(const ElementwiseSpec &spec,
+                                             const Shape &input);
+
 /// True when a quantize spec takes the one-kernel row path (block rows of 1,
 /// current scaling).
 bool quantizeUsesRowPath(const ElementwiseSpec &spec);
 /// True when a quantize spec takes the one-kernel column path (R x 1 blocks,
-/// R > 1 and not whole: 128x1; current scaling).
+/// R > 1 and not whole: 128x1; current scaling; transposed or not).
 bool quantizeUsesColumnPath(const ElementwiseSpec &spec);
 /// True when a quantize spec takes the one-kernel tile path: R x C blocks,
 /// R > 1, C from 8 to 256 dividing 256 (128x128; current scaling;

@@ -75,6 +75,8 @@ std::string toJSON(const ElementwiseSpec &s, int indent) {
     j["scaling"] = scalingToJSON(s.quant);
   if (s.rowSum)
     j["row_sum"] = ewProgramToJson(*s.rowSum);
+  if (s.transposed) // (absent when false: the names of other specs stay)
+    j["transposed"] = true;
   return j.dump(indent);
 }
 
@@ -144,6 +146,12 @@ Expected<ElementwiseSpec> elementwiseSpecFromJSON(const std::string &text) {
       return st.withContext("'row_sum'");
     }
     s.rowSum = *p;
+  }
+  if (j.contains("transposed")) {
+    if (!j["transposed"].is_boolean())
+      return errorf("expected 'transposed' to be true or false, found ",
+                    j["transposed"].dump());
+    s.transposed = j["transposed"].get<bool>();
   }
   FP8_RETURN_IF_ERROR(checkElementwiseSpec(s));
   return s;

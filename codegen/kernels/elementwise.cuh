@@ -7,7 +7,9 @@
 //     the value of flat element i (the elementwise program, rounded to its
 //     result type; for a plain quantize, input 0 widened to float);
 //   struct Q { kFormat, kScaleFmt, kBlockRows, kBlockCols (0 = whole),
-//              kDelayed, kHistory, kInterval, kMargin, kAlgo };
+//              kDelayed, kHistory, kInterval, kMargin, kAlgo,
+//              kTransposed (the column path's codes and scales written
+//              transposed) };
 // and one extern "C" __global__ entry point per kernel that calls a body
 // below or in the elementwise_*.cuh included here. Every arithmetic operation
 // is one of fp8_math.h's, so each value, amax, scale and code equals the CPU

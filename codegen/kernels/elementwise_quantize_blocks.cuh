@@ -21,14 +21,38 @@ namespace fp8k {
 /// Block row `u` of R x C blocks (the column and tile paths; the stacked
 /// [batch * scaleRows] grid): its first row, that row's flat index of
 /// column 0, and its rows (the last block row of a batch may be short).
+/// Where the codes and scales of column `c` go: [batch, rows, cols] and
+/// [batch, scaleRows, scaleCols], or, transposed (Q::kTransposed, the
+/// column path), [batch, cols, rows] and [batch, scaleCols, scaleRows].
 template <class Q> struct ColumnBlock {
   i64 row0, base, rows; ///< first row of the stacked [batch * rows]
+  i64 batch, r0, unit;  ///< its matrix, first row and block row there
   __device__ __forceinline__ ColumnBlock(const EwParams &p, i64 u) {
-    const i64 b = u / p.scaleRows;
-    const i64 r0 = (u - b * p.scaleRows) * Q::kBlockRows;
+    batch = u / p.scaleRows;
+    unit = u - batch * p.scaleRows;
+    r0 = unit * Q::kBlockRows;
     rows = p.rows - r0 < Q::kBlockRows ? p.rows - r0 : i64(Q::kBlockRows);
-    row0 = b * p.rows + r0;
+    row0 = batch * p.rows + r0;
     base = row0 * p.cols;
+  }
+  /// The code of the block's row r (0 .. rows) in column c.
+  __device__ __forceinline__ i64 code(const EwParams &p, i64 r, i64 c) const {
+    if constexpr (Q::kTransposed)
+      return (batch * p.cols + c) * p.rows + r0 + r;
+    return base + r * p.cols + c;
+  }
+  /// The block's scale in column c, written as scale `index` and to the
+  /// mirror at (mirrorRow, mirrorCol) (the written grid's coordinates).
+  __device__ __forceinline__ i64 scale(const EwParams &p, i64 c) const {
+    if constexpr (Q::kTransposed)
+      return (batch * p.scaleCols + c) * p.scaleRows + unit;
+    return (batch * p.scaleRows + unit) * p.scaleCols + c;
+  }
+  __device__ __forceinline__ i64 mirrorRow(const EwParams &p, i64 c) const {
+    return Q::kTransposed ? c : batch * p.scaleRows + unit;
+  }
+  __device__ __forceinline__ i64 mirrorCol(i64 c) const {
+    return Q::kTransposed ? unit : c;
   }
 };
 
@@ -69,13 +93,13 @@ __device__ __forceinline__ void quantize_cols_cached_body(const EwParams &p,
     for (int k = 0; k < kColWarps; ++k)
       m = partial[k][lane] > m ? partial[k][lane] : m;
     __syncthreads(); // `partial` is reused by the next block row
-    const float s =
-        block_scale<Q>(p, m, active && w == 0, u * p.scaleCols + c, u, c);
+    const float s = block_scale<Q>(p, m, active && w == 0, blk.scale(p, c),
+                                   blk.mirrorRow(p, c), blk.mirrorCol(c));
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       const i64 r = w + kColWarps * j;
       if (active && r < blk.rows)
-        codes[base + r * p.cols] = quantize_value(v[j], s, Q::kFormat);
+        codes[blk.code(p, r, c)] = quantize_value(v[j], s, Q::kFormat);
     }
   }
 }
@@ -100,10 +124,70 @@ __device__ __forceinline__ void quantize_cols_long_body(const EwParams &p) {
       const u32 bits = abs_bits(Prog::eval(p, i));
       m = bits > m ? bits : m;
     }
-    const float s = block_scale<Q>(p, m, true, u * p.scaleCols + c, u, c);
+    const float s = block_scale<Q>(p, m, true, blk.scale(p, c),
+                                   blk.mirrorRow(p, c), blk.mirrorCol(c));
+    i64 r = 0;
 #pragma unroll 8
-    for (i64 i = first; i < end; i += p.cols)
-      codes[i] = quantize_value(Prog::eval(p, i), s, Q::kFormat);
+    for (i64 i = first; i < end; i += p.cols, ++r)
+      codes[blk.code(p, r, c)] =
+          quantize_value(Prog::eval(p, i), s, Q::kFormat);
+  }
+}
+
+/// The vector column path's transposed tile: its kColVecChunks * 8 columns
+/// of one block row's kColTileRows codes, column by column (a column's
+/// codes are one row of the transposed output), each column's 16-byte
+/// groups XOR-ed by its chunk of eight columns so that the chunks' byte
+/// stores of one row (a warp's eight chunks) hit eight banks.
+constexpr int kColTileRows = kColVecGroups * kColVecSteps;
+/// Block rows of one band of the transposed path's work order.
+constexpr int kColTransposedBand = 64;
+constexpr int kColTileWords = kColVecChunks * 8 * kColTileRows / 4;
+__device__ __forceinline__ int col_tile_word(int col, int r) {
+  return col * (kColTileRows / 4) + ((r >> 2) ^ (((col >> 3) & 7) << 2));
+}
+
+/// The transposed store of the vector column path: thread (g, q)'s codes
+/// `w` (rows g + kColVecGroups j, the eight columns of chunk q) into the
+/// tile, then each column's codes of the block's rows out as one row of
+/// [batch, cols, rows]: 16 bytes a thread where the rows allow (rows % 16
+/// == 0, an aligned tensor, whole 16-row groups), else byte by byte.
+template <int kJ, class Q>
+__device__ __forceinline__ void
+cols_store_transposed(const EwParams &p, const ColumnBlock<Q> &blk, i64 group,
+                      const u32 (*w)[2], u32 *tile, int g, int q) {
+  constexpr int kCols = kColVecChunks * 8;
+  u8 *bytes = reinterpret_cast<u8 *>(tile);
+#pragma unroll
+  for (int j = 0; j < kJ; ++j) {
+    const int r = g + kColVecGroups * j;
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      bytes[col_tile_word(q * 8 + k, r) * 4 + (r & 3)] =
+          u8(w[j][k / 4] >> (8 * (k % 4)));
+  }
+  __syncthreads();
+  u8 *codes = static_cast<u8 *>(p.out);
+  const bool vec =
+      Q::kBlockRows % 16 == 0 && p.rows % 16 == 0 && is_aligned(codes, 16);
+  constexpr int kChunks = kColTileRows / 16; // 16-byte groups of a column
+  for (int id = int(threadIdx.x); id < kCols * kChunks; id += 256) {
+    const int col = id / kChunks, m = id % kChunks;
+    const i64 c = group * kCols + col;
+    if (c >= p.cols || 16 * m >= blk.rows)
+      continue;
+    const uint4 v =
+        *reinterpret_cast<const uint4 *>(&tile[col_tile_word(col, 16 * m)]);
+    const i64 o = blk.code(p, 16 * m, c);
+    if (vec && 16 * m + 16 <= blk.rows) {
+      *reinterpret_cast<uint4 *>(codes + o) = v;
+      continue;
+    }
+    const u32 words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int k = 0; k < 16; ++k)
+      if (16 * m + k < blk.rows)
+        codes[o + k] = u8(words[k / 4] >> (8 * (k % 4)));
   }
 }
 
@@ -131,13 +215,32 @@ __device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
   constexpr int kPitch = kCols + 4;
   alignas(16) __shared__ u32 partial[kColVecGroups][kPitch];
   alignas(16) __shared__ float scales[kCols], recips[kCols];
+  // The block's codes column by column, for the transposed store.
+  alignas(16) __shared__ u32 tile[Q::kTransposed ? kColTileWords : 1];
   const int t = int(threadIdx.x);
   const int g = t / kColVecChunks, q = t % kColVecChunks;
-  const i64 c = i64(blockIdx.x) * kCols + q * 8;
-  const bool colIn = c < p.cols; // (cols % 8 == 0: all eight or none)
   const i64 units = p.batch * p.scaleRows;
   u8 *codes = static_cast<u8 *>(p.out);
-  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+  // Work item w of groups x units (the host's grid: a column group per
+  // blockIdx.x, block rows over blockIdx.y and strided by gridDim.y);
+  // transposed, the items run in bands of kColTransposedBand block rows,
+  // column group by column group, so that the CTAs in flight write long
+  // runs of each transposed row.
+  const i64 groups = gridDim.x;
+  for (i64 w = i64(blockIdx.y) * groups + blockIdx.x; w < groups * units;
+       w += groups * gridDim.y) {
+    i64 u = row_of(w, groups), group = w - u * groups;
+    if constexpr (Q::kTransposed) {
+      const i64 perBand = i64(kColTransposedBand) * groups;
+      const i64 band = w / perBand, within = w - band * perBand;
+      const i64 left = units - band * kColTransposedBand;
+      const i64 bandRows =
+          left < kColTransposedBand ? left : kColTransposedBand;
+      group = within / bandRows;
+      u = band * kColTransposedBand + (within - group * bandRows);
+    }
+    const i64 c = group * kCols + q * 8;
+    const bool colIn = c < p.cols; // (cols % 8 == 0: all eight or none)
     const ColumnBlock<Q> blk(p, u);
     bool in[kJ];
     typename Prog::template Raw<8> raw[kJ];
@@ -185,10 +288,11 @@ __device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
         u8 code;
         const float s =
             scale_from_amax(u2f(a), Q::kFormat, Q::kScaleFmt, 0, &code);
-        const i64 cc = i64(blockIdx.x) * kCols + col;
+        const i64 cc = group * kCols + col;
         if (cc < p.cols) {
-          store_scale<Q>(p.scale, u * p.scaleCols + cc, s, code);
-          store_scale_mirror<Q>(p, u, cc, s, code);
+          store_scale<Q>(p.scale, blk.scale(p, cc), s, code);
+          store_scale_mirror<Q>(p, blk.mirrorRow(p, cc), blk.mirrorCol(cc), s,
+                                code);
         }
         const ScaleDivisor d = scale_divisor(s);
         scales[col] = d.scale;
@@ -200,7 +304,7 @@ __device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
     // memory: eight live divisors cost 24 registers), four to a word; a
     // conversion-only program converts each pair again (the compiler drops
     // the other six).
-    u32 w[kJ][2];
+    u32 codeWords[kJ][2];
 #pragma unroll
     for (int k = 0; k < 8; k += 2) {
       const float2 s2 = *reinterpret_cast<const float2 *>(&scales[q * 8 + k]);
@@ -215,19 +319,23 @@ __device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
         const float *v = kKeep ? x[kKeep ? j : 0] : y;
         const u32 pair = quantize_pair(v[k], d0, v[k + 1], d1, Q::kFormat);
         if (k % 4 == 0)
-          w[j][k / 4] = pair;
+          codeWords[j][k / 4] = pair;
         else
-          w[j][k / 4] |= pair << 16;
+          codeWords[j][k / 4] |= pair << 16;
       }
     }
+    if constexpr (Q::kTransposed) {
+      cols_store_transposed<kJ>(p, blk, group, codeWords, tile, g, q);
+    } else {
 #pragma unroll
-    for (int j = 0; j < kJ; ++j)
-      if (in[j])
-        store_code_words<8>(codes,
-                            blk.base + (g + kColVecGroups * j) * p.cols + c, 8,
-                            true, w[j]);
-    // (`partial` is rewritten after the next step's loads; the first
-    // barrier of that step orders it after this step's reads of `scales`)
+      for (int j = 0; j < kJ; ++j)
+        if (in[j])
+          store_code_words<8>(codes, blk.code(p, g + kColVecGroups * j, c), 8,
+                              true, codeWords[j]);
+    }
+    // (`partial` and `tile` are rewritten after the next step's loads; the
+    // first barrier of that step orders them after this step's reads of
+    // `scales` and `tile`)
   }
 }
 

@@ -13,7 +13,8 @@ using namespace fp8;
 namespace {
 using A = EwArg;
 
-ElementwiseSpec quantizeSpec(Granularity g, ScalingMode mode) {
+ElementwiseSpec quantizeSpec(Granularity g,
+                             ScalingMode mode = ScalingMode::Current) {
   ElementwiseSpec s;
   s.kind = AuxKind::Quantize;
   s.program = swigluProgram();
@@ -107,6 +108,51 @@ TEST(Elementwise, BadProgramsAndSpecsSayWhy) {
                               "\"%0\"}")
                 .message(),
             "unknown program operation 'log'");
+}
+
+/// A quantize whose codes and scales are written transposed (the FP8
+/// transpose fused in): its own name and JSON, its output shapes, and
+/// refused off the column path.
+TEST(Elementwise, TransposedQuantize) {
+  ElementwiseSpec s = quantizeSpec(Granularity::block(128, 1));
+  const std::string plain = s.kernelName();
+  EXPECT_EQ(toJSON(s).find("transposed"), std::string::npos);
+  s.transposed = true;
+  ASSERT_TRUE(checkElementwiseSpec(s).isOk())
+      << checkElementwiseSpec(s).message();
+  EXPECT_TRUE(quantizeUsesColumnPath(s));
+  EXPECT_EQ(s.kernelName().rfind("fp8_quant_e4m3_128x1_tr_", 0), 0u)
+      << s.kernelName();
+  EXPECT_NE(s.kernelName().substr(s.kernelName().size() - 8),
+            plain.substr(plain.size() - 8));
+  auto back = elementwiseSpecFromJSON(toJSON(s));
+  ASSERT_TRUE(back.isOk()) << back.message();
+  EXPECT_TRUE(back->transposed);
+  EXPECT_EQ(*back, s);
+  const auto [codes, scales] = quantizeOutputShapes(s, Shape{3, 300, 40});
+  EXPECT_EQ(codes, (Shape{3, 40, 300}));
+  EXPECT_EQ(scales, (Shape{3, 40, 3}));
+  s.transposed = false;
+  EXPECT_EQ(quantizeOutputShapes(s, Shape{300, 40}).second, (Shape{3, 40}));
+  for (Granularity g :
+       {Granularity::block(1, 128), Granularity::block(128, 128),
+        Granularity::perTensor()}) {
+    ElementwiseSpec bad = quantizeSpec(g);
+    bad.transposed = true;
+    EXPECT_EQ(checkElementwiseSpec(bad).message(),
+              "expected a quantize with transposed output to take R x 1 "
+              "blocks (128x1) with current scaling, found a quantize of " +
+                  toString(g));
+  }
+  ElementwiseSpec t;
+  t.kind = AuxKind::Transpose;
+  t.quant.granularity = Granularity::block(128, 1);
+  t.transposed = true;
+  EXPECT_FALSE(checkElementwiseSpec(t).isOk());
+  std::string text = toJSON(quantizeSpec(Granularity::block(128, 1)));
+  text.insert(text.size() - 1, ",\"transposed\":1");
+  EXPECT_EQ(elementwiseSpecFromJSON(text).message(),
+            "expected 'transposed' to be true or false, found 1");
 }
 
 /// A norm's programs: broadcast inputs and row sums keep their form through

@@ -173,6 +173,21 @@ std::vector<ElementwiseSpec> specs() {
   // codes kernels fill it).
   out.push_back(
       quantize(swigluProgram(), Granularity::perTensor(), DType::E4M3FN));
+  // The column path writing its codes and scales transposed (the FP8
+  // transpose fused in): through the vector path's tile (16-byte stores
+  // where the rows allow, bytes else; 8x1 blocks start rows off 16), the
+  // lane-per-column path, and blocks taller than 256 rows.
+  for (auto [p, g, f] :
+       {std::tuple<EwProgram, Granularity, DType>{
+            bf16, Granularity::block(128, 1), DType::E4M3FN},
+        {swigluProgram(), Granularity::block(16, 1, ScaleFormat::F32Pow2),
+         DType::E5M2},
+        {bf16, Granularity::block(8, 1), DType::E4M3FN},
+        {bf16, Granularity::block(300, 1), DType::E4M3FN}}) {
+    ElementwiseSpec s = quantize(p, g, f);
+    s.transposed = true;
+    out.push_back(s);
+  }
   // Elementwise and transpose.
   // (A bf16 GELU: a table of the whole program, EmulatedTableTest.)
   for (auto [p, t] : {std::pair<EwProgram, DType>{gelu(DType::F32), DType::F32},
