@@ -43,6 +43,12 @@ struct QuantizeTensors {
   /// Delayed scaling: the amax history state (zeroed before the first call).
   void *history = nullptr;
   int64_t batch = 1; ///< matrices stacked along a leading dimension
+  /// Codes and scales written transposed, [batch, cols, rows] and [batch,
+  /// ceil(cols / c), ceil(rows / r)]: the quantize and the FP8 transpose of
+  /// its result in one pass (x read once, the codes written once), for R x
+  /// 1 blocks with current scaling (a 1 x R granularity on the transposed
+  /// codes: the weight gradient's tokens, K-major for the GEMM).
+  bool transposed = false;
 };
 
 /// Bytes of the state of a delayed-scaling history of `length` amaxes.

@@ -362,15 +362,20 @@ Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
   // Along K, the scales as they were before the FP8 transposes of A and
   // B: [K/128][M], which the kernel takes by TMA, and [K/128][N], which its
   // loader warp reads contiguously.
+  // A transposed quantize's scales: the same layout, in its mirror.
   const ScaleSource sa = scaleSource(mirrors_, index, /*isA=*/true);
-  if (!sa.buffer.empty()) {
-    t.scaleA = reinterpret_cast<const void *>(address(sa.buffer));
+  if (!sa.buffer.empty() || sa.mirror >= 0) {
+    t.scaleA = reinterpret_cast<const void *>(
+        sa.mirror >= 0 ? mirrorAddress_[size_t(sa.mirror)]
+                       : address(sa.buffer));
     t.scaleALdOuter = sa.ldOuter;
     t.scaleALdK = sa.ldK;
   }
   const ScaleSource sb = scaleSource(mirrors_, index, /*isA=*/false);
-  if (!sb.buffer.empty()) {
-    t.scaleB = reinterpret_cast<const void *>(address(sb.buffer));
+  if (!sb.buffer.empty() || sb.mirror >= 0) {
+    t.scaleB = reinterpret_cast<const void *>(
+        sb.mirror >= 0 ? mirrorAddress_[size_t(sb.mirror)]
+                       : address(sb.buffer));
     t.scaleBLdOuter = sb.ldOuter;
     t.scaleBLdK = sb.ldK;
   }
@@ -415,7 +420,8 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
     t.a = reinterpret_cast<const void *>(address(s.inputs[0]) + b * m * kk);
     t.scaleA =
         reinterpret_cast<const void *>(address(s.inputs[1]) + b * saBytes);
-    if (sa.mirror >= 0) { // batch 1 (mirroredAScaleWriter)
+    if (sa.mirror >= 0) { // batch 1 (mirroredAScaleWriter,
+                          // transposedQuantizeWriter)
       t.scaleA =
           reinterpret_cast<const void *>(mirrorAddress_[size_t(sa.mirror)]);
       t.scaleALdOuter = sa.ldOuter;
@@ -428,7 +434,8 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
     t.b = reinterpret_cast<const void *>(address(s.inputs[2]) + b * n * kk);
     t.scaleB =
         reinterpret_cast<const void *>(address(s.inputs[3]) + b * sbBytes);
-    if (sb.mirror >= 0) { // batch 1 (mirroredBScaleWriter)
+    if (sb.mirror >= 0) { // batch 1 (mirroredBScaleWriter,
+                          // transposedQuantizeWriter)
       t.scaleB =
           reinterpret_cast<const void *>(mirrorAddress_[size_t(sb.mirror)]);
       t.scaleBLdOuter = sb.ldOuter;

@@ -327,7 +327,7 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
                             nullptr, history ? &*history : nullptr, opts);
       if (!r)
         return context(r.status());
-      store(*r, *out[0], *out[1], b);
+      store(s.aux.transposed ? nm::transpose(*r) : *r, *out[0], *out[1], b);
     }
     if (history)
       stateFromHistory(*history, bufs.at(s.state));

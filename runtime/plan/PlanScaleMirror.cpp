@@ -83,10 +83,13 @@ bool quantizes(const PlanStep &s) {
          (s.kind == StepKind::Gemm && s.gemm.epilogue);
 }
 
-/// The granularity of the scales a quantizing step writes.
-const Granularity &writtenGranularity(const PlanStep &s) {
-  return s.kind == StepKind::Gemm ? s.gemm.epilogue->granularity
-                                  : s.aux.quant.granularity;
+/// The granularity of the scales a quantizing step writes (over its codes:
+/// a transposed quantize's R x 1 blocks are 1 x R there).
+Granularity writtenGranularity(const PlanStep &s) {
+  if (s.kind == StepKind::Gemm)
+    return s.gemm.epilogue->granularity;
+  const Granularity &g = s.aux.quant.granularity;
+  return s.aux.transposed ? Granularity::block(g.cols, g.rows, g.scale) : g;
 }
 
 /// The quantizing step (a quantize step, or a GEMM with a quantizing
@@ -155,6 +158,30 @@ std::optional<size_t> mirroredBScaleWriter(const Plan &plan,
   return soleQuantizeWriter(plan, shapes, gemm, g->inputs[3], gr, *b);
 }
 
+std::optional<size_t> transposedQuantizeWriter(const Plan &plan,
+                                               const ResolvedPlan &shapes,
+                                               size_t gemm, bool isA) {
+  if (gemm >= plan.steps.size())
+    return std::nullopt;
+  const PlanStep &g = plan.steps[gemm];
+  const OperandSpec &o = isA ? g.gemm.a : g.gemm.b;
+  const size_t data = isA ? 0 : 2, scales = data + 1;
+  if (g.kind != StepKind::Gemm || g.batch != 1 ||
+      (g.gemm.kind != GemmKind::Dense && g.gemm.kind != GemmKind::GroupedK) ||
+      g.inputs.size() <= scales || g.gemm.arch != Arch::SM90a ||
+      o.layout != Layout::KMajor || !isRowKBlockF32(o.granularity))
+    return std::nullopt;
+  const std::optional<Geometry> m = singleMatrix(shapes, g.inputs[data]);
+  if (!m || !fitsAStride(m->rows))
+    return std::nullopt;
+  const std::optional<size_t> w = soleQuantizeWriter(
+      plan, shapes, gemm, g.inputs[scales], o.granularity, *m);
+  if (!w || plan.steps[*w].kind != StepKind::Quantize ||
+      !plan.steps[*w].aux.transposed)
+    return std::nullopt;
+  return w;
+}
+
 std::optional<UntransposedScales> untransposedScales(const Plan &plan,
                                                      const ResolvedPlan &shapes,
                                                      size_t gemm, bool isA) {
@@ -204,9 +231,14 @@ ScaleMirrorPlan planScaleMirrors(const Plan &plan, const ResolvedPlan &shapes) {
         (isA ? out.untransposedA : out.untransposedB)[i] = *u;
   for (size_t i = 0; i < plan.steps.size(); ++i)
     for (bool isA : {true, false}) {
-      const std::optional<size_t> w =
-          isA ? mirroredAScaleWriter(plan, shapes, i)
-              : mirroredBScaleWriter(plan, shapes, i);
+      // The layout the GEMM takes: [K blocks][rows] (A's 1 x 128 scales,
+      // and any operand's from a transposed quantize), or B's [rows][K
+      // blocks] with a 16-byte pitch.
+      std::optional<size_t> w = transposedQuantizeWriter(plan, shapes, i, isA);
+      const bool kBlocksOuter = isA || w.has_value();
+      if (!w)
+        w = isA ? mirroredAScaleWriter(plan, shapes, i)
+                : mirroredBScaleWriter(plan, shapes, i);
       if (!w)
         continue;
       if (out.writes[*w] < 0) {
@@ -218,15 +250,15 @@ ScaleMirrorPlan planScaleMirrors(const Plan &plan, const ResolvedPlan &shapes) {
         m.scales = q.outputs[1];
         m.rows = gr.scaleRows(x.rows);
         m.kBlocks = gr.scaleCols(x.cols);
-        m.strideRows = isA ? 1 : pad4(m.kBlocks);
-        m.strideCols = isA ? pad4(m.rows) : 1;
+        m.strideRows = kBlocksOuter ? 1 : pad4(m.kBlocks);
+        m.strideCols = kBlocksOuter ? pad4(m.rows) : 1;
         out.writes[*w] = int(out.mirrors.size());
         out.mirrors.push_back(m);
       }
       // One step's scales cannot feed both rules (A's are 1 x K-block, B's
       // several rows per block, and the writer's granularity must match),
       // but a mirror of the other layout is never handed out.
-      if (out.mirrors[size_t(out.writes[*w])].transposed() != isA)
+      if (out.mirrors[size_t(out.writes[*w])].transposed() != kBlocksOuter)
         continue;
       (isA ? out.readsA : out.readsB)[i] = out.writes[*w];
     }

@@ -24,6 +24,11 @@
 // instead, no copy made. So does B with per-row (1x128) scales, which the
 // kernel's loader warp reads a k-block at a time: [K/128][N] makes those
 // reads contiguous.
+// A quantize step that writes its codes transposed (the FP8 transpose
+// fused in: ElementwiseSpec::transposed) writes [M][K/128] scales and no
+// buffer holds them before the transpose; it writes a mirror of A's layout,
+// [K/128][Mpad], which any GEMM reading those scales, as A or B, dense or
+// K-grouped, reads instead (transposedQuantizeWriter).
 // Which steps do this is decided here, without a GPU, so that it is unit
 // tested; runtime/plan/PlanExecutor.cpp allocates and passes the mirrors.
 //
@@ -89,6 +94,20 @@ mirroredAScaleWriter(const Plan &plan, const ResolvedPlan &shapes, size_t gemm);
 std::optional<size_t>
 mirroredBScaleWriter(const Plan &plan, const ResolvedPlan &shapes, size_t gemm);
 
+/// The transposed quantize step whose mirror GEMM step `gemm` reads as its
+/// A (`isA`) or B scales, or nothing. It does when:
+///   - the step is an sm_90a GEMM of one [M, K] A and one [N, K] B (a
+///     batch-1 dense GEMM or a K-grouped one) with a K-major operand of
+///     1 x 128 f32 scales;
+///   - those scales are a temp or output buffer written by exactly one
+///     step, a quantize step with transposed output (R x 1 blocks of the
+///     [K, M] input: 1 x 128 ones of its [M, K] codes) that runs before the
+///     GEMM, whose codes are the operand's one matrix.
+/// Its mirror has A's layout, [K/128][pad4(M or N)].
+std::optional<size_t> transposedQuantizeWriter(const Plan &plan,
+                                               const ResolvedPlan &shapes,
+                                               size_t gemm, bool isA);
+
 /// The buffer GEMM step `gemm` may read as its A (`isA`) or B scales,
 /// [K/128][M] ([K/128][N]), because it holds them before a transpose, or
 /// nothing. It may when:
@@ -125,8 +144,8 @@ struct ScaleMirrorPlan {
 };
 
 /// One mirror per quantizing step that some GEMM step reads through
-/// mirroredAScaleWriter or mirroredBScaleWriter (a step's granularity
-/// serves one of the two rules, never both: its layout is A's or B's).
+/// transposedQuantizeWriter, mirroredAScaleWriter or mirroredBScaleWriter
+/// (a step's granularity serves A's layout or B's, never both).
 ScaleMirrorPlan planScaleMirrors(const Plan &plan, const ResolvedPlan &shapes);
 
 /// Where GEMM step `gemm` reads its A (`isA`) or B scales from: the plan

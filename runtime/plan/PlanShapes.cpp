@@ -196,14 +196,15 @@ Status checkProgramStep(const PlanStep &s, Shapes &shape) {
   if (s.kind == StepKind::Reduce)
     return sameShape(s.name, "row sums", s.outputs[0], rowsOf(x),
                      shape[s.outputs[0]]);
-  FP8_RETURN_IF_ERROR(
-      sameShape(s.name, s.kind == StepKind::Quantize ? "codes" : "output",
-                s.outputs[0], x, shape[s.outputs[0]]));
-  if (s.kind == StepKind::Quantize)
-    FP8_RETURN_IF_ERROR(sameShape(s.name, "scales", s.outputs[1],
-                                  scaleShapeFor(x, s.aux.quant.granularity),
-                                  shape[s.outputs[1]]));
-  return Status::ok();
+  if (s.kind != StepKind::Quantize)
+    return sameShape(s.name, "output", s.outputs[0], x, shape[s.outputs[0]]);
+  // (transposed: the codes and scales of the transpose fused in)
+  const auto [codes, scales] = quantizeOutputShapes(s.aux, x);
+  const bool t = s.aux.transposed;
+  FP8_RETURN_IF_ERROR(sameShape(s.name, t ? "transposed codes" : "codes",
+                                s.outputs[0], codes, shape[s.outputs[0]]));
+  return sameShape(s.name, t ? "transposed scales" : "scales", s.outputs[1],
+                   scales, shape[s.outputs[1]]);
 }
 
 /// The shapes of a transpose step: codes and scales in, the transposed

@@ -115,6 +115,20 @@ TEST(QuantizeArgs, RefusalsNameTheArgument) {
             "found a batch of 2");
   EXPECT_EQ(problem(tiles(), 8, 8, t),
             "expected no amax history with current scaling");
+  // Transposed codes and scales: R x 1 blocks, current scaling.
+  t = tensors();
+  t.transposed = true;
+  r = tiles();
+  r.granularity = Granularity::block(128, 1);
+  EXPECT_TRUE(checkQuantizeArgs(r, 129, 7, t).isOk());
+  r.granularity = Granularity::block(1, 128);
+  EXPECT_EQ(problem(r, 8, 8, t),
+            "expected R x 1 blocks (128x1) with current scaling for "
+            "transposed codes and scales, found 1x128");
+  r.granularity = Granularity::perColumn();
+  EXPECT_EQ(problem(r, 8, 8, t),
+            "expected R x 1 blocks (128x1) with current scaling for "
+            "transposed codes and scales, found per_column");
 }
 
 TEST(QuantizeArgs, WithoutADriverTheFirstGpuCallSaysSo) {

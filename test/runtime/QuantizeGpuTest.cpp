@@ -4,7 +4,8 @@
 // fp8::quantize (runtime/Quantize.h) on random bf16 tensors of ragged shapes
 // at every granularity of the vocabulary, current scaling, and per-tensor
 // delayed scaling over six calls on one history of four (the ring wraps),
-// against numerics::quantizeBF16 bit for bit (codes and scales); fp8::transpose
+// against numerics::quantizeBF16 bit for bit (codes and scales), also with
+// the codes and scales written transposed; fp8::transpose
 // of a batch of quantized tensors against fp8::transposeOnHost. Outputs are
 // poisoned first, so an unwritten element fails.
 //
@@ -95,6 +96,64 @@ INSTANTIATE_TEST_SUITE_P(
                           Granularity::block(1, 128, ScaleFormat::F32Pow2)),
         ::testing::Values(Shape2{1, 256}, Shape2{7, 384}, Shape2{129, 200},
                           Shape2{512, 4096})));
+
+/// Codes and scales written transposed (the FP8 transpose fused into the
+/// quantize): the oracle's quantize, transposed. Ragged rows (a short last
+/// block, rows no multiple of 16: the byte stores), columns no multiple of
+/// 8 (the lane-per-column path), a stack, and the weight gradients' shape.
+class TransposedQuantizeGpu
+    : public ::testing::TestWithParam<std::tuple<int64_t, Shape2>> {};
+
+TEST_P(TransposedQuantizeGpu, MatchesTheOracleBitForBit) {
+  auto [batch, shape] = GetParam();
+  QuantRecipe r;
+  r.granularity = Granularity::block(128, 1);
+  const int64_t n = shape.rows * shape.cols;
+  numerics::RandomSpec spec;
+  spec.dist = numerics::Distribution::Outliers;
+  const std::vector<uint16_t> x = numerics::randomTensorBF16(batch * n, spec);
+  std::vector<uint8_t> wantCodes, wantScales;
+  for (int64_t b = 0; b < batch; ++b) {
+    auto q =
+        numerics::quantizeBF16(x.data() + b * n, shape.rows, shape.cols, r);
+    ASSERT_TRUE(q.isOk()) << q.message();
+    const numerics::QuantizedTensor t = numerics::transpose(*q);
+    wantCodes.insert(wantCodes.end(), t.codes.begin(), t.codes.end());
+    const auto *f = reinterpret_cast<const uint8_t *>(t.scales.data());
+    wantScales.insert(wantScales.end(), f, f + t.scales.size() * 4);
+  }
+  const std::string what = std::to_string(batch) + " x " +
+                           std::to_string(shape.rows) + "x" +
+                           std::to_string(shape.cols) + ", transposed";
+  auto dx = DeviceBuffer::fromHost(x);
+  auto dq = DeviceBuffer::alloc(wantCodes.size());
+  auto ds = DeviceBuffer::alloc(wantScales.size());
+  ASSERT_TRUE(dx.isOk() && dq.isOk() && ds.isOk());
+  ASSERT_TRUE(dq->fill(0x5A).isOk());
+  ASSERT_TRUE(ds->fill(0x5A).isOk());
+  QuantizeTensors t;
+  t.x = dx->get();
+  t.codes = dq->get();
+  t.scales = ds->get();
+  t.batch = batch;
+  t.transposed = true;
+  Status s = quantize(r, shape.rows, shape.cols, t, nullptr);
+  ASSERT_TRUE(s.isOk()) << what << ": " << s.message();
+  ASSERT_TRUE(waitStream(nullptr, 60, what).isOk());
+  std::vector<uint8_t> codes(wantCodes.size()), scales(wantScales.size());
+  ASSERT_TRUE(dq->download(codes).isOk());
+  ASSERT_TRUE(ds->download(scales).isOk());
+  EXPECT_EQ(codes, wantCodes) << what << ": codes";
+  EXPECT_EQ(scales, wantScales) << what << ": scales";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, TransposedQuantizeGpu,
+    ::testing::Combine(::testing::Values(int64_t(1), int64_t(3)),
+                       ::testing::Values(Shape2{1, 256}, Shape2{7, 384},
+                                         Shape2{129, 200}, Shape2{300, 37},
+                                         Shape2{640, 2048},
+                                         Shape2{4096, 7168})));
 
 TEST(QuantizeGpuDelayed, SixStepsOnOneHistoryMatchTheOracle) {
   QuantRecipe r;

@@ -68,8 +68,9 @@ TEST(Plan, TheExamplePlansRoundTrip) {
   // Every committed example plan, the MoE forms among them (a permute
   // step, contiguous grouped GEMMs, the K-grouped weight gradients with
   // their reference form and layouts), reads and writes back unchanged.
-  for (const char *name : {"mlp", "attention-proj", "grad-projection", "moe",
-                           "moe-wgrad", "mlp.fused", "llama-layer.fused"}) {
+  for (const char *name :
+       {"mlp", "attention-proj", "grad-projection", "moe", "moe-wgrad",
+        "moe-wgrad.transposes", "mlp.fused", "llama-layer.fused"}) {
     const std::string path =
         std::string(FP8_EXAMPLE_PLANS) + "/" + name + ".sm_90a.plan.json";
     auto p = loadPlan(path);

@@ -3,9 +3,11 @@
 // runtime/plan/PlanScaleMirror.h, untransposedAScales: a GEMM whose A was
 // transposed in FP8 from 128x1-quantized codes reads the transpose's input
 // scales ([K/128][M], the layout the sm_90a kernel takes by TMA) instead of
-// the transposed [M][K/128]. Here: the example weight-gradient plan (three
-// K-grouped GEMMs, each A a transposed gradient), then each condition of the
-// rule broken one at a time.
+// the transposed [M][K/128]. Here: the example weight-gradient plan with
+// its transposes as steps (three K-grouped GEMMs, each A a transposed
+// gradient), then each condition of the rule broken one at a time. Then
+// transposedQuantizeWriter: the example plan as compiled, each transpose
+// fused into its quantize, whose mirror holds those scales.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,9 +24,9 @@ using namespace fp8;
 
 namespace {
 
-Plan wgradPlan() {
-  auto p =
-      loadPlan(std::string(FP8_EXAMPLE_PLANS) + "/moe-wgrad.sm_90a.plan.json");
+Plan wgradPlan(const char *name = "moe-wgrad.transposes") {
+  auto p = loadPlan(std::string(FP8_EXAMPLE_PLANS) + "/" + name +
+                    ".sm_90a.plan.json");
   EXPECT_TRUE(p.isOk()) << p.message();
   return p.isOk() ? *p : Plan{};
 }
@@ -194,4 +196,95 @@ TEST(PlanUntransposedScales, BHasItsOwnConditions) {
                 },
                 [](ResolvedPlan &) {}, false),
             "t1");
+}
+
+TEST(PlanTransposedQuantize, TheFusedTransposesWriteTheMirrorsTheGemmsRead) {
+  const Plan p = wgradPlan("moe-wgrad");
+  auto r = resolvePlan(p, {{"M", 640}});
+  ASSERT_TRUE(r.isOk()) << r.message();
+  const ScaleMirrorPlan mp = planScaleMirrors(p, *r);
+  int gemms = 0;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const PlanStep &s = p.steps[i];
+    EXPECT_NE(s.kind, StepKind::Transpose) << s.name << ": not fused";
+    if (s.kind != StepKind::Gemm)
+      continue;
+    ++gemms;
+    for (bool isA : {true, false}) {
+      const std::string what = s.name + (isA ? " A" : " B");
+      // The operand's scales [M][640 / 128] come from a transposed quantize
+      // of its [640, M] tokens; the GEMM reads its mirror, [5][pad4(M)].
+      const size_t data = isA ? 0 : 2;
+      const std::optional<size_t> w = transposedQuantizeWriter(p, *r, i, isA);
+      ASSERT_TRUE(w.has_value()) << what;
+      const PlanStep &q = p.steps[*w];
+      EXPECT_EQ(q.kind, StepKind::Quantize) << what;
+      EXPECT_TRUE(q.aux.transposed) << what;
+      EXPECT_EQ(q.outputs[0], s.inputs[data]) << what;
+      const ScaleSource src = scaleSource(mp, i, isA);
+      ASSERT_GE(src.mirror, 0) << what;
+      EXPECT_TRUE(src.buffer.empty()) << what;
+      const ScaleMirror &m = mp.mirrors[size_t(src.mirror)];
+      const int64_t rows = r->shapes.at(s.inputs[data])[0];
+      EXPECT_EQ(m.writer, *w) << what;
+      EXPECT_EQ(m.scales, s.inputs[data + 1]) << what;
+      EXPECT_EQ(m.rows, rows) << what;
+      EXPECT_EQ(m.kBlocks, 5) << what;
+      EXPECT_EQ(src.ldOuter, 1) << what;
+      EXPECT_EQ(src.ldK, (rows + 3) / 4 * 4) << what;
+      EXPECT_EQ(mp.writes[*w], src.mirror) << what;
+    }
+  }
+  EXPECT_EQ(gemms, 3);
+  // One mirror per quantize: the tokens' serves two GEMMs as B.
+  EXPECT_EQ(mp.mirrors.size(), 5u);
+}
+
+TEST(PlanTransposedQuantize, EachConditionBrokenIsRefused) {
+  const Plan base = wgradPlan("moe-wgrad");
+  auto r = resolvePlan(base, {{"M", 640}});
+  ASSERT_TRUE(r.isOk()) << r.message();
+  const size_t g = stepIndex(base, "gemm_5");
+  ASSERT_TRUE(transposedQuantizeWriter(base, *r, g, true).has_value());
+  auto writerIndex = [](const Plan &p, const std::string &buffer) {
+    for (size_t i = 0; i < p.steps.size(); ++i)
+      for (const std::string &o : p.steps[i].outputs)
+        if (o == buffer)
+          return i;
+    return p.steps.size();
+  };
+  struct Case {
+    const char *what;
+    std::function<void(Plan &)> edit;
+  };
+  const std::vector<Case> cases = {
+      {"a quantize that does not transpose",
+       [&](Plan &p) {
+         p.steps[writerIndex(p, p.steps[g].inputs[1])].aux.transposed = false;
+       }},
+      {"sm_100a", [&](Plan &p) { p.steps[g].gemm.arch = Arch::SM100a; }},
+      {"a contiguous grouped GEMM",
+       [&](Plan &p) { p.steps[g].gemm.kind = GemmKind::GroupedContiguous; }},
+      {"ue8m0 scales",
+       [&](Plan &p) {
+         p.steps[g].gemm.a.granularity.scale = ScaleFormat::UE8M0;
+       }},
+      {"the quantize after the GEMM",
+       [&](Plan &p) {
+         std::swap(p.steps[writerIndex(p, p.steps[g].inputs[1])], p.steps[g]);
+       }},
+      {"a second writer of the scales",
+       [&](Plan &p) {
+         PlanStep extra = p.steps[writerIndex(p, p.steps[g].inputs[1])];
+         extra.name = "again";
+         p.steps.push_back(extra);
+       }},
+  };
+  for (const Case &c : cases) {
+    Plan p = base;
+    c.edit(p);
+    // (the swap moves the GEMM: find it by name)
+    EXPECT_FALSE(transposedQuantizeWriter(p, *r, stepIndex(p, "gemm_5"), true))
+        << c.what;
+  }
 }
