@@ -100,6 +100,7 @@ LogicalResult mlir::fp8::stepOf(Operation *op, const KernelRef &kernel,
       outs = {u.getOut()};
     } else if (q) {
       s.kind = ::fp8::StepKind::Quantize;
+      std::string fusedOps; // what the kernel computes besides the quantize
       Operation *def = q.getInput().getDefiningOp();
       if (def && def->hasAttr(kFusedIntoAttr)) {
         std::string why;
@@ -113,12 +114,26 @@ LogicalResult mlir::fp8::stepOf(Operation *op, const KernelRef &kernel,
           return def->emitError("the elementwise op fused into ")
                  << kernel.name << " no longer matches its program";
         ins.assign(m->inputs.begin(), m->inputs.end());
-        s.op += " (fused: " + (red ? describe(red) + ", " : "") +
-                describe(def) + ")";
+        fusedOps = (red ? describe(red) + ", " : "") + describe(def);
       } else {
         ins = {q.getInput()};
       }
       outs = {q.getOutput(), q.getScale()};
+      if (s.aux.transposed) {
+        // The kernel writes the codes and scales of the transpose fused in.
+        auto t = q.getOutput().hasOneUse()
+                     ? dyn_cast<TransposeOp>(*q.getOutput().getUsers().begin())
+                     : TransposeOp();
+        if (!t || !t->hasAttr(kFusedIntoAttr) || t.getScale() != q.getScale())
+          return op->emitError("expected the fp8.transpose fused into ")
+                 << kernel.name
+                 << " to read its codes and scales alone (it writes them "
+                    "transposed)";
+        outs = {t.getOutput(), t.getOutputScale()};
+        fusedOps += (fusedOps.empty() ? "" : ", ") + describe(t);
+      }
+      if (!fusedOps.empty())
+        s.op += " (fused: " + fusedOps + ")";
     } else if (auto t = dyn_cast<TransposeOp>(op)) {
       s.kind = ::fp8::StepKind::Transpose;
       ins = {t.getInput(), t.getScale()};

@@ -4,7 +4,9 @@
 // ElementwiseSpec on every quantize, transpose, interleave, elementwise op
 // and row sum (a linalg reduction along the last dimension: a norm's
 // statistics; its zero fill needs no kernel), an elementwise op feeding only
-// a quantize fused into it, the chain of a GEMM quantized in its epilogue
+// a quantize fused into it, an FP8 transpose that alone reads an R x 1
+// quantize's codes and scales fused into that quantize (its kernel writes
+// them transposed), the chain of a GEMM quantized in its epilogue
 // (passes/EpilogueChain.h) fused into the GEMM's kernel, each as an
 // fp8.kernel attribute. Any other op is one the runtime cannot execute: an
 // error naming it.
@@ -184,9 +186,12 @@ struct OutlineKernelsPass
       } else if (auto q = dyn_cast<QuantizeOp>(op)) {
         auto it = fused.find(q);
         auto sum = rowSums.find(q);
-        ok = outlineQuantize(q, it == fused.end() ? nullptr : &it->second,
-                             sum == rowSums.end() ? nullptr
-                                                  : &sum->second.second);
+        TransposeOp t;
+        ok = outlineQuantize(
+            q, it == fused.end() ? nullptr : &it->second,
+            sum == rowSums.end() ? nullptr : &sum->second.second, t);
+        if (succeeded(ok) && t)
+          fusedInto[t.getOperation()] = getKernel(q)->name;
         if (succeeded(ok) && it != fused.end())
           fusedInto[it->second.result.getDefiningOp()] = getKernel(q)->name;
         if (succeeded(ok) && sum != rowSums.end())
@@ -204,6 +209,8 @@ struct OutlineKernelsPass
                           "(--fp8-fuse-epilogue arranges it), found it on "
                           "its own");
       } else if (auto t = dyn_cast<TransposeOp>(op)) {
+        if (fusedInto.count(t.getOperation()))
+          continue; // written by the quantize before it
         ::fp8::ElementwiseSpec spec;
         spec.kind = ::fp8::AuxKind::Transpose;
         spec.arch = arch;
@@ -341,8 +348,24 @@ struct OutlineKernelsPass
     return spec;
   }
 
+  /// The fp8.transpose that alone reads the codes and scales of `q`, in
+  /// its block, or null.
+  static TransposeOp soleTranspose(QuantizeOp q) {
+    Value codes = q.getOutput(), scales = q.getScale();
+    if (!codes.hasOneUse() || !scales.hasOneUse())
+      return {};
+    auto t = dyn_cast<TransposeOp>(*codes.getUsers().begin());
+    if (!t || t->getBlock() != q->getBlock() || t.getInput() != codes ||
+        t.getScale() != scales)
+      return {};
+    return t;
+  }
+
+  /// Outlines `q`; `transposed` is set to the transpose fused into it
+  /// (fuse-transpose), if any.
   LogicalResult outlineQuantize(QuantizeOp q, const ElementwiseMatch *fused,
-                                const ::fp8::EwProgram *rowSum) {
+                                const ::fp8::EwProgram *rowSum,
+                                TransposeOp &transposed) {
     if (q.getStats())
       return q.emitOpError("cannot run on the runtime: its quantize kernels "
                            "do not compute the statistics (the 'stats' "
@@ -352,9 +375,19 @@ struct OutlineKernelsPass
       return q.emitOpError("cannot run on the runtime: delayed scaling of a "
                            "stack of matrices (its kernels keep one amax "
                            "history per matrix)");
-    const ::fp8::ElementwiseSpec spec = quantizeSpec(q, fused, rowSum);
+    ::fp8::ElementwiseSpec spec = quantizeSpec(q, fused, rowSum);
     if (::fp8::Status s = ::fp8::checkElementwiseSpec(spec); !s)
       return q.emitOpError("has no kernel: ") << s.message();
+    // The transpose fused in where the kernel can write what it would
+    // (the column path: R x 1 blocks, current scaling).
+    if (TransposeOp t = fuseTranspose ? soleTranspose(q) : TransposeOp()) {
+      ::fp8::ElementwiseSpec withT = spec;
+      withT.transposed = true;
+      if (::fp8::checkElementwiseSpec(withT)) {
+        spec = std::move(withT);
+        transposed = t;
+      }
+    }
     setKernel(q, "quantize", spec.kernelName(), ::fp8::toJSON(spec));
     return success();
   }

@@ -252,6 +252,12 @@ def FP8OutlineKernels : Pass<"fp8-outline-kernels", "ModuleOp"> {
       `fp8.quantize` is fused into it (one pass over memory saved): it is
       marked `fp8.fused_into = "<kernel>"` and the quantize kernel computes
       it.
+    * With `fuse-transpose`, an `fp8.transpose` that alone reads the codes
+      and scales of an `fp8.quantize` taking R x 1 blocks with current
+      scaling (the weight gradients' tokens, transposed on demand for
+      Hopper's K-major-only FP8 operands) is fused into it: the quantize's
+      kernel writes the transposed codes and scales (`transposed` in its
+      spec) and the transpose is marked `fp8.fused_into`.
 
     Every other op in a function must be one the plan needs no kernel for
     (`tensor.empty`, `tensor.dim`, constants, index casts, `tensor.splat`,
@@ -263,6 +269,9 @@ def FP8OutlineKernels : Pass<"fp8-outline-kernels", "ModuleOp"> {
     Option<"fuseElementwise", "fuse-elementwise", "bool", /*default=*/"true",
            "Fuse an elementwise op into the fp8.quantize that is its only "
            "user">,
+    Option<"fuseTranspose", "fuse-transpose", "bool", /*default=*/"true",
+           "Fuse an fp8.transpose into the R x 1 fp8.quantize whose codes "
+           "and scales it alone reads">,
   ];
 }
 

@@ -1,8 +1,8 @@
 //===- Pipelines.cpp - The registered fp8 pipelines -----------------------===//
 //
 // --fp8-compile{arch=... tuning-db=... sm-count=... m-hint=...
-//               fuse-elementwise=... fuse-residual=... fuse-epilogue=...
-//               fold-constants=...}: the whole lowering
+//               fuse-elementwise=... fuse-transpose=... fuse-residual=...
+//               fuse-epilogue=... fold-constants=...}: the whole lowering
 // of an annotated model graph, from linalg matmuls with #fp8.recipe to
 // kernel specs, ready for fp8-translate --fp8-to-plan / --fp8-to-cuda.
 //
@@ -41,6 +41,11 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse elementwise ops into the quantize they feed"),
+      llvm::cl::init(true)};
+  Option<bool> fuseTranspose{
+      *this, "fuse-transpose",
+      llvm::cl::desc("Fuse an FP8 transpose into the R x 1 quantize it "
+                     "alone reads"),
       llvm::cl::init(true)};
   // NOTE: auto folds for sm_90a, whose epilogue loads C by TMA into its
   // staging buffers (the Llama layer's O and down projections on the H200:
@@ -88,7 +93,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &o) {
   if (o.fuseEpilogue)
     pm.addPass(createFP8FuseEpilogue());
   pm.addPass(createFP8SelectConfig({o.tuningDb, o.smCount, o.mHint}));
-  pm.addPass(createFP8OutlineKernels({o.fuseElementwise}));
+  pm.addPass(createFP8OutlineKernels({o.fuseElementwise, o.fuseTranspose}));
 }
 } // namespace
 

@@ -1,5 +1,6 @@
 // RUN: fp8-opt %s -split-input-file -verify-diagnostics --fp8-outline-kernels | FileCheck %s
 // RUN: fp8-opt %s -split-input-file -verify-diagnostics --fp8-outline-kernels=fuse-elementwise=false | FileCheck %s --check-prefix=NOFUSE
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics --fp8-outline-kernels=fuse-transpose=false | FileCheck %s --check-prefix=NOTRANS
 
 #id = affine_map<(m, n) -> (m, n)>
 
@@ -570,5 +571,40 @@ module attributes {fp8.target = "sm_90a"} {
         : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<256x256xf8E4M3FN>, tensor<2x2xf32> -> tensor<?x256xbf16>
     %hq, %hs = fp8.quantize %g granularity <1x128> : tensor<?x256xbf16> -> tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
     return %hq, %hs : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>
+  }
+}
+
+// -----
+
+// The weight gradients' tokens: a 128x1 quantize whose codes and scales a
+// transpose alone reads writes them transposed, the transpose fused in (its
+// step's outputs are the transpose's). Not fused: a transpose of codes that
+// another op reads too, and one of 128x128 blocks (no column path).
+// CHECK-LABEL: func.func @fused_transpose
+// CHECK: fp8.quantize %arg0 granularity <128x1> {fp8.kernel = {kind = "quantize", name = "[[T:fp8_quant_e4m3_128x1_tr_[0-9a-f]+]]", spec = {arch = "sm_90a", format = "e4m3fn", granularity = "128x1", kind = "quantize", program = {inputs = ["bf16"], ops = [], result = "in0"}, scaling = {mode = "current"}, transposed = true}}}
+// CHECK-NEXT: fp8.transpose {{.*}} {fp8.fused_into = "[[T]]"}
+// CHECK-NEXT: fp8.quantize %arg1 granularity <128x1> {fp8.kernel = {kind = "quantize", name = "fp8_quant_e4m3_128x1_{{[0-9a-f]+}}", spec = {arch = "sm_90a", format = "e4m3fn", granularity = "128x1", kind = "quantize", program = {inputs = ["bf16"], ops = [], result = "in0"}, scaling = {mode = "current"}}}}
+// CHECK-NEXT: fp8.transpose {{.*}} {fp8.kernel = {kind = "transpose", name = "fp8_transpose_e4m3_128x1_{{[0-9a-f]+}}"
+// CHECK-NEXT: fp8.quantize %arg2 granularity <128x128> {fp8.kernel = {kind = "quantize", name = "fp8_quant_e4m3_128x128_{{[0-9a-f]+}}"
+// CHECK-NEXT: fp8.transpose {{.*}} {fp8.kernel = {kind = "transpose", name = "fp8_transpose_e4m3_128x128_{{[0-9a-f]+}}"
+// NOTRANS-LABEL: func.func @fused_transpose
+// NOTRANS: fp8.quantize %arg0 granularity <128x1> {fp8.kernel = {kind = "quantize", name = "fp8_quant_e4m3_128x1_{{[0-9a-f]+}}", spec = {arch = "sm_90a", format = "e4m3fn", granularity = "128x1", kind = "quantize", program = {inputs = ["bf16"], ops = [], result = "in0"}, scaling = {mode = "current"}}}}
+// NOTRANS-NEXT: fp8.transpose {{.*}} {fp8.kernel = {kind = "transpose", name = "fp8_transpose_e4m3_128x1_{{[0-9a-f]+}}"
+module attributes {fp8.target = "sm_90a"} {
+  func.func @fused_transpose(%x: tensor<256x64xbf16>, %y: tensor<256x64xbf16>, %w: tensor<256x256xbf16>)
+      -> (tensor<64x256xf8E4M3FN>, tensor<64x2xf32>, tensor<64x256xf8E4M3FN>, tensor<64x2xf32>,
+          tensor<256x64xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<2x2xf32>) {
+    %xq, %xs = fp8.quantize %x granularity <128x1> : tensor<256x64xbf16> -> tensor<256x64xf8E4M3FN>, tensor<2x64xf32>
+    %xt, %xts = fp8.transpose %xq scale %xs granularity <128x1>
+        : tensor<256x64xf8E4M3FN>, tensor<2x64xf32> -> tensor<64x256xf8E4M3FN>, tensor<64x2xf32>
+    %yq, %ys = fp8.quantize %y granularity <128x1> : tensor<256x64xbf16> -> tensor<256x64xf8E4M3FN>, tensor<2x64xf32>
+    %yt, %yts = fp8.transpose %yq scale %ys granularity <128x1>
+        : tensor<256x64xf8E4M3FN>, tensor<2x64xf32> -> tensor<64x256xf8E4M3FN>, tensor<64x2xf32>
+    %wq, %ws = fp8.quantize %w granularity <128x128> : tensor<256x256xbf16> -> tensor<256x256xf8E4M3FN>, tensor<2x2xf32>
+    %wt, %wts = fp8.transpose %wq scale %ws granularity <128x128>
+        : tensor<256x256xf8E4M3FN>, tensor<2x2xf32> -> tensor<256x256xf8E4M3FN>, tensor<2x2xf32>
+    return %xt, %xts, %yt, %yts, %yq, %wt, %wts
+        : tensor<64x256xf8E4M3FN>, tensor<64x2xf32>, tensor<64x256xf8E4M3FN>, tensor<64x2xf32>,
+          tensor<256x64xf8E4M3FN>, tensor<256x256xf8E4M3FN>, tensor<2x2xf32>
   }
 }
