@@ -41,8 +41,9 @@ template <class Q> struct ColumnBlock {
       return (batch * p.cols + c) * p.rows + r0 + r;
     return base + r * p.cols + c;
   }
-  /// The block's scale in column c, written as scale `index` and to the
-  /// mirror at (mirrorRow, mirrorCol) (the written grid's coordinates).
+  /// The index in p.scale of the block's scale in column c; mirrorRow and
+  /// mirrorCol: its coordinates in the grid of scales written (the
+  /// mirror's, store_scale_mirror).
   __device__ __forceinline__ i64 scale(const EwParams &p, i64 c) const {
     if constexpr (Q::kTransposed)
       return (batch * p.scaleCols + c) * p.scaleRows + unit;
@@ -134,14 +135,17 @@ __device__ __forceinline__ void quantize_cols_long_body(const EwParams &p) {
   }
 }
 
+/// Block rows of one band of the transposed vector path's work order
+/// (quantize_cols_vec_body): 8 KB of each transposed row written at a time
+/// by the CTAs in flight (docs/results/h200-2026-12-03-fused-transpose/).
+constexpr int kColTransposedBand = 64;
+
 /// The vector column path's transposed tile: its kColVecChunks * 8 columns
 /// of one block row's kColTileRows codes, column by column (a column's
-/// codes are one row of the transposed output), each column's 16-byte
-/// groups XOR-ed by its chunk of eight columns so that the chunks' byte
-/// stores of one row (a warp's eight chunks) hit eight banks.
+/// codes are one row of the transposed output), four rows to a word, the
+/// column's 16-byte groups XOR-ed by its chunk of eight columns so that
+/// the byte stores of one row by a warp's eight chunks hit eight banks.
 constexpr int kColTileRows = kColVecGroups * kColVecSteps;
-/// Block rows of one band of the transposed path's work order.
-constexpr int kColTransposedBand = 64;
 constexpr int kColTileWords = kColVecChunks * 8 * kColTileRows / 4;
 __device__ __forceinline__ int col_tile_word(int col, int r) {
   return col * (kColTileRows / 4) + ((r >> 2) ^ (((col >> 3) & 7) << 2));

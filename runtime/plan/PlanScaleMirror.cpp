@@ -119,6 +119,23 @@ std::optional<size_t> soleQuantizeWriter(const Plan &plan,
   return writer;
 }
 
+/// The GEMM step `gemm` when it is an sm_90a GEMM of one [M, K] A and one
+/// [N, K] B (a batch-1 dense GEMM or a K-grouped one) whose operand (`isA`:
+/// A, else B) is K-major with 1 x 128 f32 scales.
+const PlanStep *rowKBlockGemm(const Plan &plan, size_t gemm, bool isA) {
+  if (gemm >= plan.steps.size())
+    return nullptr;
+  const PlanStep &g = plan.steps[gemm];
+  const OperandSpec &o = isA ? g.gemm.a : g.gemm.b;
+  const size_t scales = isA ? 1 : 3;
+  if (g.kind != StepKind::Gemm || g.batch != 1 ||
+      (g.gemm.kind != GemmKind::Dense && g.gemm.kind != GemmKind::GroupedK) ||
+      g.inputs.size() <= scales || g.gemm.arch != Arch::SM90a ||
+      o.layout != Layout::KMajor || !isRowKBlockF32(o.granularity))
+    return nullptr;
+  return &g;
+}
+
 /// The K-major operand `name` as one non-empty [rows, cols] matrix.
 std::optional<Geometry> singleMatrix(const ResolvedPlan &shapes,
                                      const std::string &name) {
@@ -161,16 +178,12 @@ std::optional<size_t> mirroredBScaleWriter(const Plan &plan,
 std::optional<size_t> transposedQuantizeWriter(const Plan &plan,
                                                const ResolvedPlan &shapes,
                                                size_t gemm, bool isA) {
-  if (gemm >= plan.steps.size())
+  const PlanStep *gp = rowKBlockGemm(plan, gemm, isA);
+  if (!gp)
     return std::nullopt;
-  const PlanStep &g = plan.steps[gemm];
+  const PlanStep &g = *gp;
   const OperandSpec &o = isA ? g.gemm.a : g.gemm.b;
   const size_t data = isA ? 0 : 2, scales = data + 1;
-  if (g.kind != StepKind::Gemm || g.batch != 1 ||
-      (g.gemm.kind != GemmKind::Dense && g.gemm.kind != GemmKind::GroupedK) ||
-      g.inputs.size() <= scales || g.gemm.arch != Arch::SM90a ||
-      o.layout != Layout::KMajor || !isRowKBlockF32(o.granularity))
-    return std::nullopt;
   const std::optional<Geometry> m = singleMatrix(shapes, g.inputs[data]);
   if (!m || !fitsAStride(m->rows))
     return std::nullopt;
@@ -185,16 +198,12 @@ std::optional<size_t> transposedQuantizeWriter(const Plan &plan,
 std::optional<UntransposedScales> untransposedScales(const Plan &plan,
                                                      const ResolvedPlan &shapes,
                                                      size_t gemm, bool isA) {
-  if (gemm >= plan.steps.size())
+  const PlanStep *gp = rowKBlockGemm(plan, gemm, isA);
+  if (!gp)
     return std::nullopt;
-  const PlanStep &g = plan.steps[gemm];
+  const PlanStep &g = *gp;
   const OperandSpec &o = isA ? g.gemm.a : g.gemm.b;
   const size_t data = isA ? 0 : 2, scales = data + 1;
-  if (g.kind != StepKind::Gemm || g.batch != 1 ||
-      (g.gemm.kind != GemmKind::Dense && g.gemm.kind != GemmKind::GroupedK) ||
-      g.inputs.size() <= scales || g.gemm.arch != Arch::SM90a ||
-      o.layout != Layout::KMajor || !isRowKBlockF32(o.granularity))
-    return std::nullopt;
   const std::optional<Geometry> m = singleMatrix(shapes, g.inputs[data]);
   if (!m || (isA && m->rows % 4 != 0) || !plan.buffer(g.inputs[scales]) ||
       plan.buffer(g.inputs[scales])->dtype != DType::F32)

@@ -37,38 +37,54 @@ struct Shape2 {
 class QuantizeGpu
     : public ::testing::TestWithParam<std::tuple<Granularity, Shape2>> {};
 
+/// The codes and the scales' bytes of the oracle's `q`.
+std::pair<std::vector<uint8_t>, std::vector<uint8_t>>
+bytesOf(const numerics::QuantizedTensor &q) {
+  const bool e8 = q.granularity.scale == ScaleFormat::UE8M0;
+  const size_t ns = size_t(q.scaleRows * q.scaleCols);
+  std::vector<uint8_t> scales(ns * (e8 ? 1 : 4));
+  std::memcpy(scales.data(),
+              e8 ? q.scaleCodes.data() : (const void *)q.scales.data(),
+              scales.size());
+  return {q.codes, scales};
+}
+
+/// Quantizes `x` on the GPU with `r` and `t`'s history, batch and
+/// orientation (its pointers are set here) and compares the codes and
+/// scales with `want` (their bytes, bytesOf).
+void expectBytes(
+    const QuantRecipe &r, const std::vector<uint16_t> &x, int64_t rows,
+    int64_t cols, QuantizeTensors t,
+    const std::pair<std::vector<uint8_t>, std::vector<uint8_t>> &want,
+    const std::string &what) {
+  auto dx = DeviceBuffer::fromHost(x);
+  auto dq = DeviceBuffer::alloc(want.first.size());
+  auto ds = DeviceBuffer::alloc(want.second.size());
+  ASSERT_TRUE(dx.isOk() && dq.isOk() && ds.isOk());
+  ASSERT_TRUE(dq->fill(0x5A).isOk());
+  ASSERT_TRUE(ds->fill(0x5A).isOk());
+  t.x = dx->get();
+  t.codes = dq->get();
+  t.scales = ds->get();
+  Status s = quantize(r, rows, cols, t, nullptr);
+  ASSERT_TRUE(s.isOk()) << what << ": " << s.message();
+  ASSERT_TRUE(waitStream(nullptr, 60, what).isOk());
+  std::vector<uint8_t> codes(want.first.size()), scales(want.second.size());
+  ASSERT_TRUE(dq->download(codes).isOk());
+  ASSERT_TRUE(ds->download(scales).isOk());
+  EXPECT_EQ(codes, want.first) << what << ": codes";
+  EXPECT_EQ(scales, want.second) << what << ": scales";
+}
+
 /// Quantizes `x` on the GPU with `r` (`history`: the device state of
 /// delayed scaling) and compares with the oracle's `want`.
 void expectSame(const QuantRecipe &r, const std::vector<uint16_t> &x,
                 int64_t rows, int64_t cols, DeviceBuffer *history,
                 const numerics::QuantizedTensor &want,
                 const std::string &what) {
-  const bool e8 = r.granularity.scale == ScaleFormat::UE8M0;
-  const size_t ns = size_t(want.scaleRows * want.scaleCols);
-  auto dx = DeviceBuffer::fromHost(x);
-  auto dq = DeviceBuffer::alloc(size_t(rows * cols));
-  auto ds = DeviceBuffer::alloc(ns * (e8 ? 1 : 4));
-  ASSERT_TRUE(dx.isOk() && dq.isOk() && ds.isOk());
-  ASSERT_TRUE(dq->fill(0x5A).isOk());
-  ASSERT_TRUE(ds->fill(0x5A).isOk());
   QuantizeTensors t;
-  t.x = dx->get();
-  t.codes = dq->get();
-  t.scales = ds->get();
   t.history = history ? history->get() : nullptr;
-  Status s = quantize(r, rows, cols, t, nullptr);
-  ASSERT_TRUE(s.isOk()) << what << ": " << s.message();
-  ASSERT_TRUE(waitStream(nullptr, 60, what).isOk());
-  std::vector<uint8_t> codes(size_t(rows * cols)), scales(ns * (e8 ? 1 : 4));
-  ASSERT_TRUE(dq->download(codes).isOk());
-  ASSERT_TRUE(ds->download(scales).isOk());
-  EXPECT_EQ(codes, want.codes) << what << ": codes";
-  std::vector<uint8_t> wantScales(scales.size());
-  if (e8)
-    std::memcpy(wantScales.data(), want.scaleCodes.data(), ns);
-  else
-    std::memcpy(wantScales.data(), want.scales.data(), ns * 4);
-  EXPECT_EQ(scales, wantScales) << what << ": scales";
+  expectBytes(r, x, rows, cols, t, bytesOf(want), what);
 }
 
 TEST_P(QuantizeGpu, MatchesTheOracleBitForBit) {
@@ -112,39 +128,21 @@ TEST_P(TransposedQuantizeGpu, MatchesTheOracleBitForBit) {
   numerics::RandomSpec spec;
   spec.dist = numerics::Distribution::Outliers;
   const std::vector<uint16_t> x = numerics::randomTensorBF16(batch * n, spec);
-  std::vector<uint8_t> wantCodes, wantScales;
+  std::pair<std::vector<uint8_t>, std::vector<uint8_t>> want;
   for (int64_t b = 0; b < batch; ++b) {
     auto q =
         numerics::quantizeBF16(x.data() + b * n, shape.rows, shape.cols, r);
     ASSERT_TRUE(q.isOk()) << q.message();
-    const numerics::QuantizedTensor t = numerics::transpose(*q);
-    wantCodes.insert(wantCodes.end(), t.codes.begin(), t.codes.end());
-    const auto *f = reinterpret_cast<const uint8_t *>(t.scales.data());
-    wantScales.insert(wantScales.end(), f, f + t.scales.size() * 4);
+    const auto [codes, scales] = bytesOf(numerics::transpose(*q));
+    want.first.insert(want.first.end(), codes.begin(), codes.end());
+    want.second.insert(want.second.end(), scales.begin(), scales.end());
   }
-  const std::string what = std::to_string(batch) + " x " +
-                           std::to_string(shape.rows) + "x" +
-                           std::to_string(shape.cols) + ", transposed";
-  auto dx = DeviceBuffer::fromHost(x);
-  auto dq = DeviceBuffer::alloc(wantCodes.size());
-  auto ds = DeviceBuffer::alloc(wantScales.size());
-  ASSERT_TRUE(dx.isOk() && dq.isOk() && ds.isOk());
-  ASSERT_TRUE(dq->fill(0x5A).isOk());
-  ASSERT_TRUE(ds->fill(0x5A).isOk());
   QuantizeTensors t;
-  t.x = dx->get();
-  t.codes = dq->get();
-  t.scales = ds->get();
   t.batch = batch;
   t.transposed = true;
-  Status s = quantize(r, shape.rows, shape.cols, t, nullptr);
-  ASSERT_TRUE(s.isOk()) << what << ": " << s.message();
-  ASSERT_TRUE(waitStream(nullptr, 60, what).isOk());
-  std::vector<uint8_t> codes(wantCodes.size()), scales(wantScales.size());
-  ASSERT_TRUE(dq->download(codes).isOk());
-  ASSERT_TRUE(ds->download(scales).isOk());
-  EXPECT_EQ(codes, wantCodes) << what << ": codes";
-  EXPECT_EQ(scales, wantScales) << what << ": scales";
+  expectBytes(r, x, shape.rows, shape.cols, t, want,
+              std::to_string(batch) + " x " + std::to_string(shape.rows) + "x" +
+                  std::to_string(shape.cols) + ", transposed");
 }
 
 INSTANTIATE_TEST_SUITE_P(

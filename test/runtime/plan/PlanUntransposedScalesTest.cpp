@@ -39,14 +39,19 @@ size_t stepIndex(const Plan &p, const std::string &name) {
   return 0;
 }
 
+/// The index of the step that writes buffer `name`.
+size_t writerIndex(const Plan &p, const std::string &name) {
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    for (const std::string &o : p.steps[i].outputs)
+      if (o == name)
+        return i;
+  ADD_FAILURE() << "no writer of " << name;
+  return 0;
+}
+
 /// The step that writes buffer `name`.
 const PlanStep &writerOf(const Plan &p, const std::string &name) {
-  for (const PlanStep &s : p.steps)
-    for (const std::string &o : s.outputs)
-      if (o == name)
-        return s;
-  ADD_FAILURE() << "no writer of " << name;
-  return p.steps[0];
+  return p.steps[writerIndex(p, name)];
 }
 
 /// What the rule finds for step `gemm` of the example plan at M = 640 after
@@ -246,13 +251,6 @@ TEST(PlanTransposedQuantize, EachConditionBrokenIsRefused) {
   ASSERT_TRUE(r.isOk()) << r.message();
   const size_t g = stepIndex(base, "gemm_5");
   ASSERT_TRUE(transposedQuantizeWriter(base, *r, g, true).has_value());
-  auto writerIndex = [](const Plan &p, const std::string &buffer) {
-    for (size_t i = 0; i < p.steps.size(); ++i)
-      for (const std::string &o : p.steps[i].outputs)
-        if (o == buffer)
-          return i;
-    return p.steps.size();
-  };
   struct Case {
     const char *what;
     std::function<void(Plan &)> edit;
