@@ -326,6 +326,13 @@ def main():
                lambda p: wgrad_ref(p).pop("a_layout"))
     wgrad_case("reference a_layout = k_major (A [R, M] read as [M, R])",
                lambda p: wgrad_ref(p).__setitem__("a_layout", "k_major"))
+    # Its quantizes write their codes and scales transposed.
+    wgrad_quant = lambda p: step_of(p, "quantize")["spec"]
+    for value in ["yes", 1, None, False]:
+        wgrad_case(f"quantize transposed = {json.dumps(value)}",
+                   lambda p, v=value: wgrad_quant(p).__setitem__("transposed", v))
+    wgrad_case("a transposed quantize of 1x128 blocks",
+               lambda p: wgrad_quant(p).__setitem__("granularity", "1x128"))
 
     # The feed-forward block with its GEMM results quantized in their
     # epilogues: an interleave step and a GEMM step with an epilogue.
