@@ -225,15 +225,18 @@ __device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
   const int g = t / kColVecChunks, q = t % kColVecChunks;
   const i64 units = p.batch * p.scaleRows;
   u8 *codes = static_cast<u8 *>(p.out);
-  // Work item w of groups x units (the host's grid: a column group per
-  // blockIdx.x, block rows over blockIdx.y and strided by gridDim.y);
-  // transposed, the items run in bands of kColTransposedBand block rows,
+  // Untransposed: the host's grid, a column group per blockIdx.x and block
+  // rows over blockIdx.y, strided by gridDim.y. Transposed: work item w of
+  // groups x units, the items in bands of kColTransposedBand block rows,
   // column group by column group, so that the CTAs in flight write long
   // runs of each transposed row.
   const i64 groups = gridDim.x;
-  for (i64 w = i64(blockIdx.y) * groups + blockIdx.x; w < groups * units;
-       w += groups * gridDim.y) {
-    i64 u = row_of(w, groups), group = w - u * groups;
+  const i64 items = Q::kTransposed ? groups * units : units;
+  const i64 first =
+      Q::kTransposed ? i64(blockIdx.y) * groups + blockIdx.x : i64(blockIdx.y);
+  const i64 step = Q::kTransposed ? groups * gridDim.y : i64(gridDim.y);
+  for (i64 w = first; w < items; w += step) {
+    i64 group = blockIdx.x, u = w;
     if constexpr (Q::kTransposed) {
       const i64 perBand = i64(kColTransposedBand) * groups;
       const i64 band = w / perBand, within = w - band * perBand;
