@@ -126,12 +126,12 @@ Status checkQuantizeArgs(const QuantRecipe &r, int64_t rows, int64_t cols,
     return errorf("expected one matrix with delayed scaling (one amax "
                   "history), found a batch of ",
                   t.batch);
-  const Granularity &g = r.granularity;
-  if (t.transposed &&
-      (g.cols != 1 || g.rows <= 1 || g.rows == Granularity::kWhole || delayed))
+  ElementwiseSpec column; // the kernels' rule: the column path transposes
+  column.quant = r;
+  if (t.transposed && !quantizeUsesColumnPath(column))
     return errorf("expected R x 1 blocks (128x1) with current scaling for "
                   "transposed codes and scales, found ",
-                  toString(g), delayed ? " delayed" : "");
+                  toString(r.granularity), delayed ? " delayed" : "");
   if (delayed && misaligned(t.history, 4))
     return errorf("expected the amax history to be 4-byte aligned, found ",
                   t.history);

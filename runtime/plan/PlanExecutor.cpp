@@ -198,6 +198,12 @@ CUdeviceptr GpuPlan::address(const std::string &name) const {
   return ext == external_.end() ? 0 : ext->second;
 }
 
+CUdeviceptr GpuPlan::scaleSourceAddress(const ScaleSource &src) const {
+  if (src.mirror >= 0)
+    return mirrorAddress_[size_t(src.mirror)];
+  return src.buffer.empty() ? 0 : address(src.buffer);
+}
+
 CUdeviceptr GpuPlan::mirrorAddress(size_t writer) const {
   for (size_t i = 0; i < mirrors_.mirrors.size(); ++i)
     if (mirrors_.mirrors[i].writer == writer)
@@ -364,18 +370,14 @@ Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
   // loader warp reads contiguously.
   // A transposed quantize's scales: the same layout, in its mirror.
   const ScaleSource sa = scaleSource(mirrors_, index, /*isA=*/true);
-  if (!sa.buffer.empty() || sa.mirror >= 0) {
-    t.scaleA = reinterpret_cast<const void *>(
-        sa.mirror >= 0 ? mirrorAddress_[size_t(sa.mirror)]
-                       : address(sa.buffer));
+  if (const CUdeviceptr a = scaleSourceAddress(sa)) {
+    t.scaleA = reinterpret_cast<const void *>(a);
     t.scaleALdOuter = sa.ldOuter;
     t.scaleALdK = sa.ldK;
   }
   const ScaleSource sb = scaleSource(mirrors_, index, /*isA=*/false);
-  if (!sb.buffer.empty() || sb.mirror >= 0) {
-    t.scaleB = reinterpret_cast<const void *>(
-        sb.mirror >= 0 ? mirrorAddress_[size_t(sb.mirror)]
-                       : address(sb.buffer));
+  if (const CUdeviceptr b = scaleSourceAddress(sb)) {
+    t.scaleB = reinterpret_cast<const void *>(b);
     t.scaleBLdOuter = sb.ldOuter;
     t.scaleBLdK = sb.ldK;
   }
@@ -420,28 +422,18 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
     t.a = reinterpret_cast<const void *>(address(s.inputs[0]) + b * m * kk);
     t.scaleA =
         reinterpret_cast<const void *>(address(s.inputs[1]) + b * saBytes);
-    if (sa.mirror >= 0) { // batch 1 (mirroredAScaleWriter,
-                          // transposedQuantizeWriter)
-      t.scaleA =
-          reinterpret_cast<const void *>(mirrorAddress_[size_t(sa.mirror)]);
-      t.scaleALdOuter = sa.ldOuter;
-      t.scaleALdK = sa.ldK;
-    } else if (!sa.buffer.empty()) { // batch 1 (untransposedScales)
-      t.scaleA = reinterpret_cast<const void *>(address(sa.buffer));
+    // Batch 1 (mirroredAScaleWriter, transposedQuantizeWriter,
+    // untransposedScales).
+    if (const CUdeviceptr saAddress = scaleSourceAddress(sa)) {
+      t.scaleA = reinterpret_cast<const void *>(saAddress);
       t.scaleALdOuter = sa.ldOuter;
       t.scaleALdK = sa.ldK;
     }
     t.b = reinterpret_cast<const void *>(address(s.inputs[2]) + b * n * kk);
     t.scaleB =
         reinterpret_cast<const void *>(address(s.inputs[3]) + b * sbBytes);
-    if (sb.mirror >= 0) { // batch 1 (mirroredBScaleWriter,
-                          // transposedQuantizeWriter)
-      t.scaleB =
-          reinterpret_cast<const void *>(mirrorAddress_[size_t(sb.mirror)]);
-      t.scaleBLdOuter = sb.ldOuter;
-      t.scaleBLdK = sb.ldK;
-    } else if (!sb.buffer.empty()) { // batch 1 (untransposedScales)
-      t.scaleB = reinterpret_cast<const void *>(address(sb.buffer));
+    if (const CUdeviceptr sbAddress = scaleSourceAddress(sb)) {
+      t.scaleB = reinterpret_cast<const void *>(sbAddress);
       t.scaleBLdOuter = sb.ldOuter;
       t.scaleBLdK = sb.ldK;
     }

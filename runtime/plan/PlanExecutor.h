@@ -139,6 +139,9 @@ private:
   Expected<GemmOptions> gemmOptions(const PlanStep &s, size_t index, int64_t m);
   /// What fp8::gemm or fp8::groupedGemm reported for step `index`.
   void recordGemm(size_t index, const GemmReport &rep);
+  /// Where a GEMM reads scales from when not from its input (a mirror, or
+  /// the scales before a transpose: PlanScaleMirror.h), or 0.
+  CUdeviceptr scaleSourceAddress(const ScaleSource &src) const;
 
   const Plan &plan_;
   const ResolvedPlan &shapes_;

@@ -119,23 +119,6 @@ std::optional<size_t> soleQuantizeWriter(const Plan &plan,
   return writer;
 }
 
-/// The GEMM step `gemm` when it is an sm_90a GEMM of one [M, K] A and one
-/// [N, K] B (a batch-1 dense GEMM or a K-grouped one) whose operand (`isA`:
-/// A, else B) is K-major with 1 x 128 f32 scales.
-const PlanStep *rowKBlockGemm(const Plan &plan, size_t gemm, bool isA) {
-  if (gemm >= plan.steps.size())
-    return nullptr;
-  const PlanStep &g = plan.steps[gemm];
-  const OperandSpec &o = isA ? g.gemm.a : g.gemm.b;
-  const size_t scales = isA ? 1 : 3;
-  if (g.kind != StepKind::Gemm || g.batch != 1 ||
-      (g.gemm.kind != GemmKind::Dense && g.gemm.kind != GemmKind::GroupedK) ||
-      g.inputs.size() <= scales || g.gemm.arch != Arch::SM90a ||
-      o.layout != Layout::KMajor || !isRowKBlockF32(o.granularity))
-    return nullptr;
-  return &g;
-}
-
 /// The K-major operand `name` as one non-empty [rows, cols] matrix.
 std::optional<Geometry> singleMatrix(const ResolvedPlan &shapes,
                                      const std::string &name) {
@@ -143,6 +126,38 @@ std::optional<Geometry> singleMatrix(const ResolvedPlan &shapes,
   if (!x || x->batch != 1 || x->rows <= 0 || x->cols <= 0)
     return std::nullopt;
   return x;
+}
+
+/// A GEMM step's operand with 1 x 128 f32 scales along K: the step, its
+/// operand spec, the indices of its codes and scales among the step's
+/// inputs, and the codes as one [rows, K] matrix.
+struct RowKBlockOperand {
+  const PlanStep &gemm;
+  const OperandSpec &spec;
+  size_t data, scales;
+  Geometry matrix;
+};
+
+/// The operand (`isA`: A, else B) of GEMM step `gemm` when the step is an
+/// sm_90a GEMM of one [M, K] A and one [N, K] B (a batch-1 dense GEMM or a
+/// K-grouped one) and the operand is K-major with 1 x 128 f32 scales.
+std::optional<RowKBlockOperand> rowKBlockOperand(const Plan &plan,
+                                                 const ResolvedPlan &shapes,
+                                                 size_t gemm, bool isA) {
+  if (gemm >= plan.steps.size())
+    return std::nullopt;
+  const PlanStep &g = plan.steps[gemm];
+  const OperandSpec &o = isA ? g.gemm.a : g.gemm.b;
+  const size_t data = isA ? 0 : 2, scales = data + 1;
+  if (g.kind != StepKind::Gemm || g.batch != 1 ||
+      (g.gemm.kind != GemmKind::Dense && g.gemm.kind != GemmKind::GroupedK) ||
+      g.inputs.size() <= scales || g.gemm.arch != Arch::SM90a ||
+      o.layout != Layout::KMajor || !isRowKBlockF32(o.granularity))
+    return std::nullopt;
+  const std::optional<Geometry> m = singleMatrix(shapes, g.inputs[data]);
+  if (!m)
+    return std::nullopt;
+  return RowKBlockOperand{g, o, data, scales, *m};
 }
 } // namespace
 
@@ -178,17 +193,13 @@ std::optional<size_t> mirroredBScaleWriter(const Plan &plan,
 std::optional<size_t> transposedQuantizeWriter(const Plan &plan,
                                                const ResolvedPlan &shapes,
                                                size_t gemm, bool isA) {
-  const PlanStep *gp = rowKBlockGemm(plan, gemm, isA);
-  if (!gp)
+  const std::optional<RowKBlockOperand> op =
+      rowKBlockOperand(plan, shapes, gemm, isA);
+  if (!op || !fitsAStride(op->matrix.rows))
     return std::nullopt;
-  const PlanStep &g = *gp;
-  const OperandSpec &o = isA ? g.gemm.a : g.gemm.b;
-  const size_t data = isA ? 0 : 2, scales = data + 1;
-  const std::optional<Geometry> m = singleMatrix(shapes, g.inputs[data]);
-  if (!m || !fitsAStride(m->rows))
-    return std::nullopt;
-  const std::optional<size_t> w = soleQuantizeWriter(
-      plan, shapes, gemm, g.inputs[scales], o.granularity, *m);
+  const std::optional<size_t> w =
+      soleQuantizeWriter(plan, shapes, gemm, op->gemm.inputs[op->scales],
+                         op->spec.granularity, op->matrix);
   if (!w || plan.steps[*w].kind != StepKind::Quantize ||
       !plan.steps[*w].aux.transposed)
     return std::nullopt;
@@ -198,14 +209,15 @@ std::optional<size_t> transposedQuantizeWriter(const Plan &plan,
 std::optional<UntransposedScales> untransposedScales(const Plan &plan,
                                                      const ResolvedPlan &shapes,
                                                      size_t gemm, bool isA) {
-  const PlanStep *gp = rowKBlockGemm(plan, gemm, isA);
-  if (!gp)
+  const std::optional<RowKBlockOperand> op =
+      rowKBlockOperand(plan, shapes, gemm, isA);
+  if (!op)
     return std::nullopt;
-  const PlanStep &g = *gp;
-  const OperandSpec &o = isA ? g.gemm.a : g.gemm.b;
-  const size_t data = isA ? 0 : 2, scales = data + 1;
-  const std::optional<Geometry> m = singleMatrix(shapes, g.inputs[data]);
-  if (!m || (isA && m->rows % 4 != 0) || !plan.buffer(g.inputs[scales]) ||
+  const PlanStep &g = op->gemm;
+  const OperandSpec &o = op->spec;
+  const size_t scales = op->scales;
+  const Geometry &m = op->matrix;
+  if ((isA && m.rows % 4 != 0) || !plan.buffer(g.inputs[scales]) ||
       plan.buffer(g.inputs[scales])->dtype != DType::F32)
     return std::nullopt;
   const std::optional<size_t> t = soleWriter(plan, g.inputs[scales]);
@@ -218,12 +230,12 @@ std::optional<UntransposedScales> untransposedScales(const Plan &plan,
         Granularity::block(128, 1, o.granularity.scale)))
     return std::nullopt;
   const std::optional<Geometry> x = singleMatrix(shapes, tr.inputs[0]);
-  if (!x || x->rows != m->cols || x->cols != m->rows)
+  if (!x || x->rows != m.cols || x->cols != m.rows)
     return std::nullopt;
   const std::optional<size_t> w = soleWriter(plan, tr.inputs[1]);
   if (!w || !runsBefore(plan, *w, *t))
     return std::nullopt;
-  return UntransposedScales{tr.inputs[1], m->rows};
+  return UntransposedScales{tr.inputs[1], m.rows};
 }
 
 ScaleMirrorPlan planScaleMirrors(const Plan &plan, const ResolvedPlan &shapes) {
