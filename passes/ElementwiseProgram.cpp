@@ -3,6 +3,7 @@
 #include "passes/ElementwiseProgram.h"
 
 #include "dialect/FP8Attrs.h"
+#include "dialect/FP8Ops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -526,4 +527,18 @@ Operation *mlir::fp8::absorbRowSum(ElementwiseMatch &m,
     return red;
   }
   return nullptr;
+}
+
+Operation *mlir::fp8::soleTransposeOf(Operation *quantize) {
+  auto q = dyn_cast<QuantizeOp>(quantize);
+  if (!q)
+    return nullptr;
+  Value codes = q.getOutput(), scales = q.getScale();
+  if (!codes.hasOneUse() || !scales.hasOneUse())
+    return nullptr;
+  auto t = dyn_cast<TransposeOp>(*codes.getUsers().begin());
+  if (!t || t->getBlock() != q->getBlock() || t.getInput() != codes ||
+      t.getScale() != scales)
+    return nullptr;
+  return t;
 }

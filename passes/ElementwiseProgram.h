@@ -62,6 +62,11 @@ FailureOr<ElementwiseMatch> matchReduction(Operation *op, std::string &why);
 /// `m` unchanged.
 Operation *absorbRowSum(ElementwiseMatch &m, ::fp8::EwProgram &rowSum);
 
+/// The fp8.transpose that alone reads the codes and the scales of
+/// fp8.quantize `quantize`, in its block (what the quantize's kernel writes
+/// transposed: ElementwiseSpec::transposed), or nullptr.
+Operation *soleTransposeOf(Operation *quantize);
+
 } // namespace mlir::fp8
 
 #endif // FP8_PASSES_ELEMENTWISEPROGRAM_H

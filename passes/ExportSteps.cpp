@@ -121,10 +121,8 @@ LogicalResult mlir::fp8::stepOf(Operation *op, const KernelRef &kernel,
       outs = {q.getOutput(), q.getScale()};
       if (s.aux.transposed) {
         // The kernel writes the codes and scales of the transpose fused in.
-        auto t = q.getOutput().hasOneUse()
-                     ? dyn_cast<TransposeOp>(*q.getOutput().getUsers().begin())
-                     : TransposeOp();
-        if (!t || !t->hasAttr(kFusedIntoAttr) || t.getScale() != q.getScale())
+        auto t = cast_or_null<TransposeOp>(soleTransposeOf(q));
+        if (!t || !t->hasAttr(kFusedIntoAttr))
           return op->emitError("expected the fp8.transpose fused into ")
                  << kernel.name
                  << " to read its codes and scales alone (it writes them "

@@ -348,19 +348,6 @@ struct OutlineKernelsPass
     return spec;
   }
 
-  /// The fp8.transpose that alone reads the codes and scales of `q`, in
-  /// its block, or null.
-  static TransposeOp soleTranspose(QuantizeOp q) {
-    Value codes = q.getOutput(), scales = q.getScale();
-    if (!codes.hasOneUse() || !scales.hasOneUse())
-      return {};
-    auto t = dyn_cast<TransposeOp>(*codes.getUsers().begin());
-    if (!t || t->getBlock() != q->getBlock() || t.getInput() != codes ||
-        t.getScale() != scales)
-      return {};
-    return t;
-  }
-
   /// Outlines `q`; `transposed` is set to the transpose fused into it
   /// (fuse-transpose), if any.
   LogicalResult outlineQuantize(QuantizeOp q, const ElementwiseMatch *fused,
@@ -380,7 +367,8 @@ struct OutlineKernelsPass
       return q.emitOpError("has no kernel: ") << s.message();
     // The transpose fused in where the kernel can write what it would
     // (the column path: R x 1 blocks, current scaling).
-    if (TransposeOp t = fuseTranspose ? soleTranspose(q) : TransposeOp()) {
+    if (auto t = fuseTranspose ? cast_or_null<TransposeOp>(soleTransposeOf(q))
+                               : TransposeOp()) {
       ::fp8::ElementwiseSpec withT = spec;
       withT.transposed = true;
       if (::fp8::checkElementwiseSpec(withT)) {
