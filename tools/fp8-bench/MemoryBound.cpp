@@ -92,7 +92,10 @@ std::vector<Form> forms(int64_t cols) {
   };
   // The quantize that writes its codes transposed (the weight gradients'
   // tokens: the FP8 transpose fused in).
-  for (Form f : {out[3], out[8]}) {
+  for (Form f : {Form{"quantize 128x1", StepKind::Quantize,
+                      quantize(x, Granularity::block(128, 1))},
+                 Form{"SwiGLU + quantize 128x1", StepKind::Quantize,
+                      quantize(swigluProgram(), Granularity::block(128, 1))}}) {
     f.name += " transposed";
     f.spec.transposed = true;
     out.push_back(f);
