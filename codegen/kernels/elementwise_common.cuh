@@ -155,6 +155,20 @@ __device__ __forceinline__ i64 row_of(i64 i, i64 cols) {
   return i / cols;
 }
 
+/// The 4 x 4 byte transpose: words w[0..3] (rows, four bytes each) in,
+/// out[k] the four bytes k of w[0..3] (a column, w[0]'s byte lowest).
+__device__ __forceinline__ void transpose_4x4_bytes(const u32 w[4],
+                                                    u32 out[4]) {
+  const u32 lo01 = __byte_perm(w[0], w[1], 0x5140),
+            hi01 = __byte_perm(w[0], w[1], 0x7362);
+  const u32 lo23 = __byte_perm(w[2], w[3], 0x5140),
+            hi23 = __byte_perm(w[2], w[3], 0x7362);
+  out[0] = __byte_perm(lo01, lo23, 0x5410);
+  out[1] = __byte_perm(lo01, lo23, 0x7632);
+  out[2] = __byte_perm(hi01, hi23, 0x5410);
+  out[3] = __byte_perm(hi01, hi23, 0x7632);
+}
+
 /// True when `p` is aligned to `bytes` (a power of two).
 __device__ __forceinline__ bool is_aligned(const void *p, u64 bytes) {
   return (u64(p) & (bytes - 1)) == 0;

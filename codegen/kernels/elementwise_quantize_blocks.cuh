@@ -28,7 +28,7 @@ template <class Q> struct ColumnBlock {
   i64 row0, base, rows; ///< first row of the stacked [batch * rows]
   i64 batch, r0, unit;  ///< its matrix, first row and block row there
   __device__ __forceinline__ ColumnBlock(const EwParams &p, i64 u) {
-    batch = u / p.scaleRows;
+    batch = row_of(u, p.scaleRows);
     unit = u - batch * p.scaleRows;
     r0 = unit * Q::kBlockRows;
     rows = p.rows - r0 < Q::kBlockRows ? p.rows - r0 : i64(Q::kBlockRows);
@@ -135,11 +135,6 @@ __device__ __forceinline__ void quantize_cols_long_body(const EwParams &p) {
   }
 }
 
-/// Block rows of one band of the transposed vector path's work order
-/// (quantize_cols_vec_body): 8 KB of each transposed row written at a time
-/// by the CTAs in flight (docs/results/h200-2026-12-03-fused-transpose/).
-constexpr int kColTransposedBand = 64;
-
 /// The vector column path's transposed tile: its kColVecChunks * 8 columns
 /// of one block row's kColTileRows codes, column by column (a column's
 /// codes are one row of the transposed output), four rows to a word, the
@@ -151,24 +146,50 @@ __device__ __forceinline__ int col_tile_word(int col, int r) {
   return col * (kColTileRows / 4) + ((r >> 2) ^ (((col >> 3) & 7) << 2));
 }
 
+/// Whether the vector column path gives thread g the block's rows 4 g .. 4 g
+/// + 3 (kJ == 4, transposed: each of its columns' four codes one word of
+/// the transposed tile) rather than rows g, g + kColVecGroups, ....
+template <class Q, int kJ>
+constexpr bool kColRowQuads = Q::kTransposed && kJ == 4;
+
+/// Row j of thread group g in the vector column path (kColRowQuads).
+template <class Q, int kJ>
+__device__ __forceinline__ int col_vec_row(int g, int j) {
+  return kColRowQuads<Q, kJ> ? 4 * g + j : g + kColVecGroups * j;
+}
+
 /// The transposed store of the vector column path: thread (g, q)'s codes
-/// `w` (rows g + kColVecGroups j, the eight columns of chunk q) into the
-/// tile, then each column's codes of the block's rows out as one row of
-/// [batch, cols, rows]: 16 bytes a thread where the rows allow (rows % 16
-/// == 0, an aligned tensor, whole 16-row groups), else byte by byte.
+/// `w` (rows col_vec_row(g, j), the eight columns of chunk q) into the
+/// tile (with row quads, a column's four codes as one word: eight word
+/// stores; else byte by byte), then each column's codes of the block's
+/// rows out as one row of [batch, cols, rows]: 16 bytes a thread where the
+/// rows allow (rows % 16 == 0, an aligned tensor, whole 16-row groups),
+/// else byte by byte.
 template <int kJ, class Q>
 __device__ __forceinline__ void
 cols_store_transposed(const EwParams &p, const ColumnBlock<Q> &blk, i64 group,
                       const u32 (*w)[2], u32 *tile, int g, int q) {
   constexpr int kCols = kColVecChunks * 8;
-  u8 *bytes = reinterpret_cast<u8 *>(tile);
+  if constexpr (kColRowQuads<Q, kJ>) {
 #pragma unroll
-  for (int j = 0; j < kJ; ++j) {
-    const int r = g + kColVecGroups * j;
+    for (int h = 0; h < 2; ++h) { // columns 4 h .. 4 h + 3 of the chunk
+      const u32 rows[4] = {w[0][h], w[1][h], w[2][h], w[3][h]};
+      u32 cols[4];
+      transpose_4x4_bytes(rows, cols);
 #pragma unroll
-    for (int k = 0; k < 8; ++k)
-      bytes[col_tile_word(q * 8 + k, r) * 4 + (r & 3)] =
-          u8(w[j][k / 4] >> (8 * (k % 4)));
+      for (int k = 0; k < 4; ++k)
+        tile[col_tile_word(q * 8 + 4 * h + k, 4 * g)] = cols[k];
+    }
+  } else {
+    u8 *bytes = reinterpret_cast<u8 *>(tile);
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      const int r = col_vec_row<Q, kJ>(g, j);
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        bytes[col_tile_word(q * 8 + k, r) * 4 + (r & 3)] =
+            u8(w[j][k / 4] >> (8 * (k % 4)));
+    }
   }
   __syncthreads();
   u8 *codes = static_cast<u8 *>(p.out);
@@ -197,8 +218,8 @@ cols_store_transposed(const EwParams &p, const ColumnBlock<Q> &blk, i64 group,
 
 /// The vector column path: a CTA covers kColVecChunks chunks of eight
 /// columns of one block row; thread (g, q) of its kColVecGroups x
-/// kColVecChunks takes chunk q of the block's rows g, g + kColVecGroups, ...
-/// (each row's loads contiguous across the CTA's chunks), issuing every
+/// kColVecChunks takes chunk q of the block's rows col_vec_row(g, j) (each
+/// row's loads contiguous across the CTA's chunks), issuing every
 /// load (Prog::load_raw) before the program runs over any. Each thread's
 /// eight column maxima go to shared memory; four lanes a column join the
 /// groups' maxima and make the column's scale and reciprocal; the codes
@@ -225,27 +246,12 @@ __device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
   const int g = t / kColVecChunks, q = t % kColVecChunks;
   const i64 units = p.batch * p.scaleRows;
   u8 *codes = static_cast<u8 *>(p.out);
-  // Untransposed: the host's grid, a column group per blockIdx.x and block
-  // rows over blockIdx.y, strided by gridDim.y. Transposed: work item w of
-  // groups x units, the items in bands of kColTransposedBand block rows,
-  // column group by column group, so that the CTAs in flight write long
-  // runs of each transposed row.
-  const i64 groups = gridDim.x;
-  const i64 items = Q::kTransposed ? groups * units : units;
-  const i64 first =
-      Q::kTransposed ? i64(blockIdx.y) * groups + blockIdx.x : i64(blockIdx.y);
-  const i64 step = Q::kTransposed ? groups * gridDim.y : i64(gridDim.y);
-  for (i64 w = first; w < items; w += step) {
-    i64 group = blockIdx.x, u = w;
-    if constexpr (Q::kTransposed) {
-      const i64 perBand = i64(kColTransposedBand) * groups;
-      const i64 band = w / perBand, within = w - band * perBand;
-      const i64 left = units - band * kColTransposedBand;
-      const i64 bandRows =
-          left < kColTransposedBand ? left : kColTransposedBand;
-      group = within / bandRows;
-      u = band * kColTransposedBand + (within - group * bandRows);
-    }
+  // The host's grid: a column group per blockIdx.x, block rows over
+  // blockIdx.y, strided by gridDim.y (transposed too: an order that keeps
+  // the CTAs in flight on a few block rows measured no better than this
+  // one, docs/results/h200-2026-12-03-transposed-words/).
+  const i64 group = blockIdx.x;
+  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
     const i64 c = group * kCols + q * 8;
     const bool colIn = c < p.cols; // (cols % 8 == 0: all eight or none)
     const ColumnBlock<Q> blk(p, u);
@@ -253,7 +259,7 @@ __device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
     typename Prog::template Raw<8> raw[kJ];
 #pragma unroll
     for (int j = 0; j < kJ; ++j) {
-      const int r = g + kColVecGroups * j;
+      const int r = col_vec_row<Q, kJ>(g, j);
       in[j] = colIn && r < blk.rows;
       if (in[j])
         Prog::template load_raw<8>(p, blk.base + r * p.cols + c, blk.row0 + r,
@@ -337,8 +343,8 @@ __device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
 #pragma unroll
       for (int j = 0; j < kJ; ++j)
         if (in[j])
-          store_code_words<8>(codes, blk.code(p, g + kColVecGroups * j, c), 8,
-                              true, codeWords[j]);
+          store_code_words<8>(codes, blk.code(p, col_vec_row<Q, kJ>(g, j), c),
+                              8, true, codeWords[j]);
     }
     // (`partial` and `tile` are rewritten after the next step's loads; the
     // first barrier of that step orders them after this step's reads of

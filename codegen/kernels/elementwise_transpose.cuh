@@ -53,18 +53,15 @@ __device__ __forceinline__ void transpose_tile_16(const EwParams &p,
   u32 col[4][4]; // [output row k][input rows 4 g .. 4 g + 3]
 #pragma unroll
   for (int g = 0; g < 4; ++g) {
-    const u32 w0 = words[transpose_word(rr + 4 * g, cb)];
-    const u32 w1 = words[transpose_word(rr + 4 * g + 1, cb)];
-    const u32 w2 = words[transpose_word(rr + 4 * g + 2, cb)];
-    const u32 w3 = words[transpose_word(rr + 4 * g + 3, cb)];
-    const u32 lo01 = __byte_perm(w0, w1, 0x5140),
-              hi01 = __byte_perm(w0, w1, 0x7362);
-    const u32 lo23 = __byte_perm(w2, w3, 0x5140),
-              hi23 = __byte_perm(w2, w3, 0x7362);
-    col[0][g] = __byte_perm(lo01, lo23, 0x5410);
-    col[1][g] = __byte_perm(lo01, lo23, 0x7632);
-    col[2][g] = __byte_perm(hi01, hi23, 0x5410);
-    col[3][g] = __byte_perm(hi01, hi23, 0x7632);
+    const u32 w[4] = {words[transpose_word(rr + 4 * g, cb)],
+                      words[transpose_word(rr + 4 * g + 1, cb)],
+                      words[transpose_word(rr + 4 * g + 2, cb)],
+                      words[transpose_word(rr + 4 * g + 3, cb)]};
+    u32 out[4];
+    transpose_4x4_bytes(w, out);
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      col[k][g] = out[k];
   }
   if (r0 + rr < p.rows)
 #pragma unroll
