@@ -149,7 +149,10 @@ Status quantizeOnHost(const QuantRecipe &r, int64_t rows, int64_t cols,
         x.data(), rows, cols, r, stats, history ? &*history : nullptr, options);
     if (!q)
       return q.status();
-    writeQuantized(*q, static_cast<uint8_t *>(t.codes) + b * n,
+    // Transposed: the oracle's FP8 transpose of the result, which is what
+    // the kernels' fused store writes (same sizes, so the same offsets).
+    writeQuantized(t.transposed ? nm::transpose(*q) : *q,
+                   static_cast<uint8_t *>(t.codes) + b * n,
                    static_cast<uint8_t *>(t.scales) +
                        b * scaleCount * scaleBytesOf(r.granularity));
   }

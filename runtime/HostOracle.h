@@ -31,7 +31,10 @@ Status checkHistoryState(const void *state, const DelayedScaling &d);
 
 /// fp8::quantize on host memory. `stats`, when given, receives the
 /// statistics of the call (numerics/Stats.h: underflow, range collapse,
-/// errors; one matrix only).
+/// errors; one matrix only). With `t.transposed` the codes and scales are
+/// written transposed, as the kernels write them (the quantize, then the
+/// FP8 transpose of its result), and refused where fp8::quantize refuses
+/// them (checkQuantizeArgs).
 Status quantizeOnHost(const QuantRecipe &recipe, int64_t rows, int64_t cols,
                       const QuantizeTensors &t,
                       numerics::QuantStats *stats = nullptr);

@@ -58,7 +58,8 @@ int64_t amaxHistoryBytes(int64_t length);
 /// (checkQuantRecipe), the shape (rows, cols >= 0, batch >= 1, below 2^40
 /// elements each way), the pointers and their alignment (x to its element
 /// size, f32 scales to 4 bytes), a history exactly for delayed scaling (of
-/// one matrix). Errors name the argument.
+/// one matrix), `transposed` only where the kernels write it (R x 1 blocks,
+/// current scaling). Errors name the argument.
 Status checkQuantizeArgs(const QuantRecipe &recipe, int64_t rows, int64_t cols,
                          const QuantizeTensors &t);
 
