@@ -9,8 +9,10 @@ its fields (strings and integers, which the op schema can carry), run the
 CUDA kernels or the CPU oracle like fp8kit.ops, and have fake
 implementations that give the output shapes and types without running
 anything, so torch.compile traces through them (dynamic shapes included).
-Delayed scaling's history is an argument the quantize op mutates. (No
-argument is called `mode`: torch.compile's dispatch takes that name.)
+Delayed scaling's history is an argument the quantize op mutates; its
+`transposed` flag writes the codes and scales transposed, as
+fp8kit.quantize's. (No argument is called `mode`: torch.compile's dispatch
+takes that name.)
 """
 
 import functools
@@ -59,20 +61,26 @@ def _scale_dtype(granularity):
 @torch.library.custom_op("fp8kit::quantize", mutates_args=("history",))
 def _quantize_op(x: torch.Tensor, fmt: str, granularity: str, scaling: str,
                  history_length: int, interval: int, margin: int, algo: str,
-                 history: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+                 history: Optional[torch.Tensor],
+                 transposed: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     r = _quant_recipe(fmt, granularity, scaling, history_length, interval,
                       margin, algo)
-    q = ops.quantize(x, r, history=history)
+    q = ops.quantize(x, r, history=history, transposed=transposed)
     return q.codes, q.scales
 
 
 @_quantize_op.register_fake
 def _(x, fmt, granularity, scaling, history_length, interval, margin, algo,
-      history):
+      history, transposed=False):
     g = _core.Granularity.parse(granularity)
+    lead = tuple(x.shape[:-2])
     rows, cols = x.shape[-2], x.shape[-1]
-    sshape = tuple(x.shape[:-2]) + (_blocks(rows, g.rows), _blocks(cols, g.cols))
-    return (x.new_empty(x.shape, dtype=_FP8[fmt]),
+    srows, scols = _blocks(rows, g.rows), _blocks(cols, g.cols)
+    if transposed:
+        shape, sshape = lead + (cols, rows), lead + (scols, srows)
+    else:
+        shape, sshape = tuple(x.shape), lead + (srows, scols)
+    return (x.new_empty(shape, dtype=_FP8[fmt]),
             x.new_empty(sshape, dtype=_scale_dtype(granularity)))
 
 
@@ -106,9 +114,12 @@ def _(a, a_scale, b, b_scale, a_fmt, a_granularity, b_fmt, b_granularity,
     return a.new_empty((a.shape[0], b.shape[0]), dtype=_OUT[out])
 
 
-def quantize(x, recipe, history=None):
-    """torch.ops.fp8kit.quantize with a QuantRecipe: (codes, scales)."""
-    return torch.ops.fp8kit.quantize(x, *_quant_args(recipe), history)
+def quantize(x, recipe, history=None, transposed=False):
+    """torch.ops.fp8kit.quantize with a QuantRecipe: (codes, scales), written
+    transposed with transposed=True (fp8kit.quantize says for which
+    recipes)."""
+    return torch.ops.fp8kit.quantize(x, *_quant_args(recipe), history,
+                                     transposed)
 
 
 def transpose(codes, scales, fmt, granularity):

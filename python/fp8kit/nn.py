@@ -14,11 +14,15 @@ With A = activations and B = weights as the recipe names them:
            on-demand transpose: no transposed copy is kept); otherwise W is
            quantized with the transposed granularity and then transposed.
   wgrad    dW = dy^T x:  A = dy^T [out, T], B = x^T [in, T], each quantized
-           along the tokens (the transposed granularity, then the FP8
-           transpose), the tokens padded with zero rows to a multiple of 16
-           (the GEMM's K pitch; zeros change no amax); FP32 result, cast to
-           the weight's type. x^T is quantized in the forward and saved in
-           FP8 instead of x.
+           along the tokens, the tokens padded with zero rows to a multiple
+           of 16 (the GEMM's K pitch; zeros change no amax); FP32 result,
+           cast to the weight's type. For R x 1 blocks along the tokens
+           with current scaling (the default 1x128 activations and
+           gradients) one quantize writes the transposed codes and scales;
+           otherwise (delayed scaling, other granularities) the tensor is
+           quantized with the transposed granularity and then FP8
+           transposed, with the same result. x^T is quantized in the
+           forward and saved in FP8 instead of x.
 
 Delayed scaling (per_tensor recipes) keeps one amax history per quantized
 tensor as a buffer of the module, so state_dict saves it and
@@ -76,6 +80,27 @@ def _pad_rows(t, multiple=16):
     return t if pad == 0 else torch.nn.functional.pad(t, (0, 0, 0, pad))
 
 
+def _fuses_transpose(q):
+    """Whether one quantize with q can write its result transposed
+    (fp8kit.quantize's transposed=True): R x 1 blocks with current scaling,
+    the quantize kernels' column path."""
+    g = q.granularity
+    return q.scaling.mode == "current" and g.cols == 1 and \
+        g.rows is not None and g.rows > 1
+
+
+def _quantize_along_tokens(t, q, history):
+    """t [T, features], its tokens padded to the K pitch, quantized with q
+    (blocks along the tokens) and transposed: codes [features, T] and their
+    scales. One quantize where q allows it (_fuses_transpose), else q's
+    quantize and then the FP8 transpose; the same bits either way."""
+    t = _pad_rows(t)
+    if _fuses_transpose(q):
+        return fl.quantize(t, q, history, transposed=True)
+    codes, scales = fl.quantize(t, q, history)
+    return fl.transpose(codes, scales, q.format, q.granularity)
+
+
 class _LinearFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, bias, plan, histories):
@@ -86,8 +111,7 @@ class _LinearFunction(torch.autograd.Function):
         if bias is not None:
             y = y + bias.to(y.dtype)
         # x^T along the tokens for wgrad, in FP8.
-        xtq, xts = fl.quantize(_pad_rows(x), plan.xt, h.get("xt"))
-        xtq, xts = fl.transpose(xtq, xts, plan.xt.format, plan.xt.granularity)
+        xtq, xts = _quantize_along_tokens(x, plan.xt, h.get("xt"))
         if plan.wt is None:  # square blocks: W^T on demand in the backward
             ctx.save_for_backward(xtq, xts, wq, ws, weight)
         else:
@@ -116,9 +140,7 @@ class _LinearFunction(torch.autograd.Function):
                                         plan.wt.granularity)
             dx = fl.gemm(dyq, dys, wtq, wts, plan.dgrad).to(ctx.x_dtype)
         if ctx.needs_input_grad[1]:
-            dytq, dyts = fl.quantize(_pad_rows(dy), plan.dyt, h.get("dyt"))
-            dytq, dyts = fl.transpose(dytq, dyts, plan.dyt.format,
-                                      plan.dyt.granularity)
+            dytq, dyts = _quantize_along_tokens(dy, plan.dyt, h.get("dyt"))
             dw = fl.gemm(dytq, dyts, xtq, xts, plan.wgrad).to(weight.dtype)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             db = dy.float().sum(0).to(weight.dtype)

@@ -127,7 +127,7 @@ def amax_history(recipe, like=None):
 
 
 def quantize(x, fmt="e4m3fn", granularity=None, scale_format=None,
-             scaling=None, *, history=None, stats=False):
+             scaling=None, *, history=None, stats=False, transposed=False):
     """Quantizes x ([rows, cols] or [batch, rows, cols]; bf16, f16 or f32).
 
     fmt is 'e4m3fn' or 'e5m2', or a QuantRecipe (then leave the rest None);
@@ -138,6 +138,13 @@ def quantize(x, fmt="e4m3fn", granularity=None, scale_format=None,
     stats=True also returns the statistics of the quantization (for CUDA
     tensors computed by the CPU oracle on a host copy: a monitor, not for
     every step).
+
+    transposed=True writes the codes transposed, [.., cols, rows], with the
+    scales of the transposed granularity (c x r) over them, [..,
+    ceil(cols / c), ceil(rows / r)]: transpose(*quantize(x, ...)) in one
+    pass, bit for bit. Only for R x 1 blocks ('128x1') with current scaling
+    (the weight gradient's operands, quantized along the tokens); other
+    recipes raise ValueError.
     """
     fn = "fp8kit.quantize"
     recipe = _recipe(fmt, granularity, scale_format, scaling)
@@ -148,6 +155,9 @@ def quantize(x, fmt="e4m3fn", granularity=None, scale_format=None,
                          f"{len(shape)} (shape {list(shape)})")
     rows, cols = shape[-2], shape[-1]
     sshape = shape[:-2] + recipe.granularity.scale_shape(rows, cols)
+    if transposed:
+        shape = shape[:-2] + (cols, rows)
+        sshape = sshape[:-2] + (sshape[-1], sshape[-2])
     codes = _empty(x, shape, recipe.format)
     scales = _empty(x, sshape, "ue8m0" if recipe.granularity.scale == "ue8m0"
                     else "f32")
@@ -160,7 +170,7 @@ def quantize(x, fmt="e4m3fn", granularity=None, scale_format=None,
         host = quantize(x.cpu(), recipe, history=host_history, stats=True)
         host_stats = host.stats
     got = _core.quantize(x, codes, scales, recipe, history, _stream(x),
-                         stats and not on_gpu)
+                         stats and not on_gpu, transposed)
     return Quantized(codes, scales, host_stats if on_gpu else got)
 
 

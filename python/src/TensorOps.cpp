@@ -68,6 +68,13 @@ std::vector<int64_t> scaleShape(const Array &x, const Granularity &g) {
   return s;
 }
 
+/// `shape` with its last two dimensions swapped: the shape of a transposed
+/// [batch,] rows, cols array, or of its scales.
+std::vector<int64_t> transposedShape(std::vector<int64_t> shape) {
+  std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+  return shape;
+}
+
 nb::dict statsDict(const numerics::QuantStats &s) {
   nb::dict d;
   d["elements"] = s.elements;
@@ -124,7 +131,7 @@ Expected<KernelSpec> memoGemmKernelSpec(const GemmRecipe &r, int64_t m,
 
 nb::object quantizeArrays(nb::handle x, nb::handle codes, nb::handle scales,
                           nb::handle recipe, nb::handle history,
-                          uintptr_t stream, bool stats) {
+                          uintptr_t stream, bool stats, bool transposed) {
   const char *fn = "fp8kit.quantize";
   const QuantRecipe r = toQuantRecipe(recipe, fn);
   const Array X = viewArg(x, fn, "x");
@@ -135,12 +142,16 @@ nb::object quantizeArrays(nb::handle x, nb::handle codes, nb::handle scales,
   const Array C = viewArg(codes, fn, "codes");
   expectSameDevice(X, C);
   expectDType(C, r.format);
-  expectShape(C, X.shape);
+  // Transposed: the codes [batch,] cols, rows and the scales of the
+  // transposed granularity over them (checkQuantizeArgs says for which
+  // recipes).
+  expectShape(C, transposed ? transposedShape(X.shape) : X.shape);
   expectContiguous(C);
   const Array S = viewArg(scales, fn, "scales");
   expectSameDevice(X, S);
   expectDType(S, scaleTypeOf(r.granularity));
-  expectShape(S, scaleShape(X, r.granularity));
+  const std::vector<int64_t> sshape = scaleShape(X, r.granularity);
+  expectShape(S, transposed ? transposedShape(sshape) : sshape);
   expectContiguous(S);
   const bool delayed = r.mode == ScalingMode::Delayed;
   if (delayed == history.is_none())
@@ -161,6 +172,7 @@ nb::object quantizeArrays(nb::handle x, nb::handle codes, nb::handle scales,
   t.codes = C.data;
   t.scales = S.data;
   t.batch = X.rank() == 3 ? X.shape[0] : 1;
+  t.transposed = transposed;
   const int64_t rows = X.shape[size_t(X.rank() - 2)];
   const int64_t cols = X.shape[size_t(X.rank() - 1)];
   throwIfError(checkQuantizeArgs(r, rows, cols, t), fn);
@@ -203,10 +215,8 @@ void transposeArrays(nb::handle codes, nb::handle scales, nb::handle outCodes,
   expectDType(S, scaleTypeOf(g));
   expectShape(S, scaleShape(C, g));
   expectContiguous(S);
-  std::vector<int64_t> tshape = C.shape;
-  std::swap(tshape[size_t(C.rank() - 1)], tshape[size_t(C.rank() - 2)]);
-  std::vector<int64_t> tscales = S.shape;
-  std::swap(tscales[size_t(S.rank() - 1)], tscales[size_t(S.rank() - 2)]);
+  const std::vector<int64_t> tshape = transposedShape(C.shape);
+  const std::vector<int64_t> tscales = transposedShape(S.shape);
   const Array OC = viewArg(outCodes, fn, "out_codes");
   expectSameDevice(C, OC);
   expectDType(OC, f);
@@ -393,10 +403,12 @@ void bindTensorOps(nb::module_ &m) {
   m.def("quantize", &quantizeArrays, nb::arg("x"), nb::arg("codes"),
         nb::arg("scales"), nb::arg("recipe"),
         nb::arg("history").none() = nb::none(), nb::arg("stream") = 0,
-        nb::arg("stats") = false,
+        nb::arg("stats") = false, nb::arg("transposed") = false,
         "Quantizes x ([rows, cols] or [batch, rows, cols]; bf16, f16 or f32) "
-        "into codes and scales as the recipe says; returns the statistics "
-        "(host arrays, stats=True) or None.");
+        "into codes and scales as the recipe says (transposed: codes [batch, "
+        "cols, rows] and their scales, for R x 1 blocks with current "
+        "scaling); returns the statistics (host arrays, stats=True) or "
+        "None.");
   m.def("transpose", &transposeArrays, nb::arg("codes"), nb::arg("scales"),
         nb::arg("out_codes"), nb::arg("out_scales"), nb::arg("format"),
         nb::arg("granularity"), nb::arg("stream") = 0,

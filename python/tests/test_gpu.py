@@ -75,6 +75,28 @@ def test_transpose_is_the_oracle(granularity):
     assert torch.equal(g.scales.cpu(), c.scales)
 
 
+@pytest.mark.parametrize("batch", [(), (2,)])
+@pytest.mark.parametrize("cols", [8, 136, 2048])
+@pytest.mark.parametrize("rows", [1, 7, 129, 300, 640])
+@pytest.mark.parametrize("fmt", ["e4m3fn", "e5m2"])
+def test_transposed_quantize_is_the_oracle_bit_for_bit(fmt, rows, cols, batch):
+    torch.manual_seed(rows * cols + len(batch))
+    x = torch.randn(batch + (rows, cols), dtype=torch.bfloat16, device=DEV) * 3
+    g = fp8kit.quantize(x, fmt, "128x1", transposed=True)
+    c = fp8kit.quantize(x.cpu(), fmt, "128x1", transposed=True)
+    assert g.codes.shape == batch + (cols, rows)
+    assert g.scales.shape == batch + (cols, -(-rows // 128))
+    assert torch.equal(bits(g.codes).cpu(), bits(c.codes))
+    assert torch.equal(g.scales.cpu(), c.scales)
+
+
+def test_transposed_quantize_refusals_on_the_gpu():
+    x = torch.randn(129, 136, device=DEV)
+    with pytest.raises(ValueError, match="for transposed codes and scales, "
+                       "found 1x128"):
+        fp8kit.quantize(x, "e4m3fn", "1x128", transposed=True)
+
+
 SHAPES = [(1, 64, 128), (7, 200, 256), (129, 4096, 7168), (512, 2112, 1024)]
 RECIPES = {
     "deepseek": Recipe("1x128", "128x128", 128, "f32"),

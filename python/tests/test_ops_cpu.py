@@ -229,6 +229,48 @@ def test_transpose_equals_quantizing_the_transpose():
         assert np.array_equal(t.scales, want.scales), g
 
 
+@pytest.mark.parametrize("granularity", ["128x1", "32x1"])
+@pytest.mark.parametrize("shape", [(1, 8), (7, 136), (129, 8), (129, 2048),
+                                   (300, 136), (2, 300, 2048)])
+@pytest.mark.parametrize("fmt", ["e4m3fn", "e5m2"])
+def test_transposed_quantize_is_the_quantize_then_the_transpose(fmt, shape,
+                                                               granularity):
+    x = randn(*shape) * 3
+    g = Granularity.parse(granularity)
+    q = fp8kit.quantize(x, fmt, g)
+    want = fp8kit.transpose(q.codes, q.scales, fmt, g)
+    got = fp8kit.quantize(x, fmt, g, transposed=True)
+    rows, cols = shape[-2:]
+    assert got.codes.shape == shape[:-2] + (cols, rows)
+    assert got.scales.shape == shape[:-2] + g.scale_shape(rows, cols)[::-1]
+    assert np.array_equal(got.codes, want.codes)
+    assert np.array_equal(got.scales, want.scales)
+
+
+def test_transposed_quantize_refusals_name_transposed():
+    x = randn(129, 136)
+    for granularity in ("1x128", "per_column", "128x128", "per_tensor"):
+        with pytest.raises(ValueError) as e:
+            fp8kit.quantize(x, "e4m3fn", granularity, transposed=True)
+        assert str(e.value) == (
+            "fp8kit.quantize: expected R x 1 blocks (128x1) with current "
+            f"scaling for transposed codes and scales, found {granularity}")
+    # Delayed scaling: refused before the history is read or written.
+    r = QuantRecipe("e4m3fn", "per_tensor", Scaling("delayed", history=4))
+    h = fp8kit.amax_history(r)
+    with pytest.raises(ValueError, match="for transposed codes and scales, "
+                       "found per_tensor delayed"):
+        fp8kit.quantize(x, r, history=h, transposed=True)
+    assert not h.any()
+    # The low-level call checks the transposed shapes of its outputs.
+    with pytest.raises(ValueError) as e:
+        fp8kit._core.quantize(x, np.empty((129, 136), np.uint8),
+                              np.empty((136, 2), np.float32),
+                              QuantRecipe("e4m3fn", "128x1"), transposed=True)
+    assert str(e.value) == ("fp8kit.quantize: codes: expected shape "
+                            "[136, 129], found [129, 136]")
+
+
 def test_plan_and_compile_are_exported():
     assert fp8kit.Plan.load.__doc__
     assert callable(fp8kit.compile)

@@ -84,12 +84,41 @@ def test_custom_ops_pass_opcheck():
     torch.library.opcheck(torch.ops.fp8kit.transpose.default,
                           (codes, scales, "e4m3fn", "1x128"),
                           test_utils=CHECKS)
+    xb = torch.randn(2, 129, 136, dtype=torch.bfloat16)
+    torch.library.opcheck(torch.ops.fp8kit.quantize.default,
+                          (xb, "e5m2", "128x1", "current", 16, 1, 0, "max",
+                           None, True),
+                          test_utils=CHECKS)
     w = torch.randn(64, 256, dtype=torch.bfloat16)
     wc, ws = fl.quantize(w, r.b)
     torch.library.opcheck(torch.ops.fp8kit.gemm.default,
                           (codes, scales, wc, ws, "e4m3fn", "1x128", "e4m3fn",
                            "128x128", 128, "bf16", None),
                           test_utils=CHECKS)
+
+
+def test_transposed_quantize_op_and_its_fake_shapes():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    torch.manual_seed(6)
+    q = QuantRecipe("e4m3fn", "128x1")
+    for shape in ((7, 136), (300, 2048), (2, 129, 8)):
+        x = torch.randn(shape, dtype=torch.bfloat16)
+        codes, scales = fl.quantize(x, q, transposed=True)
+        plain = fp8kit.quantize(x, q)
+        want = fp8kit.transpose(plain.codes, plain.scales, "e4m3fn", "128x1")
+        assert torch.equal(codes.view(torch.uint8), want.codes.view(torch.uint8))
+        assert torch.equal(scales, want.scales)
+        rows, cols = shape[-2:]
+        with FakeTensorMode() as mode:
+            fc, fs = fl.quantize(mode.from_tensor(x), q, transposed=True)
+        assert fc.shape == codes.shape == shape[:-2] + (cols, rows)
+        assert fs.shape == scales.shape == shape[:-2] + (cols, -(-rows // 128))
+        assert fc.dtype == torch.float8_e4m3fn and fs.dtype == torch.float32
+    with pytest.raises(ValueError, match="for transposed codes and scales, "
+                       "found 1x128"):
+        fl.quantize(torch.randn(8, 128), QuantRecipe("e4m3fn", "1x128"),
+                    transposed=True)
 
 
 def manual_linear(x, w, b, dy, recipe, grad):
@@ -137,6 +166,47 @@ def test_linear_is_the_fp8_steps_and_near_bf16(tokens):
     assert rel(y, y2) < 0.06
     assert rel(x.grad, x2.grad) < 0.12
     assert rel(layer.weight.grad, ref.weight.grad) < 0.12
+
+
+def test_linear_fuses_the_transpose_of_its_wgrad_operands_where_it_can(
+        monkeypatch):
+    """x^T and dy^T by one transposed quantize for R x 1 blocks along the
+    tokens with current scaling, by the quantize and the FP8 transpose
+    otherwise (test_linear_is_the_fp8_steps_and_near_bf16 holds the fused
+    path's gradients to the two steps spelled out)."""
+    assert fnn._fuses_transpose(QuantRecipe("e4m3fn", "128x1"))
+    assert not fnn._fuses_transpose(QuantRecipe("e4m3fn", "per_column"))
+    assert not fnn._fuses_transpose(QuantRecipe("e4m3fn", "128x128"))
+    assert not fnn._fuses_transpose(
+        QuantRecipe("e4m3fn", "per_tensor", Scaling("delayed")))
+    calls = []
+    quantize, transpose = fl.quantize, fl.transpose
+
+    def counting_quantize(x, recipe, history=None, transposed=False):
+        calls.append(("quantize", recipe.granularity.name, transposed))
+        return quantize(x, recipe, history, transposed)
+
+    def counting_transpose(codes, scales, fmt, granularity):
+        name = granularity if isinstance(granularity, str) else granularity.name
+        calls.append(("transpose", name, False))
+        return transpose(codes, scales, fmt, granularity)
+
+    monkeypatch.setattr(fl, "quantize", counting_quantize)
+    monkeypatch.setattr(fl, "transpose", counting_transpose)
+    torch.manual_seed(7)
+    x = torch.randn(33, 256, dtype=torch.bfloat16, requires_grad=True)
+    layer = fnn.Linear(256, 128)  # DeepSeek: x^T and dy^T as 128x1 blocks
+    layer(x).sum().backward()
+    assert ("quantize", "128x1", True) in calls
+    assert sum(1 for c in calls if c[2]) == 2  # x^T and dy^T
+    assert [c for c in calls if c[0] == "transpose"] == [
+        ("transpose", "128x128", False)]  # W^T for dgrad only
+    calls.clear()
+    layer = fnn.Linear(256, 128, recipe=Recipe("per_row", "per_row", None))
+    layer(x).sum().backward()  # x^T, dy^T as per_column blocks: two steps
+    assert not any(c[2] for c in calls)
+    assert sum(1 for c in calls if c[1] == "per_column" and
+               c[0] == "transpose") == 3  # x^T, dy^T and W^T
 
 
 def test_linear_with_rectangular_weight_blocks_requantizes_for_dgrad():
