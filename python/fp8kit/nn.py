@@ -12,7 +12,9 @@ With A = activations and B = weights as the recipe names them:
            (128x128, per_tensor) W^T is the FP8 transpose of the forward's
            quantized W, made when the backward needs it (Ling 2.0's
            on-demand transpose: no transposed copy is kept); otherwise W is
-           quantized with the transposed granularity and then transposed.
+           quantized with the transposed granularity and transposed, by one
+           transposed quantize where that allows it (1 x R weight blocks,
+           current scaling; see wgrad).
   wgrad    dW = dy^T x:  A = dy^T [out, T], B = x^T [in, T], each quantized
            along the tokens, the tokens padded with zero rows to a multiple
            of 16 (the GEMM's K pitch; zeros change no amax); FP32 result,
@@ -89,12 +91,10 @@ def _fuses_transpose(q):
         g.rows is not None and g.rows > 1
 
 
-def _quantize_along_tokens(t, q, history):
-    """t [T, features], its tokens padded to the K pitch, quantized with q
-    (blocks along the tokens) and transposed: codes [features, T] and their
-    scales. One quantize where q allows it (_fuses_transpose), else q's
-    quantize and then the FP8 transpose; the same bits either way."""
-    t = _pad_rows(t)
+def _quantize_transposed(t, q, history):
+    """t [rows, cols] quantized with q and transposed: codes [cols, rows] and
+    their scales. One quantize where q allows it (_fuses_transpose), else
+    q's quantize and then the FP8 transpose; the same bits either way."""
     if _fuses_transpose(q):
         return fl.quantize(t, q, history, transposed=True)
     codes, scales = fl.quantize(t, q, history)
@@ -111,7 +111,7 @@ class _LinearFunction(torch.autograd.Function):
         if bias is not None:
             y = y + bias.to(y.dtype)
         # x^T along the tokens for wgrad, in FP8.
-        xtq, xts = _quantize_along_tokens(x, plan.xt, h.get("xt"))
+        xtq, xts = _quantize_transposed(_pad_rows(x), plan.xt, h.get("xt"))
         if plan.wt is None:  # square blocks: W^T on demand in the backward
             ctx.save_for_backward(xtq, xts, wq, ws, weight)
         else:
@@ -135,12 +135,12 @@ class _LinearFunction(torch.autograd.Function):
                 wtq, wts = fl.transpose(wq, ws, plan.w.format,
                                         plan.w.granularity)
             else:
-                wtq, wts = fl.quantize(weight.detach(), plan.wt, h.get("wt"))
-                wtq, wts = fl.transpose(wtq, wts, plan.wt.format,
-                                        plan.wt.granularity)
+                wtq, wts = _quantize_transposed(weight.detach(), plan.wt,
+                                                h.get("wt"))
             dx = fl.gemm(dyq, dys, wtq, wts, plan.dgrad).to(ctx.x_dtype)
         if ctx.needs_input_grad[1]:
-            dytq, dyts = _quantize_along_tokens(dy, plan.dyt, h.get("dyt"))
+            dytq, dyts = _quantize_transposed(_pad_rows(dy), plan.dyt,
+                                              h.get("dyt"))
             dw = fl.gemm(dytq, dyts, xtq, xts, plan.wgrad).to(weight.dtype)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             db = dy.float().sum(0).to(weight.dtype)

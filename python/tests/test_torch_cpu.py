@@ -207,11 +207,17 @@ def test_linear_fuses_the_transpose_of_its_wgrad_operands_where_it_can(
     assert not any(c[2] for c in calls)
     assert sum(1 for c in calls if c[1] == "per_column" and
                c[0] == "transpose") == 3  # x^T, dy^T and W^T
+    calls.clear()
+    layer = fnn.Linear(256, 128, recipe=Recipe("1x128", "1x128", 128))
+    layer(x).sum().backward()  # W^T as 128x1 blocks: one quantize too
+    assert sum(1 for c in calls if c[2]) == 3  # x^T, dy^T and W^T
+    assert not any(c[0] == "transpose" for c in calls)
 
 
-def test_linear_with_rectangular_weight_blocks_requantizes_for_dgrad():
+@pytest.mark.parametrize("weights", ["per_row", "1x128"])
+def test_linear_with_rectangular_weight_blocks_requantizes_for_dgrad(weights):
     torch.manual_seed(3)
-    r = Recipe("1x128", "per_row", 128)
+    r = Recipe("1x128", weights, 128)
     layer = fnn.Linear(128, 64, recipe=r)
     x = torch.randn(16, 128, dtype=torch.bfloat16, requires_grad=True)
     layer(x).sum().backward()
