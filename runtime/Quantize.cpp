@@ -97,6 +97,14 @@ int64_t amaxHistoryBytes(int64_t length) {
   return fp8k::amax_history_bytes(length);
 }
 
+bool quantizeWritesTransposed(const QuantRecipe &recipe) {
+  // The kernels' rule: the column path is the one that transposes.
+  ElementwiseSpec column;
+  column.kind = AuxKind::Quantize;
+  column.quant = recipe;
+  return quantizeUsesColumnPath(column);
+}
+
 Status checkQuantizeArgs(const QuantRecipe &r, int64_t rows, int64_t cols,
                          const QuantizeTensors &t) {
   FP8_RETURN_IF_ERROR(checkQuantRecipe(r, "x"));
@@ -126,9 +134,7 @@ Status checkQuantizeArgs(const QuantRecipe &r, int64_t rows, int64_t cols,
     return errorf("expected one matrix with delayed scaling (one amax "
                   "history), found a batch of ",
                   t.batch);
-  ElementwiseSpec column; // the kernels' rule: the column path transposes
-  column.quant = r;
-  if (t.transposed && !quantizeUsesColumnPath(column))
+  if (t.transposed && !quantizeWritesTransposed(r))
     return errorf("expected R x 1 blocks (128x1) with current scaling for "
                   "transposed codes and scales, found ",
                   toString(r.granularity), delayed ? " delayed" : "");

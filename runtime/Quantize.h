@@ -54,12 +54,19 @@ struct QuantizeTensors {
 /// Bytes of the state of a delayed-scaling history of `length` amaxes.
 int64_t amaxHistoryBytes(int64_t length);
 
+/// True where quantize() can write the codes and scales of `recipe`
+/// transposed in one pass (QuantizeTensors::transposed): the kernels'
+/// column path, R x 1 blocks with R > 1 and current scaling. The one rule
+/// checkQuantizeArgs applies and callers choosing between a transposed
+/// quantize and quantize-then-transpose ask; touches no GPU.
+bool quantizeWritesTransposed(const QuantRecipe &recipe);
+
 /// Checks the arguments without touching the GPU: the recipe
 /// (checkQuantRecipe), the shape (rows, cols >= 0, batch >= 1, below 2^40
 /// elements each way), the pointers and their alignment (x to its element
 /// size, f32 scales to 4 bytes), a history exactly for delayed scaling (of
-/// one matrix), `transposed` only where the kernels write it (R x 1 blocks,
-/// current scaling). Errors name the argument.
+/// one matrix), `transposed` only where the kernels write it
+/// (quantizeWritesTransposed). Errors name the argument.
 Status checkQuantizeArgs(const QuantRecipe &recipe, int64_t rows, int64_t cols,
                          const QuantizeTensors &t);
 

@@ -82,20 +82,12 @@ def _pad_rows(t, multiple=16):
     return t if pad == 0 else torch.nn.functional.pad(t, (0, 0, 0, pad))
 
 
-def _fuses_transpose(q):
-    """Whether one quantize with q can write its result transposed
-    (fp8kit.quantize's transposed=True): R x 1 blocks with current scaling,
-    the quantize kernels' column path."""
-    g = q.granularity
-    return q.scaling.mode == "current" and g.cols == 1 and \
-        g.rows is not None and g.rows > 1
-
-
 def _quantize_transposed(t, q, history):
     """t [rows, cols] quantized with q and transposed: codes [cols, rows] and
-    their scales. One quantize where q allows it (_fuses_transpose), else
-    q's quantize and then the FP8 transpose; the same bits either way."""
-    if _fuses_transpose(q):
+    their scales. One quantize where q allows it (q.writes_transposed, the
+    runtime's rule), else q's quantize and then the FP8 transpose; the same
+    bits either way."""
+    if q.writes_transposed:
         return fl.quantize(t, q, history, transposed=True)
     codes, scales = fl.quantize(t, q, history)
     return fl.transpose(codes, scales, q.format, q.granularity)

@@ -143,8 +143,8 @@ def quantize(x, fmt="e4m3fn", granularity=None, scale_format=None,
     scales of the transposed granularity (c x r) over them, [..,
     ceil(cols / c), ceil(rows / r)]: transpose(*quantize(x, ...)) in one
     pass, bit for bit. Only for R x 1 blocks ('128x1') with current scaling
-    (the weight gradient's operands, quantized along the tokens); other
-    recipes raise ValueError.
+    (the weight gradient's operands, quantized along the tokens; the
+    recipe's writes_transposed says so); other recipes raise ValueError.
     """
     fn = "fp8kit.quantize"
     recipe = _recipe(fmt, granularity, scale_format, scaling)

@@ -265,6 +265,12 @@ void bindQuantRecipe(nb::module_ &m) {
           },
           "Delayed scaling: the bytes of its amax history state (a uint8 "
           "tensor of this size, zeroed before the first call); else None.")
+      .def_prop_ro(
+          "writes_transposed",
+          [](const QuantRecipe &q) { return quantizeWritesTransposed(q); },
+          "Whether fp8kit.quantize(..., transposed=True) takes this recipe: "
+          "one pass writes the codes and scales transposed (R x 1 blocks "
+          "with current scaling); else quantize, then transpose.")
       .def("__str__", [](const QuantRecipe &q) { return dialectSpelling(q); })
       .def("__repr__", [](const QuantRecipe &q) { return dialectSpelling(q); })
       .def("__eq__",

@@ -271,6 +271,32 @@ def test_transposed_quantize_refusals_name_transposed():
                             "[136, 129], found [129, 136]")
 
 
+@pytest.mark.parametrize("recipe, writes", [
+    (QuantRecipe("e4m3fn", "128x1"), True),
+    (QuantRecipe("e5m2", "256x1"), True),
+    (QuantRecipe("e4m3fn", "1x128"), False),
+    (QuantRecipe("e4m3fn", "128x128"), False),
+    (QuantRecipe("e4m3fn", "per_column"), False),
+    (QuantRecipe("e4m3fn", "per_tensor"), False),
+    (QuantRecipe("e4m3fn", "per_tensor", Scaling("delayed", history=4)),
+     False),
+])
+def test_quantize_takes_transposed_exactly_where_the_recipe_writes_it(
+        recipe, writes):
+    # The runtime's rule (quantizeWritesTransposed), as the recipe reports it
+    # and as fp8kit.quantize applies it.
+    assert recipe.writes_transposed is writes
+    x = randn(129, 136)
+    h = fp8kit.amax_history(recipe) if recipe.history_bytes else None
+    if writes:
+        got = fp8kit.quantize(x, recipe, history=h, transposed=True)
+        assert got.codes.shape == (136, 129)
+    else:
+        with pytest.raises(ValueError, match="for transposed codes and "
+                           "scales"):
+            fp8kit.quantize(x, recipe, history=h, transposed=True)
+
+
 def test_plan_and_compile_are_exported():
     assert fp8kit.Plan.load.__doc__
     assert callable(fp8kit.compile)

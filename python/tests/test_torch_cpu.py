@@ -173,14 +173,11 @@ def test_linear_fuses_the_transpose_of_its_wgrad_operands_where_it_can(
     """x^T and dy^T by one transposed quantize for R x 1 blocks along the
     tokens with current scaling, by the quantize and the FP8 transpose
     otherwise (test_linear_is_the_fp8_steps_and_near_bf16 holds the fused
-    path's gradients to the two steps spelled out)."""
-    assert fnn._fuses_transpose(QuantRecipe("e4m3fn", "128x1"))
-    assert not fnn._fuses_transpose(QuantRecipe("e4m3fn", "per_column"))
-    assert not fnn._fuses_transpose(QuantRecipe("e4m3fn", "128x128"))
-    assert not fnn._fuses_transpose(
-        QuantRecipe("e4m3fn", "per_tensor", Scaling("delayed")))
-    calls = []
+    path's gradients to the two steps spelled out). The choice is the
+    recipe's writes_transposed: the runtime's rule, not a copy of it."""
+    calls, choices = [], []
     quantize, transpose = fl.quantize, fl.transpose
+    quantize_transposed = fnn._quantize_transposed
 
     def counting_quantize(x, recipe, history=None, transposed=False):
         calls.append(("quantize", recipe.granularity.name, transposed))
@@ -191,8 +188,27 @@ def test_linear_fuses_the_transpose_of_its_wgrad_operands_where_it_can(
         calls.append(("transpose", name, False))
         return transpose(codes, scales, fmt, granularity)
 
+    def recording_quantize_transposed(t, q, history):
+        first = len(calls)
+        out = quantize_transposed(t, q, history)
+        choices.append((q, calls[first:]))
+        return out
+
+    def assert_choices_follow_the_recipes():
+        assert choices
+        for q, steps in choices:
+            name = q.granularity.name
+            if q.writes_transposed:
+                assert steps == [("quantize", name, True)], q
+            else:
+                assert steps == [("quantize", name, False),
+                                 ("transpose", name, False)], q
+        choices.clear()
+
     monkeypatch.setattr(fl, "quantize", counting_quantize)
     monkeypatch.setattr(fl, "transpose", counting_transpose)
+    monkeypatch.setattr(fnn, "_quantize_transposed",
+                        recording_quantize_transposed)
     torch.manual_seed(7)
     x = torch.randn(33, 256, dtype=torch.bfloat16, requires_grad=True)
     layer = fnn.Linear(256, 128)  # DeepSeek: x^T and dy^T as 128x1 blocks
@@ -201,17 +217,26 @@ def test_linear_fuses_the_transpose_of_its_wgrad_operands_where_it_can(
     assert sum(1 for c in calls if c[2]) == 2  # x^T and dy^T
     assert [c for c in calls if c[0] == "transpose"] == [
         ("transpose", "128x128", False)]  # W^T for dgrad only
+    assert_choices_follow_the_recipes()
     calls.clear()
     layer = fnn.Linear(256, 128, recipe=Recipe("per_row", "per_row", None))
     layer(x).sum().backward()  # x^T, dy^T as per_column blocks: two steps
     assert not any(c[2] for c in calls)
     assert sum(1 for c in calls if c[1] == "per_column" and
                c[0] == "transpose") == 3  # x^T, dy^T and W^T
+    assert_choices_follow_the_recipes()
     calls.clear()
     layer = fnn.Linear(256, 128, recipe=Recipe("1x128", "1x128", 128))
     layer(x).sum().backward()  # W^T as 128x1 blocks: one quantize too
     assert sum(1 for c in calls if c[2]) == 3  # x^T, dy^T and W^T
     assert not any(c[0] == "transpose" for c in calls)
+    assert_choices_follow_the_recipes()
+    calls.clear()
+    d = QuantRecipe("e4m3fn", "per_tensor", Scaling("delayed", history=4))
+    layer = fnn.Linear(256, 128, recipe=Recipe(d, d, None))
+    layer(x).sum().backward()  # delayed scaling: two steps
+    assert not any(c[2] for c in calls)
+    assert_choices_follow_the_recipes()
 
 
 @pytest.mark.parametrize("weights", ["per_row", "1x128"])

@@ -8,6 +8,7 @@
 
 #include "runtime/Quantize.h"
 
+#include "core/RecipeRules.h"
 #include "runtime/CudaDriver.h"
 
 #include <gtest/gtest.h>
@@ -129,6 +130,48 @@ TEST(QuantizeArgs, RefusalsNameTheArgument) {
   EXPECT_EQ(problem(r, 8, 8, t),
             "expected R x 1 blocks (128x1) with current scaling for "
             "transposed codes and scales, found per_column");
+}
+
+TEST(QuantizeArgs, TransposedExactlyWhereTheRecipeWritesIt) {
+  struct Case {
+    DType format;
+    Granularity g;
+    ScalingMode mode;
+    bool writesTransposed;
+  };
+  const ScalingMode current = ScalingMode::Current;
+  const ScalingMode delayed = ScalingMode::Delayed;
+  for (const Case &c : {
+           Case{DType::E4M3FN, Granularity::block(128, 1), current, true},
+           Case{DType::E5M2, Granularity::block(256, 1), current, true},
+           Case{DType::E4M3FN, Granularity::block(1, 128), current, false},
+           Case{DType::E4M3FN, Granularity::block(128, 128), current, false},
+           Case{DType::E4M3FN, Granularity::perTensor(), current, false},
+           Case{DType::E4M3FN, Granularity::perColumn(), current, false},
+           Case{DType::E4M3FN, Granularity::perTensor(), delayed, false},
+           // Not a valid recipe (delayed scaling is per tensor), and not
+           // the column path either.
+           Case{DType::E4M3FN, Granularity::block(128, 1), delayed, false},
+       }) {
+    QuantRecipe r;
+    r.format = c.format;
+    r.granularity = c.g;
+    r.mode = c.mode;
+    const std::string name =
+        toString(c.g) + (c.mode == delayed ? " delayed" : "");
+    EXPECT_EQ(quantizeWritesTransposed(r), c.writesTransposed) << name;
+    QuantizeTensors t = tensors();
+    if (c.mode == delayed)
+      t.history = fakePtr(4);
+    // The plain call: refused only for an invalid recipe.
+    const bool valid = checkQuantizeArgs(r, 256, 64, t).isOk();
+    EXPECT_EQ(valid, checkQuantRecipe(r, "x").isOk()) << name;
+    // checkQuantizeArgs takes `transposed` exactly where the rule says so.
+    t.transposed = true;
+    EXPECT_EQ(checkQuantizeArgs(r, 256, 64, t).isOk(),
+              valid && c.writesTransposed)
+        << name;
+  }
 }
 
 TEST(QuantizeArgs, WithoutADriverTheFirstGpuCallSaysSo) {
