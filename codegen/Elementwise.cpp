@@ -276,8 +276,8 @@ std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
   case AuxKind::Elementwise:
     return {"elementwise"};
   case AuxKind::Quantize:
-    if (quantizeUsesRowSumPath(s)) // rows row_sum_short holds, and longer
-      return {"quantize", "quantize_long_rows"};
+    if (quantizeUsesRowSumPath(s)) // by row_sum_entry; one runs
+      return {"quantize", "quantize_long_rows", "quantize_longest_rows"};
     if (quantizeIsOnePass(s))
       return {"quantize"};
     return {"amax", "scales", "quantize"};
@@ -359,12 +359,17 @@ emitElementwise(const ElementwiseSpec &s) {
     const char *onePass = s.arch == Arch::SM100a ? "256, 2" : "256";
     if (quantizeUsesRowSumPath(s)) {
       // A CTA holds one row's loads at a time: five CTAs an SM of the short
-      // rows' (96 registers), four of the long rows' (64).
+      // rows' (96 registers), two of the long rows' (the same chunks a
+      // thread, twice the threads), four of the rows read again.
       entry(0, std::to_string(fp8k::kRowSumThreads) + ", 5",
             "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q, "
-            "fp8k::kReduceThreads / fp8k::kRowSumThreads>(p);");
-      entry(1, "256, 4",
-            "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q, 1>(p);");
+            "fp8k::kReduceThreads / fp8k::kRowSumThreads, "
+            "fp8k::kRowSumKept>(p);");
+      entry(1, "256, 2",
+            "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q, 1, "
+            "fp8k::kRowSumKept>(p);");
+      entry(2, "256, 4",
+            "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q, 1, 0>(p);");
     } else if (quantizeUsesRowPath(s)) {
       entry(0,
             rowPathTableCtas(s, table >= 0)
@@ -493,10 +498,11 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   } else if (s.kind == AuxKind::Quantize && quantizeUsesRowSumPath(s)) {
     // A CTA per row; only the entry for this row length runs (grid 0: not
     // launched).
-    const bool shortRows = fp8k::row_sum_short(cols);
-    l.block[0] = shortRows ? fp8k::kRowSumThreads : fp8k::kReduceThreads;
-    l.grid[0] =
-        (role == "quantize") == shortRows ? clamp(batch * rows, waves * 8) : 0;
+    const int e = fp8k::row_sum_entry(cols);
+    l.block[0] = e == 0 ? fp8k::kRowSumThreads : fp8k::kReduceThreads;
+    l.grid[0] = role == elementwiseEntries(s)[size_t(e)]
+                    ? clamp(batch * rows, waves * 8)
+                    : 0;
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesRowPath(s)) {
     // A warp per block, or per 32 / lanes blocks on the vector path.

@@ -133,7 +133,8 @@ bool quantizeIsOnePass(const ElementwiseSpec &spec);
 
 /// The roles of the entry points emitElementwise returns, in launch order:
 /// "elementwise"; "quantize" (row, column or tile path); "quantize",
-/// "quantize_long_rows" (row-sum path; one runs); "amax", "scales",
+/// "quantize_long_rows", "quantize_longest_rows" (row-sum path; the one of
+/// fp8k::row_sum_entry runs); "amax", "scales",
 /// "quantize" (block path); "codes", "scales" (transpose); "count",
 /// "route", "quantize" (permute); "unpermute"; "reduce"; "interleave".
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &spec);

@@ -124,29 +124,43 @@ FP8K_RULE bool tile_path(i64 blockRows, i64 blockCols) {
 enum : int { kReduceThreads = 256, kReduceChunk = 8 };
 
 /// The quantize that sums its rows (quantize_rows_sum_body) keeps
-/// kRowSumChunks chunks of eight columns of each reduce thread it plays in
-/// registers: rows of up to 4096 columns (row_sum_short) are read once,
-/// longer ones again from the caches. The two have their own entries, each
-/// with its registers and CTA: short rows a CTA of kRowSumThreads, a thread
-/// playing kReduceThreads / kRowSumThreads reduce threads (the same sum
-/// tree; a row's fixed work spread over four chunks a thread; 96 registers
-/// at five CTAs an SM), long rows a CTA of kReduceThreads, two chunks a
-/// thread kept (64 registers, four CTAs an SM: more loads in flight for
-/// their second read). On the H200, 4096x4096 RMSNorm quantize: 256
-/// threads 0.0297 ms, 128 threads 0.0267-0.0269; 8192x8192 at 128 threads
-/// 9% slower than at 256 (docs/results/h200-2026-12-01-delayed-codes/,
-/// run3 and run1).
-enum : int { kRowSumChunks = 2, kRowSumThreads = 128 };
+/// kRowSumKept chunks of eight columns a thread in registers, so a row is
+/// read once where its entry's CTA holds it all. Three entries, each with
+/// its registers and CTA (row_sum_entry picks one): rows of up to 4096
+/// columns a CTA of kRowSumThreads, a thread playing kReduceThreads /
+/// kRowSumThreads reduce threads (the same sum tree; a row's fixed work
+/// spread over four chunks a thread; 96 registers at five CTAs an SM);
+/// rows of up to 8192 columns (kRowSumLongCols: the hidden size of
+/// Llama-3-70B) a CTA of kReduceThreads keeping four chunks a thread
+/// likewise (123 registers, two CTAs an SM); longer rows, and rows past
+/// 4096 that are not whole 16-byte chunks, a CTA of kReduceThreads keeping
+/// nothing, read again from the caches for each use (four CTAs an SM: more
+/// loads in flight). On the H200: 4096x4096 at 256 threads 0.0297 ms, at
+/// 128 threads 0.0267-0.0269 (docs/results/h200-2026-12-01-delayed-codes/,
+/// run3); 8192x8192 kept 0.1020 ms against 0.1173 read again, 4096x16384
+/// read again 0.1171 at four CTAs an SM against 0.1575 at two
+/// (docs/results/h200-2026-12-03-long-rows/, run1).
+enum : int { kRowSumKept = 4, kRowSumThreads = 128 };
 static_assert(kReduceThreads % kRowSumThreads == 0 && kRowSumThreads % 32 == 0,
               "a row-sum thread plays whole reduce threads");
+static_assert(kRowSumKept % (kReduceThreads / kRowSumThreads) == 0,
+              "a thread keeps whole reduce threads' chunks");
 
-/// The longest row the short entry keeps in registers: every chunk of
-/// every reduce thread (4096 columns).
-enum : int { kRowSumShortCols = kRowSumChunks * kReduceThreads * kReduceChunk };
+/// The longest row each keeping entry holds in registers: every chunk of
+/// every thread (4096 and 8192 columns).
+enum : int {
+  kRowSumShortCols = kRowSumKept * kRowSumThreads * kReduceChunk,
+  kRowSumLongCols = kRowSumKept * kReduceThreads * kReduceChunk
+};
 
-/// True when the row-sum quantize's rows of `cols` columns take its short
-/// entry (kRowSumThreads threads a row).
-FP8K_RULE bool row_sum_short(i64 cols) { return cols <= kRowSumShortCols; }
+/// The row-sum quantize's entry for rows of `cols` columns: 0 (short rows,
+/// kRowSumThreads threads), 1 (long rows kept, kReduceThreads), 2 (rows
+/// read again, kReduceThreads).
+FP8K_RULE int row_sum_entry(i64 cols) {
+  if (cols <= kRowSumShortCols)
+    return 0;
+  return cols <= kRowSumLongCols && cols % kReduceChunk == 0 ? 1 : 2;
+}
 
 /// Tables of a program's costly values (elementwise_table.cuh): a value
 /// computed from one bf16 input alone through an exp, tanh or erf

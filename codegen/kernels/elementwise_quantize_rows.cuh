@@ -380,14 +380,17 @@ row_sum_cached_blocks(const EwParams &p, i64 row, int t, const bool *chunkIn,
 /// row the CTA (a shared-memory max). On the vector path rows of up to kC
 /// chunks a thread keep their loads in registers (one read); other rows are
 /// evaluated again per use, the reads after the first from the caches. The
-/// kernel has an entry for each: kV = kReduceThreads / kRowSumThreads for
-/// rows row_sum_short holds, kV = 1 for longer ones (elementwise_params.h).
+/// kernel has an entry for each row_sum_entry (elementwise_params.h): kV =
+/// kReduceThreads / kRowSumThreads for short rows, kV = 1 for longer ones;
+/// kKept chunks a thread kept (kRowSumKept), or none (kKept = 0: every row
+/// read again, the entry's registers those of that path alone).
 /// kFull: p.cols is every chunk of every thread (kC * kT * 8) on the vector
 /// path, so no chunk needs its guard (quantize_rows_sum_body decides).
-template <class Prog, class Q, int kV, bool kFull>
+template <class Prog, class Q, int kV, int kKept, bool kFull>
 __device__ __forceinline__ void quantize_rows_sum_rows(const EwParams &p) {
   constexpr int kT = kReduceThreads / kV;
-  constexpr int kC = kRowSumChunks * kV; // chunks a thread keeps
+  constexpr int kC = kKept > 0 ? kKept : kV; // chunks a thread keeps
+  static_assert(kKept > 0 || !kFull, "a full row is a kept one");
   constexpr bool kWhole = Q::kBlockCols == 0;
   constexpr int kL = kWhole ? 32 : int(Q::kBlockCols) / 8; // lanes a block
   static_assert(kReduceChunk == 8 && kT % 32 == 0, "chunks of eight");
@@ -400,7 +403,7 @@ __device__ __forceinline__ void quantize_rows_sum_rows(const EwParams &p) {
   const i64 units = p.batch * p.rows;
   const bool vec = kFull || (p.cols % 8 == 0 && Prog::aligned(p, 16) &&
                              is_aligned(p.out, 8));
-  const bool cached = kFull || (vec && p.cols <= i64(kC) * kT * 8);
+  const bool cached = kFull || (kKept > 0 && vec && p.cols <= i64(kC) * kT * 8);
   // Cached: which of this thread's chunks lie in a row (the same in every
   // row; 32-bit compares, the row being at most kC * kT * 8 long).
   bool chunkIn[kC];
@@ -526,25 +529,26 @@ __device__ __forceinline__ void quantize_rows_sum_rows(const EwParams &p) {
   }
 }
 
-/// quantize_rows_sum_rows, its rows of exactly kRowSumShortCols columns
-/// (every chunk of every thread: 4096, the hidden size of Llama-3-8B) on
-/// the vector path without the chunks' guards, with that length a
-/// constant; other rows as they come.
-template <class Prog, class Q, int kV>
+/// quantize_rows_sum_rows, the short rows' entry's rows of exactly
+/// kRowSumShortCols columns (every chunk of every thread: 4096, the hidden
+/// size of Llama-3-8B) on the vector path without the chunks' guards, with
+/// that length a constant; other rows as they come. (The long rows' entry
+/// has no such form: a second instantiation of its body took the kernel's
+/// NVRTC compile past two seconds of CPU time.)
+template <class Prog, class Q, int kV, int kKept>
 __device__ __forceinline__ void quantize_rows_sum_body(const EwParams &p) {
-  constexpr i64 kFullCols = kRowSumShortCols;
-  static_assert(kFullCols ==
-                    i64(kRowSumChunks * kV) * (kReduceThreads / kV) * 8,
-                "every chunk of every thread");
-  if constexpr (kV > 1) { // (the long rows' entry takes more columns)
+  if constexpr (kV > 1) {
+    constexpr i64 kFullCols = kRowSumShortCols;
+    static_assert(kFullCols == i64(kKept) * (kReduceThreads / kV) * 8,
+                  "every chunk of every thread");
     if (p.cols == kFullCols && Prog::aligned(p, 16) && is_aligned(p.out, 8)) {
       EwParams q = p;
       q.cols = kFullCols;
-      quantize_rows_sum_rows<Prog, Q, kV, true>(q);
+      quantize_rows_sum_rows<Prog, Q, kV, kKept, true>(q);
       return;
     }
   }
-  quantize_rows_sum_rows<Prog, Q, kV, false>(p);
+  quantize_rows_sum_rows<Prog, Q, kV, kKept, false>(p);
 }
 
 /// The row path: 16-byte accesses where the block width, the row length and

@@ -299,40 +299,42 @@ TEST(Elementwise, EntryPointsFollowTheGranularity) {
 }
 
 // The row-sum quantize (an RMSNorm with its sums) has an entry for rows
-// its registers hold (row_sum_short: kRowSumThreads threads a row) and one
-// for longer rows (kReduceThreads); a shape launches exactly one of them.
+// its registers hold (kRowSumThreads threads a row), one for longer rows it
+// still holds (kReduceThreads) and one for rows it reads again; a shape
+// launches exactly one of them (fp8k::row_sum_entry).
 TEST(Elementwise, RowSumQuantizeLaunchesTheEntryForItsRowLength) {
   const ElementwiseSpec s = rmsnormQuantizeSpec();
   ASSERT_TRUE(checkElementwiseSpec(s).isOk());
-  EXPECT_EQ(elementwiseEntries(s),
-            (std::vector<std::string>{"quantize", "quantize_long_rows"}));
+  const std::vector<std::string> roles = {"quantize", "quantize_long_rows",
+                                          "quantize_longest_rows"};
+  EXPECT_EQ(elementwiseEntries(s), roles);
   const std::string base = s.kernelName();
   struct Case {
     int64_t cols;
-    bool shortRows;
+    int entry;
   };
-  for (Case c : {Case{8, true}, Case{4096, true}, Case{4100, false},
-                 Case{4104, false}, Case{8192, false}}) {
+  for (Case c : {Case{8, 0}, Case{4096, 0}, Case{4100, 2}, Case{4104, 1},
+                 Case{8192, 1}, Case{8200, 2}, Case{16384, 2}}) {
     SCOPED_TRACE(c.cols);
-    EXPECT_EQ(fp8k::row_sum_short(c.cols), c.shortRows);
+    EXPECT_EQ(fp8k::row_sum_entry(c.cols), c.entry);
     const std::vector<ElementwiseEntryLaunch> ls =
         elementwiseLaunches(s, 2, 300, c.cols, 132);
     ASSERT_EQ(ls.size(), 1u);
-    const bool shortRows = c.shortRows;
-    EXPECT_EQ(ls[0].kernel,
-              base + (shortRows ? "_quantize" : "_quantize_long_rows"));
-    EXPECT_EQ(ls[0].entry, shortRows ? 0u : 1u);
+    EXPECT_EQ(ls[0].kernel, base + "_" + roles[size_t(c.entry)]);
+    EXPECT_EQ(ls[0].entry, unsigned(c.entry));
     EXPECT_EQ(
         ls[0].launch.block[0],
-        unsigned(shortRows ? fp8k::kRowSumThreads : fp8k::kReduceThreads));
+        unsigned(c.entry == 0 ? fp8k::kRowSumThreads : fp8k::kReduceThreads));
     EXPECT_EQ(ls[0].launch.grid[0], 600u); // a CTA per row
   }
   auto k = emitElementwise(s);
   ASSERT_TRUE(k.isOk()) << k.message();
-  ASSERT_EQ(k->size(), 2u);
+  ASSERT_EQ(k->size(), 3u);
   EXPECT_NE((*k)[0].source.find("__launch_bounds__(128, 5)\n" + (*k)[0].name),
             std::string::npos);
-  EXPECT_NE((*k)[0].source.find("__launch_bounds__(256, 4)\n" + (*k)[1].name),
+  EXPECT_NE((*k)[0].source.find("__launch_bounds__(256, 2)\n" + (*k)[1].name),
+            std::string::npos);
+  EXPECT_NE((*k)[0].source.find("__launch_bounds__(256, 4)\n" + (*k)[2].name),
             std::string::npos);
 }
 
