@@ -500,9 +500,7 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     // launched).
     const int e = fp8k::row_sum_entry(cols);
     l.block[0] = e == 0 ? fp8k::kRowSumThreads : fp8k::kReduceThreads;
-    l.grid[0] = role == elementwiseEntries(s)[size_t(e)]
-                    ? clamp(batch * rows, waves * 8)
-                    : 0;
+    l.grid[0] = entry == size_t(e) ? clamp(batch * rows, waves * 8) : 0;
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesRowPath(s)) {
     // A warp per block, or per 32 / lanes blocks on the vector path.
