@@ -358,9 +358,9 @@ emitElementwise(const ElementwiseSpec &s) {
     // quantize, the 128x128 tile) unless told that two CTAs an SM suffice.
     const char *onePass = s.arch == Arch::SM100a ? "256, 2" : "256";
     if (quantizeUsesRowSumPath(s)) {
-      // A CTA holds one row's loads at a time: five CTAs an SM of the short
-      // rows' (96 registers), two of the long rows' (the same chunks a
-      // thread, twice the threads), four of the rows read again.
+      // A CTA holds one row's loads at a time: at least five CTAs an SM of
+      // the short rows', two of the long rows' (the same chunks a thread,
+      // twice the threads), four of the rows read again.
       entry(0, std::to_string(fp8k::kRowSumThreads) + ", 5",
             "fp8k::quantize_rows_sum_body<fp8k::Prog, fp8k::Q, "
             "fp8k::kReduceThreads / fp8k::kRowSumThreads, "
@@ -441,12 +441,13 @@ emitElementwise(const ElementwiseSpec &s) {
 
 std::vector<ElementwiseEntryLaunch>
 elementwiseLaunches(const ElementwiseSpec &s, int64_t batch, int64_t rows,
-                    int64_t cols, int smCount) {
+                    int64_t cols, int smCount, bool aligned) {
   const std::vector<std::string> entries = elementwiseEntries(s);
   const std::string base = s.kernelName();
   std::vector<ElementwiseEntryLaunch> out;
   for (size_t e = 0; e < entries.size(); ++e) {
-    const AuxLaunch l = elementwiseLaunch(s, e, batch, rows, cols, smCount);
+    const AuxLaunch l =
+        elementwiseLaunch(s, e, batch, rows, cols, smCount, aligned);
     if (l.grid[0] > 0) // (an entry for other shapes)
       out.push_back(
           {entries.size() == 1 ? base : base + "_" + entries[e], e, l});
@@ -456,7 +457,7 @@ elementwiseLaunches(const ElementwiseSpec &s, int64_t batch, int64_t rows,
 
 AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
                             int64_t batch, int64_t rows, int64_t cols,
-                            int smCount) {
+                            int smCount, bool aligned) {
   auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   auto clamp = [](int64_t v, int64_t hi) {
     return unsigned(std::max<int64_t>(1, std::min(v, hi)));
@@ -498,8 +499,8 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   } else if (s.kind == AuxKind::Quantize && quantizeUsesRowSumPath(s)) {
     // A CTA per row; only the entry for this row length runs (grid 0: not
     // launched).
-    const int e = fp8k::row_sum_entry(cols);
-    l.block[0] = e == 0 ? fp8k::kRowSumThreads : fp8k::kReduceThreads;
+    const int e = fp8k::row_sum_entry(cols, aligned);
+    l.block[0] = e == 0 ? int(fp8k::kRowSumThreads) : int(fp8k::kReduceThreads);
     l.grid[0] = entry == size_t(e) ? clamp(batch * rows, waves * 8) : 0;
   } else if (s.kind == AuxKind::Quantize && role == "quantize" &&
              quantizeUsesRowPath(s)) {

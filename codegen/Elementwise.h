@@ -165,11 +165,19 @@ struct AuxLaunch {
 /// `smCount` SMs. Permute: `batch` is the routing slots T * topK for the
 /// count and the route, the tokens T for the gather-quantize; unpermute:
 /// [T, H], the output's. grid[0] == 0: the entry does not run on this shape
-/// (the row-sum quantize has one entry for rows that fit its registers and
-/// one for longer rows).
+/// (the row-sum quantize has entries for rows that fit its registers and
+/// one for the others). `aligned`: the tensors are aligned as the vector
+/// paths need (vectorInputs 16 bytes, the output 8); the row-sum
+/// quantize's entries that keep rows in registers serve aligned tensors
+/// only (fp8k::row_sum_entry).
 AuxLaunch elementwiseLaunch(const ElementwiseSpec &spec, size_t entry,
                             int64_t batch, int64_t rows, int64_t cols,
-                            int smCount);
+                            int smCount, bool aligned = true);
+
+/// The program inputs the kernels read in 16-byte vectors where aligned
+/// (Prog::aligned checks them): those read per element, not per row, by
+/// the program or its row sum.
+std::vector<bool> vectorInputs(const ElementwiseSpec &spec);
 
 /// One kernel launch of a spec: the entry point, its index in
 /// emitElementwise's list, and its grid.
@@ -185,7 +193,7 @@ struct ElementwiseEntryLaunch {
 /// step's batches differ per entry: runtime/plan/PlanKernels.h).
 std::vector<ElementwiseEntryLaunch>
 elementwiseLaunches(const ElementwiseSpec &spec, int64_t batch, int64_t rows,
-                    int64_t cols, int smCount);
+                    int64_t cols, int smCount, bool aligned = true);
 
 /// Evaluates the program on one element: `in[i]` is input i's element
 /// widened to float. Bit-identical to the device's Prog::eval.

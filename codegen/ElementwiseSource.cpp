@@ -409,15 +409,28 @@ void emitProgram(std::ostringstream &os, const EwProgram &p,
      << "    return true";
   if (p.broadcasts()) // vectors of up to 8 elements stay in one row
     os << " && p.cols % 8 == 0";
-  for (size_t i = 0; i < p.inputs.size(); ++i)
-    if (used[i] && p.broadcastOf(i) != EwBroadcast::Row)
+  const std::vector<bool> vectors = vectorInputs(p, rowSum);
+  for (size_t i = 0; i < vectors.size(); ++i)
+    if (vectors[i])
       os << " && is_aligned(p.in[" << i << "], bytes)";
-  if (rowSum) // the sum's inputs are among the quantize's
-    for (size_t i = 0; i < rowSum->inputs.size(); ++i)
-      if (!used[i] && usedInputs(*rowSum)[i] &&
-          rowSum->broadcastOf(i) != EwBroadcast::Row)
-        os << " && is_aligned(p.in[" << i << "], bytes)";
   os << ";\n  }\n};\n\n";
+}
+
+std::vector<bool> vectorInputs(const EwProgram &p, const EwProgram *rowSum) {
+  std::vector<bool> out = usedInputs(p);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = out[i] && p.broadcastOf(i) != EwBroadcast::Row;
+  if (rowSum) { // the sum's inputs are among the quantize's
+    const std::vector<bool> summed = usedInputs(*rowSum);
+    for (size_t i = 0; i < summed.size() && i < out.size(); ++i)
+      out[i] =
+          out[i] || (summed[i] && rowSum->broadcastOf(i) != EwBroadcast::Row);
+  }
+  return out;
+}
+
+std::vector<bool> vectorInputs(const ElementwiseSpec &s) {
+  return vectorInputs(s.program, s.rowSum ? &*s.rowSum : nullptr);
 }
 
 std::string emitEpilogueSource(const GemmEpilogue &e, DType gemmOut,

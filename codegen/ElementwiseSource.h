@@ -50,6 +50,10 @@ int tabulatedInput(const EwProgram &p, int value);
 void emitProgram(std::ostringstream &os, const EwProgram &p,
                  const EwProgram *rowSum, int table);
 
+/// The inputs Prog::aligned checks (vectorInputs(spec), of a program and
+/// its row sum's).
+std::vector<bool> vectorInputs(const EwProgram &p, const EwProgram *rowSum);
+
 } // namespace fp8
 
 #endif // FP8_CODEGEN_ELEMENTWISESOURCE_H

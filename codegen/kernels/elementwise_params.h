@@ -129,17 +129,17 @@ enum : int { kReduceThreads = 256, kReduceChunk = 8 };
 /// its registers and CTA (row_sum_entry picks one): rows of up to 4096
 /// columns a CTA of kRowSumThreads, a thread playing kReduceThreads /
 /// kRowSumThreads reduce threads (the same sum tree; a row's fixed work
-/// spread over four chunks a thread; 96 registers at five CTAs an SM);
-/// rows of up to 8192 columns (kRowSumLongCols: the hidden size of
+/// spread over four chunks a thread; 86 registers on sm_90a, five CTAs an
+/// SM); rows of up to 8192 columns (kRowSumLongCols: the hidden size of
 /// Llama-3-70B) a CTA of kReduceThreads keeping four chunks a thread
-/// likewise (123 registers, two CTAs an SM); longer rows, and rows past
-/// 4096 that are not whole 16-byte chunks, a CTA of kReduceThreads keeping
-/// nothing, read again from the caches for each use (four CTAs an SM: more
-/// loads in flight). On the H200: 4096x4096 at 256 threads 0.0297 ms, at
-/// 128 threads 0.0267-0.0269 (docs/results/h200-2026-12-01-delayed-codes/,
-/// run3); 8192x8192 kept 0.1020 ms against 0.1173 read again, 4096x16384
-/// read again 0.1171 at four CTAs an SM against 0.1575 at two
-/// (docs/results/h200-2026-12-03-long-rows/, run1).
+/// likewise (80 registers on sm_90a, three CTAs an SM); longer rows, rows that
+/// are not whole chunks of eight columns, and tensors not 16-byte aligned, a
+/// CTA of kReduceThreads keeping nothing, read again from the caches for each
+/// use (four CTAs an SM: more loads in flight). On the H200: 4096x4096 at 256
+/// threads 0.0297 ms, at 128 threads 0.0267-0.0269
+/// (docs/results/h200-2026-12-01-delayed-codes/, run3); 8192x8192 kept 0.1020
+/// ms against 0.1173 read again, 4096x16384 read again 0.1171 at four CTAs an
+/// SM against 0.1575 at two (docs/results/h200-2026-12-03-long-rows/, run1).
 enum : int { kRowSumKept = 4, kRowSumThreads = 128 };
 static_assert(kReduceThreads % kRowSumThreads == 0 && kRowSumThreads % 32 == 0,
               "a row-sum thread plays whole reduce threads");
@@ -155,11 +155,13 @@ enum : int {
 
 /// The row-sum quantize's entry for rows of `cols` columns: 0 (short rows,
 /// kRowSumThreads threads), 1 (long rows kept, kReduceThreads), 2 (rows
-/// read again, kReduceThreads).
-FP8K_RULE int row_sum_entry(i64 cols) {
-  if (cols <= kRowSumShortCols)
-    return 0;
-  return cols <= kRowSumLongCols && cols % kReduceChunk == 0 ? 1 : 2;
+/// read again, kReduceThreads). A keeping entry takes rows of whole chunks
+/// of `aligned` tensors only (its loads are 16-byte ones; the others' path
+/// alone halves the kernel's NVRTC compile).
+FP8K_RULE int row_sum_entry(i64 cols, bool aligned) {
+  if (!aligned || cols % kReduceChunk != 0 || cols > kRowSumLongCols)
+    return 2;
+  return cols <= kRowSumShortCols ? 0 : 1;
 }
 
 /// Tables of a program's costly values (elementwise_table.cuh): a value

@@ -2,13 +2,29 @@
 
 #include "runtime/plan/PlanKernels.h"
 
+#include <cstdint>
+
 namespace fp8 {
 
 static_assert(fp8k::kMaxMoeExperts == kMaxMoeExperts,
               "the routing kernel's shared counters hold every expert");
 
-std::vector<ElementwiseEntryLaunch>
-auxStepLaunches(const PlanStep &s, const StepShapes &shapes, int smCount) {
+bool auxParamsAligned(const ElementwiseSpec &spec, const fp8k::EwParams &p) {
+  auto at = [](const void *q, uintptr_t bytes) {
+    return reinterpret_cast<uintptr_t>(q) % bytes == 0;
+  };
+  const std::vector<bool> vectors = vectorInputs(spec);
+  for (size_t i = 0; i < vectors.size() && i < size_t(fp8k::kMaxEwInputs); ++i)
+    if (vectors[i] && !at(p.in[i], 16))
+      return false;
+  return at(p.out, 8);
+}
+
+std::vector<ElementwiseEntryLaunch> auxStepLaunches(const PlanStep &s,
+                                                    const StepShapes &shapes,
+                                                    int smCount,
+                                                    const fp8k::EwParams &p) {
+  const bool aligned = auxParamsAligned(s.aux, p);
   Geometry g = geometry(shapes.at(s.inputs[0]));
   const bool permute = s.kind == StepKind::Permute;
   if (s.kind == StepKind::Unpermute) // [T, H], the output's
@@ -24,7 +40,8 @@ auxStepLaunches(const PlanStep &s, const StepShapes &shapes, int smCount) {
       const Shape &ids = shapes.at(s.inputs[1]);
       g.batch = entries[e] == "quantize" ? ids[0] : ids[0] * ids[1];
     }
-    l.launch = elementwiseLaunch(s.aux, e, g.batch, g.rows, g.cols, smCount);
+    l.launch =
+        elementwiseLaunch(s.aux, e, g.batch, g.rows, g.cols, smCount, aligned);
     if (l.launch.grid[0] > 0) // (an entry for other shapes)
       out.push_back(l);
   }

@@ -27,9 +27,17 @@ using StepShapes = std::map<std::string, Shape>;
 
 /// The launches of a non-GEMM step (shapes of its first input: rank 2, or 3
 /// for a stack of matrices; an MoE step's from all its operands) on a GPU
-/// of `smCount` SMs.
-std::vector<ElementwiseEntryLaunch>
-auxStepLaunches(const PlanStep &step, const StepShapes &shapes, int smCount);
+/// of `smCount` SMs, with parameter `p` (auxStepParams): which entry runs
+/// may depend on its tensors' alignment (auxParamsAligned).
+std::vector<ElementwiseEntryLaunch> auxStepLaunches(const PlanStep &step,
+                                                    const StepShapes &shapes,
+                                                    int smCount,
+                                                    const fp8k::EwParams &p);
+
+/// Whether the tensors of parameter `p` of a kernel of `spec` are aligned
+/// as its vector paths need (elementwiseLaunch's `aligned`): the inputs it
+/// reads in vectors (vectorInputs) to 16 bytes, the output to 8.
+bool auxParamsAligned(const ElementwiseSpec &spec, const fp8k::EwParams &p);
 
 /// The bytes of a non-GEMM step's device scratch (0: none): one u32 amax
 /// per scale of a quantize on the block path (zero before its first run;

@@ -300,7 +300,8 @@ TEST(Elementwise, EntryPointsFollowTheGranularity) {
 
 // The row-sum quantize (an RMSNorm with its sums) has an entry for rows
 // its registers hold (kRowSumThreads threads a row), one for longer rows it
-// still holds (kReduceThreads) and one for rows it reads again; a shape
+// still holds (kReduceThreads) and one for rows it reads again, rows not
+// of whole chunks of eight and unaligned tensors included; a shape
 // launches exactly one of them (fp8k::row_sum_entry).
 TEST(Elementwise, RowSumQuantizeLaunchesTheEntryForItsRowLength) {
   const ElementwiseSpec s = rmsnormQuantizeSpec();
@@ -313,19 +314,25 @@ TEST(Elementwise, RowSumQuantizeLaunchesTheEntryForItsRowLength) {
     int64_t cols;
     int entry;
   };
-  for (Case c : {Case{8, 0}, Case{4096, 0}, Case{4100, 2}, Case{4104, 1},
-                 Case{8192, 1}, Case{8200, 2}, Case{16384, 2}}) {
+  for (Case c : {Case{8, 0}, Case{4096, 0}, Case{1, 2}, Case{31, 2},
+                 Case{4092, 2}, Case{4100, 2}, Case{4104, 1}, Case{8192, 1},
+                 Case{8188, 2}, Case{8200, 2}, Case{16384, 2}}) {
     SCOPED_TRACE(c.cols);
-    EXPECT_EQ(fp8k::row_sum_entry(c.cols), c.entry);
+    EXPECT_EQ(fp8k::row_sum_entry(c.cols, true), c.entry);
+    EXPECT_EQ(fp8k::row_sum_entry(c.cols, false), 2); // unaligned tensors
     const std::vector<ElementwiseEntryLaunch> ls =
         elementwiseLaunches(s, 2, 300, c.cols, 132);
     ASSERT_EQ(ls.size(), 1u);
     EXPECT_EQ(ls[0].kernel, base + "_" + roles[size_t(c.entry)]);
     EXPECT_EQ(ls[0].entry, unsigned(c.entry));
-    EXPECT_EQ(
-        ls[0].launch.block[0],
-        unsigned(c.entry == 0 ? fp8k::kRowSumThreads : fp8k::kReduceThreads));
+    EXPECT_EQ(ls[0].launch.block[0],
+              unsigned(c.entry == 0 ? int(fp8k::kRowSumThreads)
+                                    : int(fp8k::kReduceThreads)));
     EXPECT_EQ(ls[0].launch.grid[0], 600u); // a CTA per row
+    const std::vector<ElementwiseEntryLaunch> u =
+        elementwiseLaunches(s, 2, 300, c.cols, 132, /*aligned=*/false);
+    ASSERT_EQ(u.size(), 1u);
+    EXPECT_EQ(u[0].entry, 2u);
   }
   auto k = emitElementwise(s);
   ASSERT_TRUE(k.isOk()) << k.message();

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
 
 namespace fp8::emulated {
 namespace {
@@ -64,21 +66,22 @@ HostTensor randomTensor(DType t, const Shape &shape, uint64_t seed) {
   return h;
 }
 
-void runEmulated(const EmulatedKernel &k, const PlanStep &step,
-                 HostBuffers &buffers, std::vector<uint32_t> &amax,
-                 void *mirror, int64_t mirrorStrideRows,
-                 int64_t mirrorStrideCols) {
+namespace {
+
+/// runEmulated's launches, the buffers at `address`.
+void launchStep(const EmulatedKernel &k, const PlanStep &step,
+                const HostBuffers &buffers,
+                const std::function<void *(const std::string &)> &address,
+                std::vector<uint32_t> &amax, void *mirror,
+                int64_t mirrorStrideRows, int64_t mirrorStrideCols) {
   StepShapes shapes;
   for (const auto &[name, t] : buffers)
     shapes[name] = t.shape;
-  const fp8k::EwParams p = auxStepParams(
-      step, shapes,
-      [&](const std::string &name) -> void * {
-        return buffers.at(name).data.data();
-      },
-      amax.data(), mirror, mirrorStrideRows, mirrorStrideCols);
+  const fp8k::EwParams p =
+      auxStepParams(step, shapes, address, amax.data(), mirror,
+                    mirrorStrideRows, mirrorStrideCols);
   const std::vector<ElementwiseEntryLaunch> launches =
-      auxStepLaunches(step, shapes, /*smCount=*/1);
+      auxStepLaunches(step, shapes, /*smCount=*/1, p);
   ASSERT_FALSE(launches.empty()); // (the row-sum quantize: one of two)
   for (const ElementwiseEntryLaunch &l : launches)
     ASSERT_EQ(l.kernel, k.names.at(l.entry));
@@ -86,6 +89,45 @@ void runEmulated(const EmulatedKernel &k, const PlanStep &step,
     cudaemu::launch({l.launch.grid[0], l.launch.grid[1], l.launch.grid[2]},
                     {l.launch.block[0], l.launch.block[1], l.launch.block[2]},
                     [&] { k.entries[l.entry](p); });
+}
+
+} // namespace
+
+void runEmulated(const EmulatedKernel &k, const PlanStep &step,
+                 HostBuffers &buffers, std::vector<uint32_t> &amax,
+                 void *mirror, int64_t mirrorStrideRows,
+                 int64_t mirrorStrideCols) {
+  launchStep(
+      k, step, buffers,
+      [&](const std::string &name) -> void * {
+        return buffers.at(name).data.data();
+      },
+      amax, mirror, mirrorStrideRows, mirrorStrideCols);
+}
+
+void runEmulatedMisaligned(const EmulatedKernel &k, const PlanStep &step,
+                           HostBuffers &buffers, std::vector<uint32_t> &amax) {
+  // Each buffer one element (of its type) past a 16-byte boundary.
+  std::map<std::string, std::vector<uint8_t>> moved;
+  std::map<std::string, size_t> offset;
+  for (const auto &[name, t] : buffers) {
+    const size_t es = size_t(bytesOf(t.dtype, 1));
+    std::vector<uint8_t> &m = moved[name];
+    m.assign(t.data.size() + 32, 0);
+    const size_t base = (16 - reinterpret_cast<uintptr_t>(m.data()) % 16) % 16;
+    offset[name] = base + es;
+    std::copy(t.data.begin(), t.data.end(), m.begin() + ptrdiff_t(base + es));
+  }
+  launchStep(
+      k, step, buffers,
+      [&](const std::string &name) -> void * {
+        return moved.at(name).data() + offset.at(name);
+      },
+      amax, nullptr, 0, 0);
+  for (auto &[name, t] : buffers) {
+    const auto from = moved.at(name).begin() + ptrdiff_t(offset.at(name));
+    std::copy(from, from + ptrdiff_t(t.data.size()), t.data.begin());
+  }
 }
 
 void expectSameBits(const HostTensor &got, const HostTensor &want,

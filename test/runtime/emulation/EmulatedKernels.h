@@ -53,6 +53,12 @@ void runEmulated(const EmulatedKernel &k, const PlanStep &step,
                  void *mirror = nullptr, int64_t mirrorStrideRows = 0,
                  int64_t mirrorStrideCols = 0);
 
+/// runEmulated with every buffer one element of its type past a 16-byte
+/// boundary (as a tensor at an odd offset in its allocation is): the paths
+/// for tensors that 16-byte accesses cannot take.
+void runEmulatedMisaligned(const EmulatedKernel &k, const PlanStep &step,
+                           HostBuffers &buffers, std::vector<uint32_t> &amax);
+
 /// Expects `got` to hold `want`'s bits, naming the first difference.
 void expectSameBits(const HostTensor &got, const HostTensor &want,
                     const std::string &what);

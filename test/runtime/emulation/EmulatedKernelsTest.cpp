@@ -24,6 +24,7 @@
 #include "codegen/kernels/elementwise_params.h"
 #include "numerics/Random.h"
 #include "runtime/plan/Plan.h"
+#include "runtime/plan/PlanKernels.h"
 #include "runtime/plan/PlanOracle.h"
 
 #include <gtest/gtest.h>
@@ -48,6 +49,23 @@ Shape shapeOf(const Shape3 &s) {
 
 /// A shape without its last dimension (a row broadcast's, a reduce's sums).
 Shape rowsOf(const Shape &s) { return Shape(s.begin(), s.end() - 1); }
+
+/// Program input i of `spec` on shape s: random, or for a broadcast input a
+/// value per row ([batch, rows]; positive, as a norm's sums are) or per
+/// column ([cols]).
+HostTensor programInput(const ElementwiseSpec &spec, size_t i, const Shape3 &s,
+                        uint64_t seed) {
+  const Shape shape = shapeOf(s);
+  const EwBroadcast bc = spec.program.broadcastOf(i);
+  const Shape inShape = bc == EwBroadcast::Row   ? rowsOf(shape)
+                        : bc == EwBroadcast::Col ? Shape{s.cols}
+                                                 : shape;
+  HostTensor t = randomTensor(spec.program.inputs[i], inShape, seed);
+  if (bc == EwBroadcast::Row)
+    for (int64_t j = 0; j < t.elements(); ++j)
+      t.set(j, std::fabs(t.get(j)) * float(s.cols));
+  return t;
+}
 
 class EmulatedKernels
     : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
@@ -125,17 +143,7 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
     } else {
       for (size_t i = 0; i < programTensorInputs(spec); ++i) {
         const std::string name = "in" + std::to_string(i);
-        // Broadcast inputs: a value per row ([batch, rows]; positive, as a
-        // norm's sums are) or per column ([cols]).
-        const EwBroadcast bc = spec.program.broadcastOf(i);
-        const Shape inShape = bc == EwBroadcast::Row   ? rowsOf(shape)
-                              : bc == EwBroadcast::Col ? Shape{s.cols}
-                                                       : shape;
-        HostTensor t = randomTensor(spec.program.inputs[i], inShape,
-                                    1000 * index + 10 * round + i);
-        if (bc == EwBroadcast::Row)
-          for (int64_t j = 0; j < t.elements(); ++j)
-            t.set(j, std::fabs(t.get(j)) * float(s.cols));
+        HostTensor t = programInput(spec, i, s, 1000 * index + 10 * round + i);
         // Growing magnitudes across the rounds of delayed scaling, and a
         // NaN in round 2 (a non-finite amax: the step takes no prediction).
         for (int64_t j = 0; j < t.elements(); ++j)
@@ -247,6 +255,126 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 //===----------------------------------------------------------------------===//
+// Tensors off the 16-byte alignment
+//===----------------------------------------------------------------------===//
+
+/// A quantize step of `spec` on shape s: its program inputs (programInput,
+/// seeds from `seed`) and zeroed codes and scales, in `emu` and `oracle`.
+PlanStep quantizeStep(const ElementwiseSpec &spec, const Shape3 &s,
+                      uint64_t seed, HostBuffers &emu, HostBuffers &oracle) {
+  PlanStep step;
+  step.name = "step";
+  step.kind = StepKind::Quantize;
+  step.aux = spec;
+  step.outputs = {"codes", "scales"};
+  for (size_t i = 0; i < programTensorInputs(spec); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    emu[name] = oracle[name] = programInput(spec, i, s, seed + i);
+    step.inputs.push_back(name);
+  }
+  const auto [codes, scales] = quantizeOutputShapes(spec, shapeOf(s));
+  const DType scaleType = spec.quant.granularity.scale == ScaleFormat::UE8M0
+                              ? DType::UE8M0
+                              : DType::F32;
+  for (HostBuffers *b : {&emu, &oracle}) {
+    (*b)["codes"] = HostTensor::zeros(spec.quant.format, codes);
+    (*b)["scales"] = HostTensor::zeros(scaleType, scales);
+  }
+  return step;
+}
+
+class EmulatedMisaligned
+    : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
+
+/// Rows of whole chunks of eight columns that a row-sum quantize's keeping
+/// entries would hold if aligned (fp8k::row_sum_entry): 3000 and 4096
+/// columns (the short rows' entry), 4104 and 8192 (the long rows'), over
+/// stacks.
+const Shape3 kMisalignedShapes[] = {
+    {2, 2, 3000}, {2, 3, 4096}, {1, 2, 4104}, {2, 2, 8192}};
+
+/// Every tensor one element past a 16-byte boundary: the launch takes the
+/// entry that keeps nothing, whose loads and stores go element by element,
+/// and the bits are the oracle's. (The emulator's 16-byte accesses do not
+/// fault when misaligned: AuxParamsAligned checks the choice itself.)
+TEST_P(EmulatedMisaligned, MatchesTheOracleBitForBit) {
+  auto [index, shapeIndex] = GetParam();
+  const EmulatedKernel &k = kernels()[index];
+  auto parsed = elementwiseSpecFromJSON(k.spec);
+  ASSERT_TRUE(parsed.isOk()) << parsed.message();
+  const ElementwiseSpec spec = *parsed;
+  const Shape3 s = kMisalignedShapes[shapeIndex];
+  const Shape shape = shapeOf(s);
+  HostBuffers emu, oracle;
+  const PlanStep step = quantizeStep(spec, s, 31 * index, emu, oracle);
+  std::vector<uint32_t> amax(
+      size_t(elementCount(scaleShapeFor(shape, spec.quant.granularity))), 0);
+  Plan plan;
+  ASSERT_TRUE(runStepOnCpu(plan, step, oracle).isOk());
+  runEmulatedMisaligned(k, step, emu, amax);
+  const std::string what =
+      spec.kernelName() + " on " + formatShape(shape) + ", misaligned";
+  expectSameBits(emu["codes"], oracle["codes"], what + ", codes");
+  expectSameBits(emu["scales"], oracle["scales"], what + ", scales");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RowSumKernels, EmulatedMisaligned,
+    ::testing::Combine(
+        ::testing::ValuesIn(kernelsWhere([](const ElementwiseSpec &s) {
+          return quantizeUsesRowSumPath(s);
+        })),
+        ::testing::Range(0, int(std::size(kMisalignedShapes)))),
+    [](const auto &info) {
+      auto spec =
+          elementwiseSpecFromJSON(kernels()[std::get<0>(info.param)].spec);
+      const Shape3 s = kMisalignedShapes[std::get<1>(info.param)];
+      return spec->kernelName() + "_" + std::to_string(s.batch) + "x" +
+             std::to_string(s.rows) + "x" + std::to_string(s.cols);
+    });
+
+/// The alignment a launch reads: the tensors the program reads in vectors
+/// (16 bytes) and the output (8), not a per-row input; a row-sum quantize
+/// on unaligned tensors launches the entry that keeps nothing.
+TEST(AuxParamsAligned, ReadsTheTensorsTheVectorPathsRead) {
+  const std::vector<size_t> rowSum = kernelsWhere(
+      [](const ElementwiseSpec &s) { return quantizeUsesRowSumPath(s); });
+  ASSERT_FALSE(rowSum.empty());
+  auto parsed = elementwiseSpecFromJSON(kernels()[rowSum[0]].spec);
+  ASSERT_TRUE(parsed.isOk()) << parsed.message();
+  const ElementwiseSpec spec = *parsed;
+  const std::vector<bool> vectors = vectorInputs(spec);
+  ASSERT_GE(std::count(vectors.begin(), vectors.end(), true), 1);
+  auto at = [](uintptr_t a) { return reinterpret_cast<void *>(a); };
+  fp8k::EwParams p{};
+  for (int i = 0; i < fp8k::kMaxEwInputs; ++i)
+    p.in[i] = at(0x10000 + 0x1000 * uintptr_t(i));
+  p.out = at(0x20008);
+  EXPECT_TRUE(auxParamsAligned(spec, p));
+  for (size_t i = 0; i < size_t(fp8k::kMaxEwInputs); ++i) {
+    fp8k::EwParams q = p;
+    q.in[i] = at(0x10002 + 0x1000 * uintptr_t(i));
+    const bool read = i < vectors.size() && vectors[i];
+    EXPECT_EQ(auxParamsAligned(spec, q), !read) << "input " << i;
+  }
+  fp8k::EwParams q = p;
+  q.out = at(0x20004);
+  EXPECT_FALSE(auxParamsAligned(spec, q));
+
+  PlanStep step;
+  step.kind = StepKind::Quantize;
+  step.aux = spec;
+  step.inputs = {"in0"};
+  const StepShapes shapes = {{"in0", Shape{2, 4096}}};
+  const auto aligned = auxStepLaunches(step, shapes, 132, p);
+  ASSERT_EQ(aligned.size(), 1u);
+  EXPECT_EQ(aligned[0].entry, 0u);
+  const auto unaligned = auxStepLaunches(step, shapes, 132, q);
+  ASSERT_EQ(unaligned.size(), 1u);
+  EXPECT_EQ(unaligned[0].entry, 2u);
+}
+
+//===----------------------------------------------------------------------===//
 // Quantize with a scale mirror
 //===----------------------------------------------------------------------===//
 
@@ -293,27 +421,9 @@ TEST_P(EmulatedMirror, HoldsTheScales) {
   const Shape shape = shapeOf(s);
   const Granularity &g = spec.quant.granularity;
   const Shape scaleShape = scaleShapeFor(shape, g);
-  const auto [codesShape, scalesShape] = quantizeOutputShapes(spec, shape);
-  const bool ue8m0 = g.scale == ScaleFormat::UE8M0;
-  const DType scaleType = ue8m0 ? DType::UE8M0 : DType::F32;
-  const size_t es = ue8m0 ? 1 : 4;
-
-  PlanStep step;
-  step.name = "step";
-  step.kind = StepKind::Quantize;
-  step.aux = spec;
-  step.outputs = {"codes", "scales"};
+  const size_t es = g.scale == ScaleFormat::UE8M0 ? 1 : 4;
   HostBuffers emu, oracle;
-  for (size_t i = 0; i < programTensorInputs(spec); ++i) {
-    const std::string name = "in" + std::to_string(i);
-    emu[name] = oracle[name] =
-        randomTensor(spec.program.inputs[i], shape, 77 * index + i);
-    step.inputs.push_back(name);
-  }
-  for (HostBuffers *b : {&emu, &oracle}) {
-    (*b)["codes"] = HostTensor::zeros(spec.quant.format, codesShape);
-    (*b)["scales"] = HostTensor::zeros(scaleType, scalesShape);
-  }
+  const PlanStep step = quantizeStep(spec, s, 77 * index, emu, oracle);
   // The grid of the scales as written (transposed: [cols][scale rows]).
   const int64_t rows = spec.transposed ? g.scaleCols(s.cols)
                                        : s.batch * g.scaleRows(s.rows),
