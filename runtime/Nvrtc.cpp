@@ -5,6 +5,7 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -48,15 +49,20 @@ std::vector<std::string> nvrtcOptions(Arch arch) {
 }
 
 void parsePtxasInfo(const std::string &log, CompiledKernel &k) {
-  std::smatch m;
+  // One report per entry point: the kernel's figures are the most of any
+  // entry (registers, stack frame) and the spills of all.
   static const std::regex regs(R"(Used (\d+) registers)");
   static const std::regex frame(
       R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  if (std::regex_search(log, m, regs))
-    k.registers = std::stoi(m[1]);
-  if (std::regex_search(log, m, frame)) {
-    k.stackBytes = std::stoi(m[1]);
-    k.spillBytes = std::stoi(m[2]) + std::stoi(m[3]);
+  k.registers = k.stackBytes = k.spillBytes = -1;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), regs);
+       it != std::sregex_iterator(); ++it)
+    k.registers = std::max(k.registers, std::stoi((*it)[1]));
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), frame);
+       it != std::sregex_iterator(); ++it) {
+    k.stackBytes = std::max(k.stackBytes, std::stoi((*it)[1]));
+    k.spillBytes =
+        std::max(k.spillBytes, 0) + std::stoi((*it)[2]) + std::stoi((*it)[3]);
   }
   k.wgmmaSerialized = log.find("wgmma.mma_async instructions are serialized") !=
                       std::string::npos;

@@ -54,7 +54,9 @@ Expected<CompiledKernel> compileWithNvrtc(const GeneratedKernel &kernel);
 /// Failures carry the kernel name and the NVRTC log.
 Expected<std::string> compileToPtx(const GeneratedKernel &kernel);
 
-/// Parses ptxas -v statistics out of an NVRTC log into `k`.
+/// Parses ptxas -v statistics out of an NVRTC log into `k`; of a kernel of
+/// several entry points, the most registers and stack frame of any entry
+/// and the spills of all.
 void parsePtxasInfo(const std::string &log, CompiledKernel &k);
 
 } // namespace fp8

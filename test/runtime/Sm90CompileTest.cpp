@@ -242,6 +242,32 @@ TEST(Sm90Emit, NvrtcReportsSerialisedWgmmas) {
   EXPECT_FALSE(k.wgmmaSerialized);
 }
 
+// A kernel of several entry points (the row-sum quantize has three): its
+// registers are its largest entry's, its spills every entry's.
+TEST(Sm90Emit, PtxasInfoCoversEveryEntryPoint) {
+  CompiledKernel k;
+  parsePtxasInfo(
+      "ptxas info    : Compiling entry function 'a' for 'sm_90a'\n"
+      "ptxas info    : Function properties for a\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 47 registers, used 1 barriers\n"
+      "ptxas info    : Compiling entry function 'b' for 'sm_90a'\n"
+      "ptxas info    : Function properties for b\n"
+      "    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Used 96 registers, used 1 barriers\n"
+      "ptxas info    : Compiling entry function 'c' for 'sm_90a'\n"
+      "ptxas info    : Function properties for c\n"
+      "    8 bytes stack frame, 2 bytes spill stores, 2 bytes spill loads\n"
+      "ptxas info    : Used 64 registers, used 1 barriers\n",
+      k);
+  EXPECT_EQ(k.registers, 96);
+  EXPECT_EQ(k.stackBytes, 16);
+  EXPECT_EQ(k.spillBytes, 16);
+  parsePtxasInfo("ptxas info    : Used 40 registers, used 1 barriers", k);
+  EXPECT_EQ(k.registers, 40);
+  EXPECT_EQ(k.spillBytes, -1); // not reported
+}
+
 std::string compileCaseName(
     const ::testing::TestParamInfo<std::tuple<int, int, int, int, int>> &info) {
   const int split = std::get<3>(info.param);
