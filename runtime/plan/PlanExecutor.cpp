@@ -220,9 +220,6 @@ Status GpuPlan::rebind(const std::string &name, CUdeviceptr ptr) {
     device_->driver->cuGraphExecDestroy(graph_);
     graph_ = nullptr;
   }
-  if (it->second != ptr)
-    for (std::vector<ElementwiseEntryLaunch> &l : auxLaunches_)
-      l.clear();
   it->second = ptr;
   return Status::ok();
 }
@@ -312,9 +309,10 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
       },
       reinterpret_cast<void *>(auxScratch_[index].ptr()), mirror, strideRows,
       strideCols);
-  // The launches' names hash the spec's JSON: made once, not per launch
-  // (rebind forgets them: they depend on the tensors' alignment).
-  std::vector<ElementwiseEntryLaunch> &launches = auxLaunches_[index];
+  // The launches' names hash the spec's JSON: made once for each alignment
+  // the step's tensors have had (a rebind may change it), not per launch.
+  std::vector<ElementwiseEntryLaunch> &launches =
+      auxLaunches_[index][auxParamsAligned(s.aux, p) ? 1 : 0];
   if (launches.empty())
     launches = auxStepLaunches(s, shapes_.shapes, device_->smCount, p);
   Status ls = launchElementwise(s.aux, launches, p, stream_);

@@ -20,6 +20,7 @@
 #include "runtime/plan/PlanOracle.h"
 #include "runtime/plan/PlanScaleMirror.h"
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -154,9 +155,10 @@ private:
   ScaleMirrorPlan mirrors_;
   std::vector<DeviceBuffer> mirrorScratch_; ///< owned mirrors, zeroed once
   std::vector<CUdeviceptr> mirrorAddress_;  ///< per mirror, owned or not
-  /// Per step: its elementwise launches (names, grids), made at its first
-  /// launch; a GpuPlan's shapes never change.
-  std::vector<std::vector<ElementwiseEntryLaunch>> auxLaunches_;
+  /// Per step and tensor alignment (auxParamsAligned: [0] unaligned, [1]
+  /// aligned): its elementwise launches (names, grids), made at its first
+  /// launch with that alignment; a GpuPlan's shapes never change.
+  std::vector<std::array<std::vector<ElementwiseEntryLaunch>, 2>> auxLaunches_;
   /// Per step: the tuning database's tile, looked up at its first launch.
   std::vector<std::optional<std::optional<TileConfig>>> dbTiles_;
   std::vector<std::string> gemmKernels_;
