@@ -271,6 +271,40 @@ def test_bound_plan_as_a_graph_and_on_a_side_stream(root):
     assert bound.run(x, dims={"M": 16})["result0"].shape == (16, 4096)
 
 
+def _off_boundary(t):
+    """`t` copied into a contiguous view one element past a 16-byte
+    boundary (as a slice of a larger tensor would be)."""
+    flat = torch.empty(t.numel() + 16, dtype=t.dtype, device=t.device)
+    start = (16 - flat.data_ptr() % 16) % 16 // t.element_size() + 1
+    v = flat[start:start + t.numel()].view(t.shape)
+    v.copy_(t)
+    assert v.data_ptr() % 16 != 0
+    return v
+
+
+def test_bound_plan_on_inputs_off_16_byte_boundaries(root):
+    # The Llama layer's RMSNorm input and both norm weights, and the
+    # attention output's quantize input, each one element past a 16-byte
+    # boundary: the element-wise steps take launches that read no 16-byte
+    # vector (a vector load there would fault), bit-identical to aligned
+    # inputs. The layer's input also feeds a GEMM's epilogue as C, which TMA
+    # loads: off a boundary that is refused with the rule, and the context
+    # is still good for the next call.
+    plan = _plan(root, "llama-layer")
+    bound = plan.bind(_draw(plan, {"M": 1}, "weight", 1))
+    x = _draw(plan, {"M": 129}, "input", 20)
+    want = bound(**x)
+    moved = {k: _off_boundary(v) for k, v in x.items() if k != "arg0"}
+    got = bound(**{**x, **moved})
+    for name, t in want.items():
+        assert torch.equal(bits(got[name]), bits(t)), name
+    with pytest.raises(RuntimeError, match="expected C to be 16-byte aligned"):
+        bound(**{**x, "arg0": _off_boundary(x["arg0"])})
+    again = bound(**x)
+    for name, t in want.items():
+        assert torch.equal(bits(again[name]), bits(t)), name
+
+
 def test_bound_plan_refuses_wrong_tensors(root):
     plan = _plan(root, "mlp")
     w = _draw(plan, {"M": 1}, "weight", 1)
