@@ -53,15 +53,19 @@ def _torch():
 
 
 _raw_stream = None
+# torch.Tensor once a CUDA tensor was seen (the launch paths' identity check,
+# cheaper than _is_torch).
+_tensor_type = None
 
 
 def _stream(t):
     """The current CUDA stream of t's device (0 for host tensors)."""
-    global _raw_stream
+    global _raw_stream, _tensor_type
     if not _is_torch(t) or not t.is_cuda:
         return 0
     if _raw_stream is None:
         torch = _torch()
+        _tensor_type = torch.Tensor
         # A plain int, without making a Stream object each call.
         _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
             lambda i: torch.cuda.current_stream(i).cuda_stream)
@@ -209,17 +213,19 @@ def gemm(a, a_scale, b, b_scale, recipe, out_dtype=None, c=None, *, out=None):
         if name != _OUT_TORCH[recipe.out]:
             raise ValueError(f"{fn}: out_dtype: expected {_OUT_TORCH[recipe.out]} "
                              f"(the recipe's out, {recipe.out}), found {name}")
-    if _is_torch(a) and a.is_cuda and a.dim() == 2:
+    if ((type(a) is _tensor_type or _is_torch(a)) and a.is_cuda
+            and (out is not None or a.dim() == 2)):
         # The launch path: the extension reads the tensors' own attributes
-        # and checks every argument (messages name it) before the launch.
+        # and checks every argument (messages name it; a's rank too when
+        # `out` is given) before the launch.
+        if _raw_stream is None:
+            _stream(a)
         d = out
         if d is None:
             torch = _torch()
             # b's rank is checked with the rest (a 1-D b is refused).
             d = torch.empty((a.shape[0], b.shape[0]), device=a.device,
                             dtype=getattr(torch, _OUT_TORCH[recipe.out]))
-        if _raw_stream is None:
-            _stream(a)
         _core.gemm(a, a_scale, b, b_scale, d, recipe, c,
                    _raw_stream(a.get_device()))
         return d

@@ -34,17 +34,24 @@ namespace fp8::python {
 
 namespace {
 
-/// The runtime's device, which a CUDA array must be on.
+/// The runtime's device, which a CUDA array must be on. Opened once for
+/// the process; remembered here because CudaDevice::get() also makes its
+/// context current, which the launch that follows does itself (a driver
+/// call a GEMM's Python overhead need not pay twice).
 const CudaDevice &expectRuntimeDevice(const Array &a, const char *fn) {
-  Expected<const CudaDevice *> dev = CudaDevice::get();
-  if (!dev)
-    throw std::runtime_error(std::string(fn) +
-                             ": no GPU to run on: " + dev.message() +
-                             " (arrays in host memory run on the CPU oracle)");
-  if (a.device != (*dev)->ordinal)
-    fail(a, "expected it on cuda:" + std::to_string((*dev)->ordinal) +
+  static const CudaDevice *opened = nullptr;
+  if (!opened) {
+    Expected<const CudaDevice *> dev = CudaDevice::get();
+    if (!dev)
+      throw std::runtime_error(
+          std::string(fn) + ": no GPU to run on: " + dev.message() +
+          " (arrays in host memory run on the CPU oracle)");
+    opened = *dev;
+  }
+  if (a.device != opened->ordinal)
+    fail(a, "expected it on cuda:" + std::to_string(opened->ordinal) +
                 " (the runtime's device, FP8_DEVICE), found " + a.deviceName());
-  return **dev;
+  return *opened;
 }
 
 CUstream toStream(uintptr_t stream) {

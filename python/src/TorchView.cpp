@@ -40,25 +40,27 @@ PyObject *torchTensorType() {
   return tensor;
 }
 
-/// A torch dtype's entry (its name without "torch.", its width), by the
-/// dtype object (one per type for the life of the process).
+/// A torch dtype's view fields (its name without "torch.", our element
+/// type, its width), by the dtype object (one per type for the life of the
+/// process): resolved once, copied into each view.
 struct TorchDType {
   PyObject *dtype;
-  std::string name;
-  int64_t itemBytes;
+  Array fields;
 };
 
-const TorchDType &dtypeOf(nb::handle dtype) {
+const Array &dtypeOf(nb::handle dtype) {
   static std::vector<TorchDType> seen;
   for (const TorchDType &d : seen)
     if (d.dtype == dtype.ptr())
-      return d;
+      return d.fields;
   std::string name = nb::cast<std::string>(nb::str(dtype));
   if (name.rfind("torch.", 0) == 0)
     name = name.substr(6);
-  const int64_t bytes = nb::cast<int64_t>(dtype.attr("itemsize"));
-  seen.push_back({dtype.inc_ref().ptr(), name, bytes});
-  return seen.back();
+  TorchDType d{dtype.inc_ref().ptr(), {}};
+  nameDType(d.fields, name);
+  d.fields.itemBytes = nb::cast<int64_t>(dtype.attr("itemsize"));
+  seen.push_back(std::move(d));
+  return seen.back().fields;
 }
 
 nb::handle intern(const char *s) { return PyUnicode_InternFromString(s); }
@@ -104,8 +106,10 @@ Array viewTorch(nb::handle h, const char *fn, const char *name) {
   Array v;
   v.fn = fn;
   v.name = name;
-  const TorchDType &d = dtypeOf(h.attr(kDType));
-  nameDType(v, d.name);
+  const Array &d = dtypeOf(h.attr(kDType));
+  v.dtype = d.dtype;
+  v.rawBits = d.rawBits;
+  v.dtypeName = d.dtypeName;
   v.itemBytes = d.itemBytes;
   v.shape = intTuple(h.attr(kShape));
   try {

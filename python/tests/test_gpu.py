@@ -416,8 +416,12 @@ def test_training_example_within_one_percent(root, tmp_path):
 def test_python_call_overhead_over_cpp_is_at_most_5us():
     # The same work on both sides: fp8kit.gemm into a given output against
     # fp8::gemm from C++ on the same tensors (the launch is asynchronous:
-    # host time per call, best of five loops). Allocating the output
-    # (torch.empty, PyTorch's cost) is reported beside it.
+    # host time per call). The host's speed drifts (a loop of these calls
+    # measured up to three quarters slower from one run to the next on the
+    # GPU machine): the sides are timed in alternating rounds and each
+    # side's best round counts, so both bests come from the same stretch of
+    # time. The extension's entry called directly, and allocating the
+    # output (torch.empty, PyTorch's cost), are reported beside them.
     r = Recipe.preset("deepseek")
     a = torch.randn(128, 128, device=DEV)
     b = torch.randn(128, 128, device=DEV)
@@ -428,32 +432,39 @@ def test_python_call_overhead_over_cpp_is_at_most_5us():
     fp8kit.gemm(qa.codes, qa.scales, qb.codes, qb.scales, r)
     torch.cuda.synchronize()
 
-    def per_call(fn):
-        best = float("inf")
-        for _ in range(5):
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            for _ in range(iters):
-                fn()
-            best = min(best, (time.perf_counter() - start) / iters)
+    def loop(fn):
         torch.cuda.synchronize()
-        return best
+        start = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        took = (time.perf_counter() - start) / iters
+        torch.cuda.synchronize()
+        return took
 
-    into = per_call(lambda: fp8kit.gemm(qa.codes, qa.scales, qb.codes,
-                                        qb.scales, r, out=d))
-    alloc = per_call(lambda: fp8kit.gemm(qa.codes, qa.scales, qb.codes,
-                                         qb.scales, r))
-    empty = per_call(lambda: torch.empty(128, 128, device=DEV,
-                                         dtype=torch.bfloat16))
-    cpp = min(fp8kit._core.gemm_launch_seconds(
-        qa.codes, qa.scales, qb.codes, qb.scales, d, r, stream, iters)
-        for _ in range(5))
+    sides = {
+        "into": lambda: loop(lambda: fp8kit.gemm(
+            qa.codes, qa.scales, qb.codes, qb.scales, r, out=d)),
+        "cpp": lambda: fp8kit._core.gemm_launch_seconds(
+            qa.codes, qa.scales, qb.codes, qb.scales, d, r, stream, iters),
+        "native": lambda: loop(lambda: fp8kit._core.gemm(
+            qa.codes, qa.scales, qb.codes, qb.scales, d, r, None, stream)),
+        "alloc": lambda: loop(lambda: fp8kit.gemm(
+            qa.codes, qa.scales, qb.codes, qb.scales, r)),
+        "empty": lambda: loop(lambda: torch.empty(
+            128, 128, device=DEV, dtype=torch.bfloat16)),
+    }
+    best = dict.fromkeys(sides, float("inf"))
+    for _ in range(7):
+        for name, side in sides.items():
+            best[name] = min(best[name], side())
     torch.cuda.synchronize()
     assert torch.equal(d, fp8kit.gemm(qa.codes, qa.scales, qb.codes, qb.scales, r))
+    into, cpp = best["into"], best["cpp"]
     print(f"per call: fp8::gemm from C++ {cpp * 1e6:.2f} us; fp8kit.gemm "
           f"into out= {into * 1e6:.2f} us (overhead {(into - cpp) * 1e6:.2f} "
-          f"us); allocating its output {alloc * 1e6:.2f} us (torch.empty "
-          f"alone {empty * 1e6:.2f} us)")
+          f"us; the extension's own entry {best['native'] * 1e6:.2f} us); "
+          f"allocating its output {best['alloc'] * 1e6:.2f} us (torch.empty "
+          f"alone {best['empty'] * 1e6:.2f} us)")
     assert into - cpp <= 5e-6
 
 
