@@ -283,13 +283,13 @@ def _off_boundary(t):
 
 
 def test_bound_plan_on_inputs_off_16_byte_boundaries(root):
-    # The Llama layer's RMSNorm input and both norm weights, and the
-    # attention output's quantize input, each one element past a 16-byte
-    # boundary: the element-wise steps take launches that read no 16-byte
-    # vector (a vector load there would fault), bit-identical to aligned
-    # inputs. The layer's input also feeds a GEMM's epilogue as C, which TMA
-    # loads: off a boundary that is refused with the rule, and the context
-    # is still good for the next call.
+    # The Llama layer's two norm weights and the attention output's quantize
+    # input, each one element past a 16-byte boundary: the element-wise
+    # steps take launches that read no 16-byte vector (a vector load there
+    # would fault), bit-identical to aligned inputs. The layer's input also
+    # feeds a GEMM's epilogue as C, which TMA loads: off a boundary that is
+    # refused with the rule, and the context is still good for the next
+    # call.
     plan = _plan(root, "llama-layer")
     bound = plan.bind(_draw(plan, {"M": 1}, "weight", 1))
     x = _draw(plan, {"M": 129}, "input", 20)
