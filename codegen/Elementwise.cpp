@@ -544,15 +544,22 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
                                ? fp8k::kColVecChunks * 8
                            : g.rows <= 256 ? int64_t(fp8k::kColLanes)
                                            : int64_t(fp8k::kColsPerCta);
-    l.grid[0] = clamp(ceilDiv(cols, perCta), INT32_MAX);
+    const int64_t groups = ceilDiv(cols, perCta);
+    const int64_t units = batch * g.scaleRows(rows);
     // A table's program: one wave of kColKeptCtasPerSm CTAs an SM, each
-    // striding over block rows (so each fills its table once).
-    const int64_t rowCtas =
-        table ? std::max<int64_t>(1, std::max(1, smCount) *
-                                         int64_t(fp8k::kColKeptCtasPerSm) /
-                                         l.grid[0])
-              : INT32_MAX;
-    l.grid[1] = clamp(std::min(batch * g.scaleRows(rows), rowCtas), 65535);
+    // filling its table once. Up to 256 rows a block, they stride over
+    // the tasks (a column group of a block row) in one flat order
+    // (fp8k::ColTasks); taller blocks, over block rows.
+    const int64_t wave =
+        std::max(1, smCount) * int64_t(fp8k::kColKeptCtasPerSm);
+    if (table && g.rows <= 256) {
+      l.grid[0] = clamp(std::min(groups * units, wave), INT32_MAX);
+    } else {
+      l.grid[0] = clamp(groups, INT32_MAX);
+      const int64_t rowCtas =
+          table ? std::max<int64_t>(1, wave / groups) : INT32_MAX;
+      l.grid[1] = clamp(std::min(units, rowCtas), 65535);
+    }
   } else if (s.kind == AuxKind::Quantize && role != "scales" &&
              g.rows == Granularity::kWhole && g.cols == Granularity::kWhole) {
     // Per-tensor amax and codes: flat, eight elements a thread. Pass 1 is

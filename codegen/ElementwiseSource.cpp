@@ -366,7 +366,9 @@ void emitProgram(std::ostringstream &os, const EwProgram &p,
   const std::vector<bool> used = usedInputs(p);
   os << "struct Prog {\n"
      << "  static constexpr bool kConvertOnly = "
-     << (isConvertOnly(p) ? "true" : "false") << ";\n\n";
+     << (isConvertOnly(p) ? "true" : "false") << ";\n"
+     << "  static constexpr bool kLookUp = " << (table >= 0 ? "true" : "false")
+     << ";\n\n";
   if (table >= 0)
     emitTable(os, p, table);
   os << "  static __device__ __forceinline__ float eval(const EwParams &p, "

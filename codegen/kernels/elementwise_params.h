@@ -181,7 +181,7 @@ enum : int { kTableElementsPerEntry = 2, kTableCtasPerSm = 4 };
 /// The column path (R x 1 blocks) of a program whose values its CTAs keep
 /// in registers (SwiGLU): kColKeptCtasPerSm CTAs an SM (its launch
 /// bounds). With a table, its grid is one wave of them, each striding over
-/// block rows.
+/// the tasks (elementwiseLaunch).
 enum : int { kColKeptCtasPerSm = 2 };
 
 /// Whether `ctas` CTAs fill their tables for a tensor of `elements`: each

@@ -57,17 +57,59 @@ template <class Q> struct ColumnBlock {
   }
 };
 
+/// The column path's tasks: column group `group` (of `groups` across the
+/// columns) of block row `u` (of the stacked [batch * scaleRows]). The
+/// host's grid (elementwiseLaunch) is [groups, block rows], the block rows
+/// strided by gridDim.y past 65535; for a program with a table (kFlat), one
+/// wave of CTAs, each filling its table once, CTA k taking tasks k, k +
+/// CTAs, ... of the flat order u * groups + group, so that every CTA's
+/// share is within one task of the others' whatever the column groups (a
+/// stride over block rows alone gave 4096x11008's 172 column groups a CTA
+/// each on 132 SMs' 264 slots).
+template <bool kFlat> struct ColTasks {
+  const i64 group;
+  i64 u;
+  const i64 units;
+  __device__ __forceinline__ ColTasks(const EwParams &p, i64)
+      : group(blockIdx.x), u(blockIdx.y), units(p.batch * p.scaleRows) {}
+  __device__ __forceinline__ bool more() const { return u < units; }
+  __device__ __forceinline__ void next() { u += gridDim.y; }
+};
+template <> struct ColTasks<true> {
+  i64 group, u, units, groups, dq, dr;
+  __device__ __forceinline__ ColTasks(const EwParams &p, i64 groups_)
+      : units(p.batch * p.scaleRows), groups(groups_) {
+    // Task t's (group, u), stepped by the grid's CTAs without a division a
+    // step.
+    const i64 ctas = i64(gridDim.x) * gridDim.y;
+    const i64 t = i64(blockIdx.y) * gridDim.x + blockIdx.x;
+    u = t / groups;
+    group = t - u * groups;
+    dq = ctas / groups;
+    dr = ctas - dq * groups;
+  }
+  __device__ __forceinline__ bool more() const { return u < units; }
+  __device__ __forceinline__ void next() {
+    u += dq;
+    group += dr;
+    if (group >= groups) {
+      group -= groups;
+      ++u;
+    }
+  }
+};
+
 /// One block (R rows of one column) per CTA column: the column's amax over
 /// the block, its scale, then its codes (the 128x1 activations of the weight
 /// gradients: one scale per 128 tokens of a channel). A CTA covers 32
 /// consecutive columns, column group `group` (a lane each: every row's loads
-/// and stores are contiguous across the warp) of one block row (blockIdx.y
-/// walks the block rows of every batch); its 8 warps split the block's rows
-/// (warp w takes rows w, w + 8, ...), keep their values in registers (blocks of
-/// up to 256 rows) and join their maxima in shared memory.
+/// and stores are contiguous across the warp) of block row `u`; its 8 warps
+/// split the block's rows (warp w takes rows w, w + 8, ...), keep their values
+/// in registers (blocks of up to 256 rows) and join their maxima in shared
+/// memory.
 template <class Prog, class Q>
-__device__ __forceinline__ void quantize_cols_cached_body(const EwParams &p,
-                                                          i64 group) {
+__device__ __forceinline__ void
+quantize_cols_cached_body(const EwParams &p, i64 group, i64 u0, i64 du) {
   constexpr int kPer = CachedValues<int(Q::kBlockRows), kColWarps>::kPer;
   __shared__ u32 partial[kColWarps][kColLanes];
   const int lane = int(threadIdx.x % kColLanes);
@@ -76,7 +118,7 @@ __device__ __forceinline__ void quantize_cols_cached_body(const EwParams &p,
   const bool active = c < p.cols;
   const i64 units = p.batch * p.scaleRows;
   u8 *codes = static_cast<u8 *>(p.out);
-  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+  for (i64 u = u0; u < units; u += du) {
     const ColumnBlock<Q> blk(p, u);
     const i64 base = blk.base + c;
     float v[kPer > 0 ? kPer : 1];
@@ -216,13 +258,13 @@ cols_store_transposed(const EwParams &p, const ColumnBlock<Q> &blk, i64 group,
   }
 }
 
-/// The vector column path: a CTA covers kColVecChunks chunks of eight
-/// columns of one block row; thread (g, q) of its kColVecGroups x
-/// kColVecChunks takes chunk q of the block's rows col_vec_row(g, j) (each
-/// row's loads contiguous across the CTA's chunks), issuing every
-/// load (Prog::load_raw) before the program runs over any. Each thread's
-/// eight column maxima go to shared memory; four lanes a column join the
-/// groups' maxima and make the column's scale and reciprocal; the codes
+/// The vector column path: a CTA's task is kColVecChunks chunks of eight
+/// columns (column group `group`) of block row `u`; thread (g, q) of its
+/// kColVecGroups x kColVecChunks takes chunk q of the block's rows
+/// col_vec_row(g, j) (each row's loads contiguous across the CTA's chunks),
+/// issuing every load (Prog::load_raw) before the program runs over any. Each
+/// thread's eight column maxima go to shared memory; four lanes a column join
+/// the groups' maxima and make the column's scale and reciprocal; the codes
 /// come from the values kept in registers (the program evaluated once: R x
 /// 1 blocks quantize SwiGLU's product for the weight gradients), so the
 /// block is read once. Needs cols % 8 == 0 and aligned tensors.
@@ -244,14 +286,13 @@ __device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
   alignas(16) __shared__ u32 tile[Q::kTransposed ? kColTileWords : 1];
   const int t = int(threadIdx.x);
   const int g = t / kColVecChunks, q = t % kColVecChunks;
-  const i64 units = p.batch * p.scaleRows;
   u8 *codes = static_cast<u8 *>(p.out);
-  // The host's grid: a column group per blockIdx.x, block rows over
-  // blockIdx.y, strided by gridDim.y (transposed too: an order that keeps
-  // the CTAs in flight on a few block rows measured no better than this
-  // one, docs/results/h200-2026-12-03-transposed-words/).
-  const i64 group = blockIdx.x;
-  for (i64 u = blockIdx.y; u < units; u += gridDim.y) {
+  // (The tasks' order, ColTasks: column groups across a block row,
+  // transposed too: an order that keeps the CTAs in flight on a few block
+  // rows measured no better, docs/results/h200-2026-12-03-transposed-words/.)
+  const i64 groups = (p.cols + kCols - 1) / kCols;
+  for (ColTasks<Prog::kLookUp> task(p, groups); task.more(); task.next()) {
+    const i64 group = task.group, u = task.u;
     const i64 c = group * kCols + q * 8;
     const bool colIn = c < p.cols; // (cols % 8 == 0: all eight or none)
     const ColumnBlock<Q> blk(p, u);
@@ -346,9 +387,30 @@ __device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
           store_code_words<8>(codes, blk.code(p, col_vec_row<Q, kJ>(g, j), c),
                               8, true, codeWords[j]);
     }
-    // (`partial` and `tile` are rewritten after the next step's loads; the
-    // first barrier of that step orders them after this step's reads of
+    // (`partial` and `tile` are rewritten after the next task's loads; the
+    // first barrier of that task orders them after this task's reads of
     // `scales` and `tile`)
+  }
+}
+
+/// The lane-per-column body over the column path's tasks (ColTasks), a task
+/// kLaneGroups groups of kColLanes columns wide. Without a table, the body
+/// walks the block rows itself (u0, du: the loop ptxas fits in the plain
+/// 128x1 quantize's 64 registers on sm_100a, where a loop of tasks around
+/// it spilled).
+template <class Prog, class Q, int kLaneGroups>
+__device__ __forceinline__ void quantize_cols_cached_tasks(const EwParams &p) {
+  if constexpr (Prog::kLookUp) {
+    const i64 groups =
+        (p.cols + kLaneGroups * kColLanes - 1) / (kLaneGroups * kColLanes);
+    for (ColTasks<true> task(p, groups); task.more(); task.next())
+      for (int k = 0; k < kLaneGroups; ++k)
+        quantize_cols_cached_body<Prog, Q>(p, task.group * kLaneGroups + k,
+                                           task.u, task.units);
+  } else {
+    for (int k = 0; k < kLaneGroups; ++k)
+      quantize_cols_cached_body<Prog, Q>(p, i64(blockIdx.x) * kLaneGroups + k,
+                                         blockIdx.y, gridDim.y);
   }
 }
 
@@ -366,14 +428,12 @@ __device__ __forceinline__ void quantize_cols_body(const EwParams &p) {
       return;
     }
     if (p.cols % 8 == 0) {
-      for (int k = 0; k < kColVecChunks * 8 / kColLanes; ++k)
-        quantize_cols_cached_body<Prog, Q>(
-            p, i64(blockIdx.x) * (kColVecChunks * 8 / kColLanes) + k);
+      quantize_cols_cached_tasks<Prog, Q, kColVecChunks * 8 / kColLanes>(p);
       return;
     }
   }
   if constexpr (CachedValues<int(Q::kBlockRows), kColWarps>::kPer > 0)
-    quantize_cols_cached_body<Prog, Q>(p, blockIdx.x);
+    quantize_cols_cached_tasks<Prog, Q, 1>(p);
   else
     quantize_cols_long_body<Prog, Q>(p);
 }

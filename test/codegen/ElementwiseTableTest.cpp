@@ -152,31 +152,40 @@ TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
   }
 }
 
-TEST(ElementwiseTable, TheColumnPathStridesOverBlockRowsWithATable) {
-  // 128x1 SwiGLU: one wave of kColKeptCtasPerSm CTAs an SM, the block
-  // rows shared among the CTAs of a column group; without a table, a CTA
-  // per 64 columns of each block row.
+TEST(ElementwiseTable, TheColumnPathStridesOverTasksWithATable) {
+  // 128x1 SwiGLU: one wave of kColKeptCtasPerSm CTAs an SM striding over
+  // the tasks (a column group of 64 columns in a block row), whatever the
+  // column groups; without a table, a CTA per task.
   const ElementwiseSpec swiglu =
       quantizeOf(swigluProgram(), Granularity::block(128, 1));
   const ElementwiseSpec plain =
       quantizeOf(EwProgram::identity(DType::BF16), Granularity::block(128, 1));
   ASSERT_GE(tabulatedValue(swiglu), 0);
-  const unsigned perSm = fp8k::kColKeptCtasPerSm;
+  const unsigned wave = 132u * fp8k::kColKeptCtasPerSm;
   const AuxLaunch t = elementwiseLaunch(swiglu, 0, 1, 4096, 4096, 132);
-  EXPECT_EQ(t.grid[0], 4096u / 64);
-  EXPECT_EQ(t.grid[1], 132u * perSm / 64);
-  EXPECT_LE(t.grid[0] * t.grid[1], 132u * perSm);
-  EXPECT_TRUE(fp8k::table_pays(4096 * 4096, t.grid[0] * t.grid[1]));
+  EXPECT_EQ(t.grid[0], wave);
+  EXPECT_EQ(t.grid[1], 1u);
+  EXPECT_TRUE(fp8k::table_pays(4096 * 4096, t.grid[0]));
   const AuxLaunch p = elementwiseLaunch(plain, 0, 1, 4096, 4096, 132);
   EXPECT_EQ(p.grid[0], 4096u / 64);
   EXPECT_EQ(p.grid[1], 4096u / 128);
-  // Wider than one wave of column groups: one CTA a group, every block row.
-  const AuxLaunch w = elementwiseLaunch(swiglu, 0, 1, 4096, 65536, 132);
-  EXPECT_EQ(w.grid[0], 65536u / 64);
-  EXPECT_EQ(w.grid[1], 1u);
-  // Fewer block rows than the wave would give a group: one CTA each.
-  const AuxLaunch few = elementwiseLaunch(swiglu, 0, 1, 256, 512, 132);
-  EXPECT_EQ(few.grid[1], 2u);
+  // 172 column groups (a stride over block rows gave them a CTA each on
+  // the wave's 264) and 1024: the same wave.
+  for (int64_t cols : {11008, 65536}) {
+    const AuxLaunch w = elementwiseLaunch(swiglu, 0, 1, 4096, cols, 132);
+    EXPECT_EQ(w.grid[0], wave) << cols;
+    EXPECT_EQ(w.grid[1], 1u) << cols;
+  }
+  // Fewer tasks than the wave: a CTA each (8 groups x 2 block rows x 3).
+  const AuxLaunch few = elementwiseLaunch(swiglu, 0, 3, 256, 512, 132);
+  EXPECT_EQ(few.grid[0], 48u);
+  EXPECT_EQ(few.grid[1], 1u);
+  // Blocks taller than 256 rows (a thread a column) stride over block rows.
+  const ElementwiseSpec tall =
+      quantizeOf(swigluProgram(), Granularity::block(300, 1));
+  const AuxLaunch tl = elementwiseLaunch(tall, 0, 1, 8192, 4096, 132);
+  EXPECT_EQ(tl.grid[0], 4096u / fp8k::kColsPerCta);
+  EXPECT_EQ(tl.grid[1], wave / (4096u / fp8k::kColsPerCta));
 }
 
 TEST(ElementwiseTable, TheStridingGridsHoldFewCtasAnSm) {

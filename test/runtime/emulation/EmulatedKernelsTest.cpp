@@ -21,6 +21,7 @@
 #include "test/runtime/emulation/EmulatedKernels.h"
 
 #include "codegen/Elementwise.h"
+#include "codegen/ElementwiseSource.h"
 #include "codegen/kernels/elementwise_params.h"
 #include "numerics/Random.h"
 #include "runtime/plan/Plan.h"
@@ -289,13 +290,15 @@ class EmulatedMisaligned
 /// Rows of whole chunks of eight columns that a row-sum quantize's keeping
 /// entries would hold if aligned (fp8k::row_sum_entry): 3000 and 4096
 /// columns (the short rows' entry), 4104 and 8192 (the long rows'), over
-/// stacks.
+/// stacks; and a stack of 40 rows, several block rows of the column path.
 const Shape3 kMisalignedShapes[] = {
-    {2, 2, 3000}, {2, 3, 4096}, {1, 2, 4104}, {2, 2, 8192}};
+    {2, 2, 3000}, {2, 3, 4096}, {1, 2, 4104}, {2, 2, 8192}, {3, 40, 96}};
 
-/// Every tensor one element past a 16-byte boundary: the launch takes the
-/// entry that keeps nothing, whose loads and stores go element by element,
-/// and the bits are the oracle's. (The emulator's 16-byte accesses do not
+/// Every tensor one element past a 16-byte boundary: a row-sum quantize
+/// launches the entry that keeps nothing, the column path runs its
+/// lane-per-column body (with a table, over the tasks of its one wave:
+/// ColTasks), loads and stores go element by element, and the bits are
+/// the oracle's. (The emulator's 16-byte accesses do not
 /// fault when misaligned: AuxParamsAligned checks the choice itself.)
 TEST_P(EmulatedMisaligned, MatchesTheOracleBitForBit) {
   auto [index, shapeIndex] = GetParam();
@@ -318,6 +321,14 @@ TEST_P(EmulatedMisaligned, MatchesTheOracleBitForBit) {
   expectSameBits(emu["scales"], oracle["scales"], what + ", scales");
 }
 
+std::string
+misalignedName(const ::testing::TestParamInfo<std::tuple<size_t, int>> &info) {
+  auto spec = elementwiseSpecFromJSON(kernels()[std::get<0>(info.param)].spec);
+  const Shape3 s = kMisalignedShapes[std::get<1>(info.param)];
+  return spec->kernelName() + "_" + std::to_string(s.batch) + "x" +
+         std::to_string(s.rows) + "x" + std::to_string(s.cols);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     RowSumKernels, EmulatedMisaligned,
     ::testing::Combine(
@@ -325,13 +336,16 @@ INSTANTIATE_TEST_SUITE_P(
           return quantizeUsesRowSumPath(s);
         })),
         ::testing::Range(0, int(std::size(kMisalignedShapes)))),
-    [](const auto &info) {
-      auto spec =
-          elementwiseSpecFromJSON(kernels()[std::get<0>(info.param)].spec);
-      const Shape3 s = kMisalignedShapes[std::get<1>(info.param)];
-      return spec->kernelName() + "_" + std::to_string(s.batch) + "x" +
-             std::to_string(s.rows) + "x" + std::to_string(s.cols);
-    });
+    misalignedName);
+
+INSTANTIATE_TEST_SUITE_P(
+    TableColumnKernels, EmulatedMisaligned,
+    ::testing::Combine(
+        ::testing::ValuesIn(kernelsWhere([](const ElementwiseSpec &s) {
+          return quantizeUsesColumnPath(s) && tabulatedValue(s) >= 0;
+        })),
+        ::testing::Range(0, int(std::size(kMisalignedShapes)))),
+    misalignedName);
 
 /// The alignment a launch reads: the tensors the program reads in vectors
 /// (16 bytes) and the output (8), not a per-row input; a row-sum quantize
