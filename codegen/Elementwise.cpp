@@ -540,9 +540,9 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     // A CTA per 64 columns of a block row (the vector path), per 32 (a
     // lane each), or (blocks taller than 256 rows) per 256 columns, a
     // thread each.
-    const int64_t perCta = fp8k::col_vec_path(g.rows, cols)
-                               ? fp8k::kColVecChunks * 8
-                           : g.rows <= 256 ? int64_t(fp8k::kColLanes)
+    const int64_t perCta =
+        fp8k::col_vec_path(g.rows, cols)   ? fp8k::kColVecChunks * 8
+        : fp8k::keeps_block_values(g.rows) ? int64_t(fp8k::kColLanes)
                                            : int64_t(fp8k::kColsPerCta);
     const int64_t groups = ceilDiv(cols, perCta);
     const int64_t units = batch * g.scaleRows(rows);
@@ -552,7 +552,7 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     // (fp8k::ColTasks); taller blocks, over block rows.
     const int64_t wave =
         std::max(1, smCount) * int64_t(fp8k::kColKeptCtasPerSm);
-    if (table && g.rows <= 256) {
+    if (table && fp8k::keeps_block_values(g.rows)) {
       l.grid[0] = clamp(std::min(groups * units, wave), INT32_MAX);
     } else {
       l.grid[0] = clamp(groups, INT32_MAX);

@@ -25,6 +25,7 @@
 #include "fp8/elementwise_common.cuh"
 #include "fp8/elementwise_moe.cuh"
 #include "fp8/elementwise_quantize_blocks.cuh"
+#include "fp8/elementwise_quantize_cols.cuh"
 #include "fp8/elementwise_quantize_rows.cuh"
 #include "fp8/elementwise_table.cuh"
 #include "fp8/elementwise_transpose.cuh"

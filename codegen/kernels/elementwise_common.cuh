@@ -213,13 +213,12 @@ __device__ __forceinline__ float load_scale(const void *s, i64 i) {
 }
 
 /// Values a lane keeps in registers: the scalar row path's block columns or
-/// the column path's block rows, a thread's share (blocks up to 256 wide or
-/// tall); 0: the block is longer, and the program is evaluated twice (it is
+/// the column path's block rows, a thread's share (keeps_block_values); 0:
+/// the block is longer, and the program is evaluated twice (it is
 /// deterministic: both evaluations give the same bits).
 template <int kBlock, int kThreads> struct CachedValues {
-  static constexpr int kPer = kBlock > 0 && kBlock <= 256
-                                  ? (kBlock + kThreads - 1) / kThreads
-                                  : 0;
+  static constexpr int kPer =
+      keeps_block_values(kBlock) ? (kBlock + kThreads - 1) / kThreads : 0;
 };
 
 /// Thread t's partial sum of a row of `cols` values in the reduce kernel's
@@ -304,5 +303,44 @@ __device__ __forceinline__ float block_scale(const EwParams &p, u32 m,
   }
   return s;
 }
+
+/// Block row `u` of R x C blocks (the column and tile paths; the stacked
+/// [batch * scaleRows] grid): its first row, that row's flat index of
+/// column 0, and its rows (the last block row of a batch may be short).
+/// Where the codes and scales of column `c` go: [batch, rows, cols] and
+/// [batch, scaleRows, scaleCols], or, transposed (Q::kTransposed, the
+/// column path), [batch, cols, rows] and [batch, scaleCols, scaleRows].
+template <class Q> struct ColumnBlock {
+  i64 row0, base, rows; ///< first row of the stacked [batch * rows]
+  i64 batch, r0, unit;  ///< its matrix, first row and block row there
+  __device__ __forceinline__ ColumnBlock(const EwParams &p, i64 u) {
+    batch = row_of(u, p.scaleRows);
+    unit = u - batch * p.scaleRows;
+    r0 = unit * Q::kBlockRows;
+    rows = p.rows - r0 < Q::kBlockRows ? p.rows - r0 : i64(Q::kBlockRows);
+    row0 = batch * p.rows + r0;
+    base = row0 * p.cols;
+  }
+  /// The code of the block's row r (0 .. rows) in column c.
+  __device__ __forceinline__ i64 code(const EwParams &p, i64 r, i64 c) const {
+    if constexpr (Q::kTransposed)
+      return (batch * p.cols + c) * p.rows + r0 + r;
+    return base + r * p.cols + c;
+  }
+  /// The index in p.scale of the block's scale in column c; mirrorRow and
+  /// mirrorCol: its coordinates in the grid of scales written (the
+  /// mirror's, store_scale_mirror).
+  __device__ __forceinline__ i64 scale(const EwParams &p, i64 c) const {
+    if constexpr (Q::kTransposed)
+      return (batch * p.scaleCols + c) * p.scaleRows + unit;
+    return (batch * p.scaleRows + unit) * p.scaleCols + c;
+  }
+  __device__ __forceinline__ i64 mirrorRow(const EwParams &p, i64 c) const {
+    return Q::kTransposed ? c : batch * p.scaleRows + unit;
+  }
+  __device__ __forceinline__ i64 mirrorCol(i64 c) const {
+    return Q::kTransposed ? unit : c;
+  }
+};
 
 } // namespace fp8k

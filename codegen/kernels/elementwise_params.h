@@ -102,6 +102,14 @@ FP8K_RULE int whole_row_threads(i64 cols) {
                                            : 0;
 }
 
+/// Whether a thread keeps its share of a block's values in registers
+/// (CachedValues): blocks up to 256 long in the thread's direction (the
+/// scalar row path's block columns, the column path's block rows); a longer
+/// block is read and its program evaluated twice.
+FP8K_RULE bool keeps_block_values(i64 blockLen) {
+  return blockLen > 0 && blockLen <= 256;
+}
+
 /// True when R x 1 blocks of a tensor of `cols` columns take the vector
 /// column path (when the tensors are aligned too; elementwise.cuh falls
 /// back within the same grid otherwise): 16-byte rows of eight columns, and
