@@ -337,14 +337,15 @@ emitElementwise(const ElementwiseSpec &s) {
        << "};\n\n";
   }
   os << "} // namespace fp8k\n\n";
-  // An entry that evaluates a program with a table fills it first.
+  // An entry that evaluates a program with a table fills it first, then
+  // waits for the stream's kernel before it (after_prior_grid).
   auto entry = [&](size_t i, const std::string &threads,
                    const std::string &body) {
     os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")\n"
        << names[i] << "(const fp8k::EwParams p) {\n  ";
     if (table >= 0 && body.find("fp8k::Prog") != std::string::npos)
       os << "fp8k::Prog::prepare(p);\n  ";
-    os << body << "\n}\n\n";
+    os << "fp8k::after_prior_grid();\n  " << body << "\n}\n\n";
   };
   switch (s.kind) {
   case AuxKind::Elementwise:

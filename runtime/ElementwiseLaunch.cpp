@@ -14,6 +14,14 @@ Status launchElementwise(const ElementwiseSpec &spec,
   if (!drv)
     return drv.status();
   fp8k::EwParams param = p;
+  // A step's second and later kernels start while the one before runs
+  // (programmatic dependent launch): each entry point waits for its
+  // predecessor before touching memory (fp8k::after_prior_grid), so their
+  // launches and table fills overlap its tail. The first kernel keeps the
+  // stream's full order with whatever precedes the step.
+  CUlaunchAttribute overlap{};
+  overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  overlap.value.programmaticStreamSerializationAllowed = 1;
   for (const ElementwiseEntryLaunch &l : launches) {
     auto k = loadKernel(l.kernel, [&]() -> Expected<GeneratedKernel> {
       auto ks = emitElementwise(spec);
@@ -32,6 +40,10 @@ Status launchElementwise(const ElementwiseSpec &spec,
     cfg.blockDimZ = l.launch.block[2];
     cfg.sharedMemBytes = 0;
     cfg.hStream = stream;
+    if (&l != &launches.front()) {
+      cfg.attrs = &overlap;
+      cfg.numAttrs = 1;
+    }
     void *args[] = {&param};
     Status ls =
         cuCheck((*drv)->cuLaunchKernelEx(&cfg, (*k)->function, args, nullptr),

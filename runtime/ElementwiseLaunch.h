@@ -3,8 +3,9 @@
 // The launch of an ElementwiseSpec's kernels (codegen/Elementwise.h) on a
 // stream: each entry point loaded (generated, compiled or found in the JIT
 // cache, codegen/kernels/elementwise.cuh) and launched with its grid and the
-// one kernel parameter. The plan executor's non-GEMM steps and
-// fp8::quantize (runtime/Quantize.h) go through it.
+// one kernel parameter, a step's later kernels overlapping the tail of the
+// one before (programmatic dependent launch). The plan executor's non-GEMM
+// steps and fp8::quantize (runtime/Quantize.h) go through it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_ELEMENTWISELAUNCH_H

@@ -14,6 +14,23 @@ namespace fp8k {
 
 static_assert(sizeof(EwParams) == 128, "must match the host's EwParams");
 
+/// Every entry point calls this before its first access to global memory
+/// (what comes before it, a table's fill, touches shared memory only).
+/// Programmatic dependent launch (PTX griddepcontrol, sm_90 and later):
+/// the kernel lets the next kernel of the stream start now, where that one
+/// was launched to allow it (runtime/ElementwiseLaunch.cpp: a step's second
+/// and later kernels), and waits until the kernel before it in the stream
+/// has completed and its writes are visible, where this one was launched
+/// so. Without the launch attribute both are no-ops. The next kernel's CTAs
+/// then take SM slots as this grid's leave and wait there: its launch and
+/// its table fill overlap this kernel's tail.
+__device__ __forceinline__ void after_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /// Element `i` of a tensor of element type T, widened to float.
 template <int T>
 __device__ __forceinline__ float load_elem(const void *p, i64 i) {

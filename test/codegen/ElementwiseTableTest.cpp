@@ -105,7 +105,7 @@ TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
             std::string::npos);
   // The exp is computed in Tab::f only.
   EXPECT_EQ(src.find("exp(v2)"), src.rfind("exp(v2)"));
-  EXPECT_NE(src.find("fp8k::Prog::prepare(p);\n  "
+  EXPECT_NE(src.find("fp8k::Prog::prepare(p);\n  fp8k::after_prior_grid();\n  "
                      "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);"),
             std::string::npos)
       << src;
@@ -122,12 +122,15 @@ TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
   ASSERT_TRUE(tensor.isOk());
   ASSERT_EQ(tensor->size(), 3u);
   const std::string &ts = (*tensor)[0].source;
-  EXPECT_NE(ts.find("prepare(p);\n  fp8k::quantize_amax_body"),
+  EXPECT_NE(ts.find("prepare(p);\n  fp8k::after_prior_grid();\n  "
+                    "fp8k::quantize_amax_body"),
             std::string::npos)
       << ts;
-  EXPECT_NE(ts.find("prepare(p);\n  fp8k::quantize_apply_body"),
+  EXPECT_NE(ts.find("prepare(p);\n  fp8k::after_prior_grid();\n  "
+                    "fp8k::quantize_apply_body"),
             std::string::npos);
-  EXPECT_EQ(ts.find("prepare(p);\n  fp8k::quantize_scales_body"),
+  EXPECT_EQ(ts.find("prepare(p);\n  fp8k::after_prior_grid();\n  "
+                    "fp8k::quantize_scales_body"),
             std::string::npos);
   // The column path (R x 1 blocks) strides over block rows: it fills the
   // table before its body.
@@ -135,7 +138,7 @@ TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
       emitElementwise(quantizeOf(swigluProgram(), Granularity::block(128, 1)));
   ASSERT_TRUE(cols.isOk()) << cols.message();
   EXPECT_NE((*cols)[0].source.find(
-                "fp8k::Prog::prepare(p);\n  "
+                "fp8k::Prog::prepare(p);\n  fp8k::after_prior_grid();\n  "
                 "fp8k::quantize_cols_body<fp8k::Prog, fp8k::Q>(p);"),
             std::string::npos)
       << (*cols)[0].source;

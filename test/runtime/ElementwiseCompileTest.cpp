@@ -5,7 +5,8 @@
 // kernel is compiled to a cubin for sm_90a and sm_100a, without spills,
 // within the cold-compile budget; the 1x128 and 128x128 quantize, whose
 // scales the GPU executor mirrors for the GEMM
-// (runtime/plan/PlanScaleMirror.h), store them twice.
+// (runtime/plan/PlanScaleMirror.h), store them twice; every entry point
+// waits for the grid before it ahead of any access to global memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -311,6 +312,49 @@ TEST(ElementwiseCompile, TheQuantizeKernelsStoreTheirScalesToTheMirror) {
           << name << ": EwParams at offset " << offset << " is never read";
     EXPECT_GE(countOf(*ptx, "st.global.f32"), 2) << name << "\n" << *ptx;
   }
+}
+
+// Every entry point lets the stream's next kernel start and waits for the
+// one before (programmatic dependent launch, fp8k::after_prior_grid) before
+// its first access to global memory; a table's fill comes before the wait,
+// to overlap the kernel before. The launch side is the runtime's
+// (ElementwiseLaunch.cpp, a step's later kernels); the GPU tests run the
+// multi-kernel steps against the oracle with it.
+TEST(ElementwiseCompile, EveryEntryWaitsForThePriorGridBeforeMemory) {
+  static const std::regex global(R"(\b(ld|st|atom|red)\.global\b)");
+  int entries = 0;
+  for (const char *name : {"delayed", "blocks_per_tensor", "moe_permute_1x128",
+                           "transpose_f32", "rows_swiglu", "cols_128x1"}) {
+    Case c{"", {}};
+    for (const Case &k : cases())
+      if (std::string(k.name) == name)
+        c = k;
+    ASSERT_STREQ(c.name, name);
+    c.spec.arch = Arch::SM90a;
+    auto kernels = emitElementwise(c.spec);
+    ASSERT_TRUE(kernels.isOk()) << kernels.message();
+    auto ptx = compileToPtx((*kernels)[0]);
+    ASSERT_TRUE(ptx.isOk()) << ptx.message();
+    for (const GeneratedKernel &k : *kernels) {
+      const size_t at = ptx->find(".entry " + k.name + "(");
+      ASSERT_NE(at, std::string::npos) << name << ": no entry " << k.name;
+      const size_t end = ptx->find(".entry ", at + 1);
+      const std::string body = ptx->substr(at, end - at);
+      ++entries;
+      EXPECT_EQ(countOf(body, "griddepcontrol.launch_dependents;"), 1)
+          << k.name;
+      ASSERT_EQ(countOf(body, "griddepcontrol.wait;"), 1) << k.name;
+      const size_t wait = body.find("griddepcontrol.wait;");
+      std::smatch first;
+      ASSERT_TRUE(std::regex_search(body, first, global)) << k.name;
+      EXPECT_LT(wait, size_t(first.position(0)))
+          << k.name << ": global memory accessed before the wait";
+      // The SwiGLU table is filled before the wait.
+      if (std::string(name) == "rows_swiglu")
+        EXPECT_LT(body.find("st.shared"), wait) << k.name;
+    }
+  }
+  EXPECT_EQ(entries, 3 + 3 + 3 + 2 + 1 + 1);
 }
 
 } // namespace
