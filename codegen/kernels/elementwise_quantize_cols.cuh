@@ -214,6 +214,39 @@ cols_store_transposed(const EwParams &p, const ColumnBlock<Q> &blk, i64 group,
   }
 }
 
+/// The vector column path's codes: thread (g, q)'s kJ rows of chunk q, a
+/// pair of columns at a time (their divisors from shared memory: eight live
+/// divisors cost 24 registers), four to a word. kFast: every column's
+/// divisor takes quantize_pair's fast form (ScaleDivisor::fast), so the
+/// slow form is not compiled in. A conversion-only program (!kKeep)
+/// converts each pair again from its loads (the compiler drops the other
+/// six).
+template <class Prog, class Q, int kJ, bool kKeep, bool kFast>
+__device__ __forceinline__ void
+cols_vec_codes(const float (*x)[8], const typename Prog::template Raw<8> *raw,
+               const float *scales, const float *recips, int q,
+               u32 (*codeWords)[2]) {
+#pragma unroll
+  for (int k = 0; k < 8; k += 2) {
+    const float2 s2 = *reinterpret_cast<const float2 *>(&scales[q * 8 + k]);
+    const float2 r2 = *reinterpret_cast<const float2 *>(&recips[q * 8 + k]);
+    const ScaleDivisor d0 = {s2.x, r2.x, kFast};
+    const ScaleDivisor d1 = {s2.y, r2.y, kFast};
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      float y[8];
+      if (!kKeep)
+        Prog::template eval_raw<8>(raw[j], y);
+      const float *v = kKeep ? x[j] : y;
+      const u32 pair = quantize_pair(v[k], d0, v[k + 1], d1, Q::kFormat);
+      if (k % 4 == 0)
+        codeWords[j][k / 4] = pair;
+      else
+        codeWords[j][k / 4] |= pair << 16;
+    }
+  }
+}
+
 /// The vector column path: a CTA's task is kColVecChunks chunks of eight
 /// columns (column group `group`) of block row `u`; thread (g, q) of its
 /// kColVecGroups x kColVecChunks takes chunk q of the block's rows
@@ -283,6 +316,7 @@ __device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
     *reinterpret_cast<uint4 *>(&partial[g][q * 8 + 4]) =
         uint4{m[4], m[5], m[6], m[7]};
     __syncthreads();
+    bool colFast = true; // the join's column divisor (lane k0 == 0)
     { // four lanes a column: groups k, k + 4, ..., then a shuffle max
       const int col = t >> 2, k0 = t & 3;
       u32 a = 0;
@@ -307,33 +341,20 @@ __device__ __forceinline__ void quantize_cols_vec_body(const EwParams &p) {
         const ScaleDivisor d = scale_divisor(s);
         scales[col] = d.scale;
         recips[col] = d.recip;
+        colFast = d.fast;
       }
     }
-    __syncthreads();
-    // The codes, a pair of columns at a time (their divisors from shared
-    // memory: eight live divisors cost 24 registers), four to a word; a
-    // conversion-only program converts each pair again (the compiler drops
-    // the other six).
+    // Whether every column's divisor takes quantize_pair's fast form: one
+    // test a task, the codes' loop compiled for each answer (quantize_pair
+    // tested each pair: 16 branches a task).
+    const bool allFast = __syncthreads_and(colFast);
     u32 codeWords[kJ][2];
-#pragma unroll
-    for (int k = 0; k < 8; k += 2) {
-      const float2 s2 = *reinterpret_cast<const float2 *>(&scales[q * 8 + k]);
-      const float2 r2 = *reinterpret_cast<const float2 *>(&recips[q * 8 + k]);
-      const ScaleDivisor d0 = scale_divisor_from(s2.x, r2.x);
-      const ScaleDivisor d1 = scale_divisor_from(s2.y, r2.y);
-#pragma unroll
-      for (int j = 0; j < kJ; ++j) {
-        float y[8];
-        if (!kKeep)
-          Prog::template eval_raw<8>(raw[j], y);
-        const float *v = kKeep ? x[kKeep ? j : 0] : y;
-        const u32 pair = quantize_pair(v[k], d0, v[k + 1], d1, Q::kFormat);
-        if (k % 4 == 0)
-          codeWords[j][k / 4] = pair;
-        else
-          codeWords[j][k / 4] |= pair << 16;
-      }
-    }
+    if (allFast)
+      cols_vec_codes<Prog, Q, kJ, kKeep, true>(x, raw, scales, recips, q,
+                                               codeWords);
+    else
+      cols_vec_codes<Prog, Q, kJ, kKeep, false>(x, raw, scales, recips, q,
+                                                codeWords);
     if constexpr (Q::kTransposed) {
       cols_store_transposed<kJ>(p, blk, group, codeWords, tile, g, q);
     } else {

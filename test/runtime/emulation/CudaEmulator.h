@@ -7,11 +7,11 @@
 // without a GPU.
 //
 //   - a launch runs the CTAs of the grid one after another; the threads of
-//     a CTA are real threads (std::thread), so __syncthreads is a barrier
-//     over them, __shfl_xor_sync, __shfl_sync and __match_any_sync
-//     exchanges over the 32 lanes of a warp, atomicMax and atomicAdd
-//     locked read-modify-writes, and __shared__ variables (function-local
-//     statics) are shared by the CTA running;
+//     a CTA are real threads (std::thread), so __syncthreads (and
+//     __syncthreads_and) is a barrier over them, __shfl_xor_sync, __shfl_sync
+//     and __match_any_sync exchanges over the 32 lanes of a warp, atomicMax and
+//     atomicAdd locked read-modify-writes, and __shared__ variables
+//     (function-local statics) are shared by the CTA running;
 //   - the _rn arithmetic intrinsics are the IEEE operations they name
 //     (compiled with -ffp-contract=off).
 //
@@ -44,6 +44,18 @@
 #define FP8K_TABLE_ELEMENTS_PER_ENTRY 0
 
 inline void __syncthreads() { cudaemu::cta->barrier.wait(); }
+
+/// __syncthreads, returning whether `pred` was non-zero on every thread.
+inline int __syncthreads_and(int pred) {
+  std::vector<unsigned> &flags = cudaemu::cta->shuffle;
+  flags[size_t(cudaemu::linear)] = pred != 0;
+  cudaemu::cta->barrier.wait();
+  int all = 1;
+  for (unsigned f : flags)
+    all &= int(f);
+  cudaemu::cta->barrier.wait();
+  return all;
+}
 
 inline unsigned __shfl_xor_sync(unsigned, unsigned v, int mask) {
   const int lane = cudaemu::linear & 31, warp = cudaemu::linear >> 5;

@@ -31,6 +31,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <tuple>
@@ -346,6 +347,44 @@ INSTANTIATE_TEST_SUITE_P(
         })),
         ::testing::Range(0, int(std::size(kMisalignedShapes)))),
     misalignedName);
+
+/// Column blocks whose scale is outside [2^-100, 2^100] or not finite (a
+/// block of tiny values, an infinity, a NaN, a huge value) take the exact
+/// division (ScaleDivisor::fast false): the vector column path tests that
+/// once a task over the CTA's columns, here mixed with ordinary columns of
+/// one task and of the next block row.
+TEST(EmulatedColumnScales, BlocksOfEveryScaleMatchTheOracle) {
+  const std::vector<size_t> cols = kernelsWhere([](const ElementwiseSpec &s) {
+    return quantizeUsesColumnPath(s) && !s.transposed;
+  });
+  ASSERT_FALSE(cols.empty());
+  for (size_t index : cols) {
+    auto parsed = elementwiseSpecFromJSON(kernels()[index].spec);
+    ASSERT_TRUE(parsed.isOk()) << parsed.message();
+    const ElementwiseSpec spec = *parsed;
+    const Shape3 s{1, 200, 96};
+    const Shape shape = shapeOf(s);
+    HostBuffers emu, oracle;
+    const PlanStep step = quantizeStep(spec, s, 7 * index, emu, oracle);
+    HostTensor &x = emu["in0"];
+    for (int64_t r = 0; r < s.rows; ++r) {
+      x.set(r * s.cols + 5, x.get(r * s.cols + 5) * 1e-33f);
+      if (r >= int64_t(spec.quant.granularity.rows))
+        x.set(r * s.cols + 60, x.get(r * s.cols + 60) * 1e37f);
+    }
+    x.set(3 * s.cols + 17, INFINITY);
+    x.set(150 * s.cols + 40, NAN);
+    oracle["in0"] = x;
+    std::vector<uint32_t> amax(
+        size_t(elementCount(scaleShapeFor(shape, spec.quant.granularity))), 0);
+    Plan plan;
+    ASSERT_TRUE(runStepOnCpu(plan, step, oracle).isOk());
+    runEmulated(kernels()[index], step, emu, amax);
+    const std::string what = spec.kernelName() + " with special blocks";
+    expectSameBits(emu["codes"], oracle["codes"], what + ", codes");
+    expectSameBits(emu["scales"], oracle["scales"], what + ", scales");
+  }
+}
 
 /// The alignment a launch reads: the tensors the program reads in vectors
 /// (16 bytes) and the output (8), not a per-row input; a row-sum quantize
