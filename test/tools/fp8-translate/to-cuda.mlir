@@ -22,11 +22,13 @@
 // CHECK: static constexpr i64 kBlockCols = 128;
 // CHECK: extern "C" __global__ void __launch_bounds__(256)
 // CHECK-NEXT: fp8_quant_e4m3_1x128_{{[0-9a-f]+}}(const fp8k::EwParams p) {
+// CHECK-NEXT: fp8k::after_prior_grid();
 // CHECK-NEXT: fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);
 // The weight's 128x128 quantize: the one-kernel tile path, a CTA per block.
 // CHECK: // ===== kernel 1: fp8_quant_e4m3_128x128_{{[0-9a-f]+}} (quantize, fp8.quantize) =====
 // CHECK: extern "C" __global__ void __launch_bounds__(256)
 // CHECK-NEXT: fp8_quant_e4m3_128x128_{{[0-9a-f]+}}(const fp8k::EwParams p) {
+// CHECK-NEXT: fp8k::after_prior_grid();
 // CHECK-NEXT: fp8k::quantize_tile_body<fp8k::Prog, fp8k::Q>(p);
 // The on-demand transpose of the weight read [K, N].
 // CHECK: // ===== kernel 2: fp8_transpose_e4m3_128x128_{{[0-9a-f]+}} (transpose, fp8.transpose) =====
