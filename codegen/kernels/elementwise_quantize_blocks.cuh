@@ -228,16 +228,25 @@ template <class Q>
 __device__ __forceinline__ void quantize_scales_body(const EwParams &p) {
   const i64 n = p.batch * p.scaleRows * p.scaleCols;
   const i64 stride = i64(gridDim.x) * blockDim.x;
+  // Delayed scaling is per tensor (fp8::checkScalingMode): n == 1, one CTA,
+  // whose threads reduce the history before its thread 0 records the step.
+  AmaxHistoryState *st = static_cast<AmaxHistoryState *>(p.history);
+  float *values = st ? reinterpret_cast<float *>(st + 1) : nullptr;
+  float historyAmax = 0.0f;
+  if constexpr (Q::kDelayed) {
+    const bool recorded = st->count > 0;
+    __syncthreads(); // every thread has read the state before it changes
+    if (recorded)
+      historyAmax = cta_history_amax<Q>(st, values);
+  }
   for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const u32 bits = p.amax[i];
     u8 code;
     float s;
     if (Q::kDelayed) {
-      // Delayed scaling is per tensor (fp8::checkScalingMode): n == 1.
-      AmaxHistoryState *st = static_cast<AmaxHistoryState *>(p.history);
-      float *values = reinterpret_cast<float *>(st + 1);
-      s = delayed_scale_step(st, values, Q::kHistory, Q::kInterval, Q::kMargin,
-                             Q::kAlgo, bits, Q::kFormat, Q::kScaleFmt, &code);
+      s = delayed_scale_step_from(st, values, Q::kHistory, Q::kInterval,
+                                  Q::kMargin, historyAmax, bits, Q::kFormat,
+                                  Q::kScaleFmt, &code);
     } else {
       s = scale_from_amax(u2f(bits), Q::kFormat, Q::kScaleFmt, 0, &code);
     }

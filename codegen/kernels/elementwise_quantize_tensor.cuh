@@ -21,9 +21,41 @@ __device__ __forceinline__ bool tensor_vec(const EwParams &p) {
          is_aligned(p.out, 8);
 }
 
+/// delayed_history_amax of a non-empty history, by the whole CTA (every
+/// thread calls it and gets the result): each thread takes every
+/// blockDim.x-th recorded value, newest first, by delayed_history_amax's
+/// rule from +0; the CTA joins these maxima, non-negative floats whose bits
+/// order as their values, so the result has the one-thread loop's bits.
+/// (A thread walking the whole history costs a step of 1024 recorded
+/// values, Transformer Engine's default length, about 1024 dependent loads
+/// in every thread of the amax pass and in the scales kernel's one thread.)
+template <class Q>
+__device__ __forceinline__ float cta_history_amax(const AmaxHistoryState *st,
+                                                  const float *values) {
+  if constexpr (Q::kAlgo == 1) {
+    return delayed_history_amax(st, values, Q::kHistory, Q::kAlgo);
+  } else {
+    __shared__ u32 part[32];
+    const u32 length = u32(Q::kHistory), count = st->count;
+    float best = 0.0f;
+    for (u32 i = threadIdx.x; i < count; i += blockDim.x) {
+      const float v = values[(st->head + length - 1 - i) % length];
+      best = v > best ? v : best;
+    }
+    u32 m = warp_max(f2u(best));
+    if ((threadIdx.x & 31) == 0)
+      part[threadIdx.x >> 5] = m;
+    __syncthreads();
+    for (int w = 0; w < int(blockDim.x >> 5); ++w)
+      m = part[w] > m ? part[w] : m;
+    __syncthreads(); // (part is read before a later call writes it)
+    return u2f(m);
+  }
+}
+
 /// The scale delayed scaling predicts from the history before the step's
 /// amax is known (delayed_scale_step's, when the step's amax is finite), or
-/// false when the history is empty.
+/// false when the history is empty. Every thread of the CTA calls it.
 template <class Q>
 __device__ __forceinline__ bool delayed_prediction(const EwParams &p,
                                                    float *scale) {
@@ -32,9 +64,8 @@ __device__ __forceinline__ bool delayed_prediction(const EwParams &p,
     return false;
   const float *values = reinterpret_cast<const float *>(st + 1);
   u8 code;
-  *scale =
-      scale_from_amax(delayed_history_amax(st, values, Q::kHistory, Q::kAlgo),
-                      Q::kFormat, Q::kScaleFmt, Q::kMargin, &code);
+  *scale = scale_from_amax(cta_history_amax<Q>(st, values), Q::kFormat,
+                           Q::kScaleFmt, Q::kMargin, &code);
   return true;
 }
 

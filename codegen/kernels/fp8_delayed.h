@@ -50,21 +50,20 @@ FP8K_FN float delayed_history_amax(const AmaxHistoryState *st,
   return best;
 }
 
-/// The step of delayed scaling (fp8::numerics::AmaxHistory, one call of
-/// quantize): picks the amax of this step (the history's prediction, or the
-/// measured `amaxBits` on an empty history or a non-finite step), returns
-/// its scale, records the measured amax every `interval` steps and counts
-/// the step. `algo` 0 = max, 1 = most recent.
-FP8K_FN float delayed_scale_step(AmaxHistoryState *st, float *values,
-                                 int length, int interval, int margin, int algo,
-                                 u32 amaxBits, int fmt, int scaleFmt,
-                                 u8 *code) {
+/// delayed_scale_step with the history's amax given (`historyAmax`,
+/// delayed_history_amax of the state before the step; read only when the
+/// history is not empty), for a caller that reduces the history in
+/// parallel.
+FP8K_FN float delayed_scale_step_from(AmaxHistoryState *st, float *values,
+                                      int length, int interval, int margin,
+                                      float historyAmax, u32 amaxBits, int fmt,
+                                      int scaleFmt, u8 *code) {
   const bool bad = amax_nonfinite(amaxBits);
   float a = bad ? infinity() : u2f(amaxBits);
   int m = 0;
   const bool predicted = !bad && st->count > 0;
   if (predicted) {
-    a = delayed_history_amax(st, values, length, algo);
+    a = historyAmax;
     m = margin;
   }
   st->refit = predicted ? 0u : 1u;
@@ -77,6 +76,21 @@ FP8K_FN float delayed_scale_step(AmaxHistoryState *st, float *values,
   }
   ++st->steps;
   return scale;
+}
+
+/// The step of delayed scaling (fp8::numerics::AmaxHistory, one call of
+/// quantize): picks the amax of this step (the history's prediction, or the
+/// measured `amaxBits` on an empty history or a non-finite step), returns
+/// its scale, records the measured amax every `interval` steps and counts
+/// the step. `algo` 0 = max, 1 = most recent.
+FP8K_FN float delayed_scale_step(AmaxHistoryState *st, float *values,
+                                 int length, int interval, int margin, int algo,
+                                 u32 amaxBits, int fmt, int scaleFmt,
+                                 u8 *code) {
+  const float h =
+      st->count > 0 ? delayed_history_amax(st, values, length, algo) : 0.0f;
+  return delayed_scale_step_from(st, values, length, interval, margin, h,
+                                 amaxBits, fmt, scaleFmt, code);
 }
 
 } // namespace fp8k

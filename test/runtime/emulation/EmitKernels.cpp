@@ -169,6 +169,14 @@ std::vector<ElementwiseSpec> specs() {
   // on the first step and on a non-finite one.
   out.push_back(quantize(swigluProgram(), Granularity::perTensor(),
                          DType::E4M3FN, ScalingMode::Delayed));
+  // A history longer than a CTA (1000 values, not a power of two), which
+  // each CTA of the amax pass and the scales kernel reduce together.
+  {
+    ElementwiseSpec s = quantize(bf16, Granularity::perTensor(), DType::E4M3FN,
+                                 ScalingMode::Delayed);
+    s.quant.delayed.historyLength = 1000;
+    out.push_back(s);
+  }
   // Per-tensor current scaling of a program with a table (its amax and
   // codes kernels fill it).
   out.push_back(

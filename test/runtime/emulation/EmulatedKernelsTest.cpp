@@ -23,6 +23,7 @@
 #include "codegen/Elementwise.h"
 #include "codegen/ElementwiseSource.h"
 #include "codegen/kernels/elementwise_params.h"
+#include "numerics/DelayedScaling.h"
 #include "numerics/Random.h"
 #include "runtime/plan/Plan.h"
 #include "runtime/plan/PlanKernels.h"
@@ -33,6 +34,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <tuple>
 
@@ -425,6 +427,64 @@ TEST(AuxParamsAligned, ReadsTheTensorsTheVectorPathsRead) {
   const auto unaligned = auxStepLaunches(step, shapes, 132, q);
   ASSERT_EQ(unaligned.size(), 1u);
   EXPECT_EQ(unaligned[0].entry, 2u);
+}
+
+//===----------------------------------------------------------------------===//
+// Delayed scaling over a full history
+//===----------------------------------------------------------------------===//
+
+/// A history of 1000 values, full and wrapped (1137 recorded, so the ring's
+/// head is inside it), whose largest value lies `newest` values back from
+/// the newest: each CTA of the amax pass and the scales kernel reduces the
+/// history together (fp8k::cta_history_amax: a thread takes every
+/// blockDim-th value, newest first), so the distances put the largest in
+/// the first and last lanes of the first warp, later warps, and the second
+/// and fourth turn of the CTA's threads. The step's codes, scales and state
+/// are the oracle's bits (the oracle walks the history in one loop).
+TEST(EmulatedDelayedHistory, AFullRingPredictsItsLargestValue) {
+  const std::vector<size_t> found = kernelsWhere([](const ElementwiseSpec &s) {
+    return s.kind == AuxKind::Quantize &&
+           s.quant.mode == ScalingMode::Delayed &&
+           s.quant.delayed.historyLength == 1000;
+  });
+  ASSERT_EQ(found.size(), 1u);
+  const EmulatedKernel &k = kernels()[found[0]];
+  auto parsed = elementwiseSpecFromJSON(k.spec);
+  ASSERT_TRUE(parsed.isOk()) << parsed.message();
+  const ElementwiseSpec spec = *parsed;
+  const DelayedScaling &d = spec.quant.delayed;
+  const Shape3 s{1, 7, 200};
+  for (int64_t back : {0, 31, 37, 200, 255, 256, 300, 999}) {
+    numerics::AmaxHistory h(d);
+    std::mt19937 rng(unsigned(back) + 1);
+    std::uniform_real_distribution<float> small(0.25f, 1.0f);
+    const int64_t recorded = 1137;
+    for (int64_t j = 0; j < recorded; ++j) {
+      h.record(recorded - 1 - j == back ? 24.0f : small(rng));
+      h.advance();
+    }
+    HostTensor state = HostTensor::zeros(DType::F32, {d.historyLength + 4});
+    stateFromHistory(h, state);
+
+    HostBuffers emu, oracle;
+    PlanStep step = quantizeStep(spec, s, 500 + uint64_t(back), emu, oracle);
+    step.state = "state";
+    emu["state"] = oracle["state"] = state;
+    Plan plan;
+    ASSERT_TRUE(runStepOnCpu(plan, step, oracle).isOk());
+    std::vector<uint32_t> amax(1, 0);
+    runEmulated(k, step, emu, amax);
+
+    const std::string what = spec.kernelName() + ", the largest amax " +
+                             std::to_string(back) + " back";
+    // The prediction is the planted value's: the scale that 24 gives.
+    const numerics::AmaxHistory before = historyFromState(state, d);
+    ASSERT_EQ(before.predict(), std::optional<float>(24.0f)) << what;
+    expectSameBits(emu["codes"], oracle["codes"], what + ", codes");
+    expectSameBits(emu["scales"], oracle["scales"], what + ", scales");
+    expectSameBits(emu["state"], oracle["state"], what + ", state");
+    EXPECT_EQ(amax[0], 0u) << what << ": amax scratch not reset";
+  }
 }
 
 //===----------------------------------------------------------------------===//
