@@ -433,14 +433,11 @@ TEST(AuxParamsAligned, ReadsTheTensorsTheVectorPathsRead) {
 // Delayed scaling over a full history
 //===----------------------------------------------------------------------===//
 
-/// A history of 1000 values, full and wrapped (1137 recorded, so the ring's
-/// head is inside it), whose largest value lies `newest` values back from
-/// the newest: each CTA of the amax pass and the scales kernel reduces the
-/// history together (fp8k::cta_history_amax: a thread takes every
-/// blockDim-th value, newest first), so the distances put the largest in
-/// the first and last lanes of the first warp, later warps, and the second
-/// and fourth turn of the CTA's threads. The step's codes, scales and state
-/// are the oracle's bits (the oracle walks the history in one loop).
+/// A full, wrapped history of 1000 values (1137 recorded), its largest
+/// `back` values before the newest. Each CTA reduces it together (a thread
+/// takes every blockDim-th value, newest first: fp8k::cta_history_amax),
+/// so the distances reach the first warp's lanes, later warps and later
+/// turns of the threads. Codes, scales and state: the oracle's bits.
 TEST(EmulatedDelayedHistory, AFullRingPredictsItsLargestValue) {
   const std::vector<size_t> found = kernelsWhere([](const ElementwiseSpec &s) {
     return s.kind == AuxKind::Quantize &&
@@ -477,9 +474,8 @@ TEST(EmulatedDelayedHistory, AFullRingPredictsItsLargestValue) {
 
     const std::string what = spec.kernelName() + ", the largest amax " +
                              std::to_string(back) + " back";
-    // The prediction is the planted value's: the scale that 24 gives.
-    const numerics::AmaxHistory before = historyFromState(state, d);
-    ASSERT_EQ(before.predict(), std::optional<float>(24.0f)) << what;
+    ASSERT_EQ(historyFromState(state, d).predict(), std::optional<float>(24))
+        << what; // the planted value is the prediction
     expectSameBits(emu["codes"], oracle["codes"], what + ", codes");
     expectSameBits(emu["scales"], oracle["scales"], what + ", scales");
     expectSameBits(emu["state"], oracle["state"], what + ", state");
