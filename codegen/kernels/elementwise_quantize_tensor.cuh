@@ -26,9 +26,9 @@ __device__ __forceinline__ bool tensor_vec(const EwParams &p) {
 /// blockDim.x-th recorded value, newest first, by delayed_history_amax's
 /// rule from +0; the CTA joins these maxima, non-negative floats whose bits
 /// order as their values, so the result has the one-thread loop's bits.
-/// (A thread walking the whole history costs a step of 1024 recorded
-/// values, Transformer Engine's default length, about 1024 dependent loads
-/// in every thread of the amax pass and in the scales kernel's one thread.)
+/// (One thread walking the whole history would load all of it: 1024
+/// values at Transformer Engine's default length, in every thread of the
+/// amax pass and in the scales kernel.)
 template <class Q>
 __device__ __forceinline__ float cta_history_amax(const AmaxHistoryState *st,
                                                   const float *values) {
