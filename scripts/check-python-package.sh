@@ -12,7 +12,9 @@ py="${1:?usage: check-python-package.sh PYTHON}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/src"
-git -C "$root" ls-files -z | (cd "$root" && xargs -0 tar cf -) | tar xf - -C "$work/src"
+# (one tar reading the list: xargs would split a long list over several
+# tars, whose concatenated archives the reader stops at the first of)
+git -C "$root" ls-files -z | tar cf - -C "$root" --null -T - | tar xf - -C "$work/src"
 
 start=$(date +%s)
 "$py" -m pip wheel -q --no-build-isolation --no-deps -w "$work/wheel" "$work/src"
