@@ -3,7 +3,8 @@
 // The plan's non-GEMM kernels, as data and as CUDA: an ElementwiseSpec says
 // what one step computes, emitElementwise() writes the translation unit that
 // instantiates codegen/kernels/elementwise.cuh for it, and
-// elementwiseLaunch() gives each entry point's grid for a shape.
+// elementwiseLaunch() (ElementwiseGrid.cpp) gives each entry point's grid
+// for a shape.
 //
 //   - Quantize: x -> FP8 codes + scales at any granularity, current or
 //     delayed (per-tensor) scaling, optionally fused with the elementwise
@@ -130,12 +131,26 @@ bool quantizeUsesTilePath(const ElementwiseSpec &spec);
 bool quantizeUsesRowSumPath(const ElementwiseSpec &spec);
 /// Any of them: one kernel, no amax scratch.
 bool quantizeIsOnePass(const ElementwiseSpec &spec);
+/// True when the block path's pass 1 makes the scales itself, in its last
+/// CTA (two kernels, elementwise_quantize_tensor.cuh): delayed scaling,
+/// whose pass 1 has already reduced the history for its prediction. (With
+/// current scaling that tail cost more than the scales kernel it saved:
+/// 0.0124 -> 0.0132 ms on 1024x4096, H200,
+/// docs/results/h200-2026-12-04-scales-in-pass-1/.)
+bool quantizeScalesInAmaxPass(const ElementwiseSpec &spec);
+/// True when the row path launches CTAs of kTableRowThreads (when they fill
+/// the grid, elementwiseLaunch): a program with a table, in blocks of 1 x C
+/// columns (the whole-row paths split a CTA of 256 among rows), on sm_90a
+/// (sm_100a's ptxas spills the SwiGLU quantize at the 64 registers a
+/// thread of 1024 allows). `table`: the spec has a tabulatedValue.
+bool rowPathTableCtas(const ElementwiseSpec &spec, bool table);
 
 /// The roles of the entry points emitElementwise returns, in launch order:
 /// "elementwise"; "quantize" (row, column or tile path); "quantize",
 /// "quantize_long_rows", "quantize_longest_rows" (row-sum path; the one of
 /// fp8k::row_sum_entry runs); "amax", "scales",
-/// "quantize" (block path); "codes", "scales" (transpose); "count",
+/// "quantize" (block path; quantizeScalesInAmaxPass: "amax", "quantize");
+/// "codes", "scales" (transpose); "count",
 /// "route", "quantize" (permute); "unpermute"; "reduce"; "interleave".
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &spec);
 

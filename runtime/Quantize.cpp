@@ -172,8 +172,10 @@ Status quantize(const QuantRecipe &r, int64_t rows, int64_t cols,
   p.scaleRows = r.granularity.scaleRows(rows);
   p.scaleCols = r.granularity.scaleCols(cols);
   if (!quantizeIsOnePass(spec)) {
-    auto scratch = amaxScratch(*d.driver, stream,
-                               size_t(t.batch * p.scaleRows * p.scaleCols) * 4);
+    auto scratch = amaxScratch(
+        *d.driver, stream,
+        size_t(fp8k::amax_scratch_words(t.batch * p.scaleRows * p.scaleCols)) *
+            4);
     if (!scratch)
       return scratch.status();
     p.amax = reinterpret_cast<fp8k::u32 *>(*scratch);

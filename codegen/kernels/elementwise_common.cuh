@@ -31,6 +31,24 @@ __device__ __forceinline__ void after_prior_grid() {
 #endif
 }
 
+/// atomicAdd with release and acquire semantics at GPU scope: the calling
+/// thread's earlier writes (its atomics too) are visible to any thread that
+/// acquires a later value of *p, and those of threads whose adds came
+/// before are visible to the caller: the count of a grid's finished CTAs,
+/// by which the last knows that every other CTA's results are in memory.
+__device__ __forceinline__ u32 atomic_add_acq_rel(u32 *p, u32 v) {
+#if defined(__CUDA_ARCH__)
+  u32 old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+#else
+  return atomicAdd(p, v);
+#endif
+}
+
 /// Element `i` of a tensor of element type T, widened to float.
 template <int T>
 __device__ __forceinline__ float load_elem(const void *p, i64 i) {

@@ -223,6 +223,12 @@ enum : int { kTableRowThreads = 1024 };
 /// 0.0257-0.0258 ms (docs/results/h200-2026-12-02-one-wave/, run1, run2).
 enum : int { kTensorPassCtasPerSm = 8, kTensorDelayedPassCtasPerSm = 5 };
 
+/// Words of the block path's amax scratch (EwParams::amax) for `blocks`
+/// scale blocks: each block's amax bits, then the count of pass 1's CTAs
+/// that have finished, by which the last of delayed scaling's pass 1 knows
+/// itself (it makes the scale: no kernel between the two passes).
+FP8K_RULE i64 amax_scratch_words(i64 blocks) { return blocks + 1; }
+
 /// The square tile of the transpose of FP8 codes (128: a 16-byte chunk of
 /// each row a thread, four rows a thread each way).
 enum : int { kTransposeTile = 128 };
@@ -273,8 +279,9 @@ struct EwParams {
   void *out;                    ///< values, or FP8 codes
   void *scale;                  ///< scales written (f32, or UE8M0 bytes)
   const void *scaleIn;          ///< transpose: the scales read
-  u32 *amax;     ///< quantize (block path): amax bits per block, zero between
-                 ///< calls (the scale kernel resets them)
+  u32 *amax;     ///< quantize (block path): amax bits per block, then the
+                 ///< count of pass 1's finished CTAs (amax_scratch_words);
+                 ///< zero between calls (the scales' maker resets them)
   void *history; ///< delayed scaling: AmaxHistoryState + values
   i64 batch, rows, cols;
   i64 scaleRows, scaleCols; ///< scale grid of one [rows, cols] matrix

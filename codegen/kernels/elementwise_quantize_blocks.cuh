@@ -2,7 +2,8 @@
 //
 // Quantize of R x C tiles (the tile path) and any other granularity or
 // delayed scaling (amax, scales and codes in three entry points; per-tensor
-// blocks walk the tensor flat: elementwise_quantize_tensor.cuh). R x 1
+// blocks walk the tensor flat, and delayed scaling makes its scale at the end
+// of pass 1, two entry points: elementwise_quantize_tensor.cuh). R x 1
 // blocks: elementwise_quantize_cols.cuh.
 //
 //===----------------------------------------------------------------------===//
@@ -222,41 +223,16 @@ __device__ __forceinline__ void quantize_amax_body(const EwParams &p) {
   }
 }
 
-/// Pass 2: one thread per block turns its amax into a scale (through the
-/// amax history for delayed scaling) and resets the amax for the next call.
+/// Pass 2 (not of delayed scaling, whose pass 1 makes its scale): one
+/// thread per block turns its amax into a scale and resets the amax for the
+/// next call (make_block_scale).
 template <class Q>
 __device__ __forceinline__ void quantize_scales_body(const EwParams &p) {
+  static_assert(!Q::kDelayed, "delayed scaling is per tensor");
   const i64 n = p.batch * p.scaleRows * p.scaleCols;
   const i64 stride = i64(gridDim.x) * blockDim.x;
-  // Delayed scaling is per tensor (fp8::checkScalingMode): n == 1, one CTA,
-  // whose threads reduce the history before its thread 0 records the step.
-  AmaxHistoryState *st = static_cast<AmaxHistoryState *>(p.history);
-  float *values = st ? reinterpret_cast<float *>(st + 1) : nullptr;
-  float historyAmax = 0.0f;
-  if constexpr (Q::kDelayed) {
-    const bool recorded = st->count > 0;
-    __syncthreads(); // every thread has read the state before it changes
-    if (recorded)
-      historyAmax = cta_history_amax<Q>(st, values);
-  }
-  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const u32 bits = p.amax[i];
-    u8 code;
-    float s;
-    if (Q::kDelayed) {
-      s = delayed_scale_step_from(st, values, Q::kHistory, Q::kInterval,
-                                  Q::kMargin, historyAmax, bits, Q::kFormat,
-                                  Q::kScaleFmt, &code);
-    } else {
-      s = scale_from_amax(u2f(bits), Q::kFormat, Q::kScaleFmt, 0, &code);
-    }
-    store_scale<Q>(p.scale, i, s, code);
-    if (p.scaleMirror) {
-      const i64 r = i / p.scaleCols;
-      store_scale_mirror<Q>(p, r, i - r * p.scaleCols, s, code);
-    }
-    p.amax[i] = 0;
-  }
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    make_block_scale<Q>(p, i, p.amax[i], 0.0f);
 }
 
 /// Pass 3: the codes, with the scale of each element's block (delayed

@@ -2,7 +2,8 @@
 //
 // The per-tensor blocks' passes of the block path
 // (elementwise_quantize_blocks.cuh): the tensor walked flat, pass 1's amax
-// (with delayed scaling's codes from the predicted scale) and the codes.
+// (with delayed scaling's codes from the predicted scale, and its scale made
+// by the last CTA) and the codes.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -53,20 +54,42 @@ __device__ __forceinline__ float cta_history_amax(const AmaxHistoryState *st,
   }
 }
 
-/// The scale delayed scaling predicts from the history before the step's
-/// amax is known (delayed_scale_step's, when the step's amax is finite), or
-/// false when the history is empty. Every thread of the CTA calls it.
+/// The amax delayed scaling predicts from the history, the whole CTA's
+/// (cta_history_amax), or false when the history is empty. Every thread of
+/// the CTA calls it.
 template <class Q>
-__device__ __forceinline__ bool delayed_prediction(const EwParams &p,
-                                                   float *scale) {
+__device__ __forceinline__ bool delayed_history_prediction(const EwParams &p,
+                                                           float *amax) {
   const AmaxHistoryState *st = static_cast<const AmaxHistoryState *>(p.history);
   if (st->count == 0)
     return false;
-  const float *values = reinterpret_cast<const float *>(st + 1);
-  u8 code;
-  *scale = scale_from_amax(cta_history_amax<Q>(st, values), Q::kFormat,
-                           Q::kScaleFmt, Q::kMargin, &code);
+  *amax = cta_history_amax<Q>(st, reinterpret_cast<const float *>(st + 1));
   return true;
+}
+
+/// Scale block i's scale from its amax `bits` (through the history for
+/// delayed scaling, whose prediction the caller's CTA reduced:
+/// `historyAmax`), stored with its mirror; the block's amax is reset for
+/// the next call. Pass 2 of the block path, one thread a block.
+template <class Q>
+__device__ __forceinline__ void make_block_scale(const EwParams &p, i64 i,
+                                                 u32 bits, float historyAmax) {
+  u8 code;
+  float s;
+  if constexpr (Q::kDelayed) {
+    AmaxHistoryState *st = static_cast<AmaxHistoryState *>(p.history);
+    s = delayed_scale_step_from(
+        st, reinterpret_cast<float *>(st + 1), Q::kHistory, Q::kInterval,
+        Q::kMargin, historyAmax, bits, Q::kFormat, Q::kScaleFmt, &code);
+  } else {
+    s = scale_from_amax(u2f(bits), Q::kFormat, Q::kScaleFmt, 0, &code);
+  }
+  store_scale<Q>(p.scale, i, s, code);
+  if (p.scaleMirror) {
+    const i64 r = i / p.scaleCols;
+    store_scale_mirror<Q>(p, r, i - r * p.scaleCols, s, code);
+  }
+  p.amax[i] = 0;
 }
 
 /// The codes of the eight elements from flat element i with the scale of
@@ -136,13 +159,38 @@ __device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
         quantize_value(Prog::eval(p, b * plane + e), s, Q::kFormat);
 }
 
+/// The end of delayed scaling's pass 1 (quantizeScalesInAmaxPass): the last
+/// CTA to finish, counted in the scratch word after the amax
+/// (amax_scratch_words), makes the scale from the step's amax and the
+/// history's prediction the CTA reduced (`historyAmax`), records the step
+/// and resets the scratch: the block path's pass 2 without its kernel, nor
+/// its second walk of the history. Every thread of the CTA calls it.
+template <class Q>
+__device__ __forceinline__ void delayed_scales_by_last_cta(const EwParams &p,
+                                                           float historyAmax) {
+  __shared__ bool last;
+  // Thread 0 made the CTA's atomic, then arrives (release); the last to
+  // arrive acquires every other CTA's, and its barrier passes them to its
+  // threads.
+  if (threadIdx.x == 0)
+    last = atomic_add_acq_rel(&p.amax[p.batch], 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last)
+    return;
+  for (i64 b = threadIdx.x; b < p.batch; b += blockDim.x)
+    make_block_scale<Q>(p, b, *static_cast<volatile u32 *>(&p.amax[b]),
+                        historyAmax);
+  if (threadIdx.x == 0)
+    p.amax[p.batch] = 0;
+}
+
 /// Pass 1 of per-tensor blocks: each matrix's amax, a CTA's joined in shared
 /// memory and given to one atomicMax. Delayed scaling writes the codes in
-/// the same pass, with the scale its history predicts
-/// (delayed_prediction); pass 2 finds whether that was the step's scale and
-/// pass 3 rewrites the codes only when it was not (an empty history, a
-/// non-finite amax): one read of the input per step once the history has
-/// a value.
+/// the same pass, with the scale its history predicts, and its last CTA
+/// makes the scale (delayed_scales_by_last_cta), recording whether that was
+/// the step's scale; the codes pass rewrites them only when it was not (an
+/// empty history, a non-finite amax): one read of the input per step once
+/// the history has a value.
 template <class Prog, class Q>
 __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
   __shared__ u32 warpMax[32];
@@ -150,8 +198,17 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
   const i64 stride = i64(gridDim.x) * blockDim.x;
   const i64 first = i64(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool vec = tensor_vec<Prog>(p);
+  // (every CTA reads the history here, before it arrives below; the last
+  // to arrive alone changes it)
+  float historyAmax = 0.0f;
+  const bool speculate =
+      Q::kDelayed && delayed_history_prediction<Q>(p, &historyAmax);
   float predicted = 1.0f;
-  const bool speculate = Q::kDelayed && delayed_prediction<Q>(p, &predicted);
+  if (speculate) {
+    u8 code;
+    predicted = scale_from_amax(historyAmax, Q::kFormat, Q::kScaleFmt,
+                                Q::kMargin, &code);
+  }
   const ScaleDivisor dp = scale_divisor(predicted);
   u8 *codes = static_cast<u8 *>(p.out);
   for (i64 b = 0; b < p.batch; ++b) {
@@ -189,6 +246,8 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
     }
     __syncthreads();
   }
+  if constexpr (Q::kDelayed)
+    delayed_scales_by_last_cta<Q>(p, historyAmax);
 }
 
 } // namespace fp8k

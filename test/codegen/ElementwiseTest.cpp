@@ -293,8 +293,12 @@ TEST(Elementwise, EntryPointsFollowTheGranularity) {
   EXPECT_EQ(elementwiseEntries(
                 quantizeSpec(Granularity::block(128, 2), ScalingMode::Current)),
             (std::vector<std::string>{"amax", "scales", "quantize"}));
+  // Delayed scaling: pass 1's last CTA makes the scale.
   EXPECT_EQ(elementwiseEntries(
                 quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed)),
+            (std::vector<std::string>{"amax", "quantize"}));
+  EXPECT_EQ(elementwiseEntries(
+                quantizeSpec(Granularity::perTensor(), ScalingMode::Current)),
             (std::vector<std::string>{"amax", "scales", "quantize"}));
 }
 
@@ -402,7 +406,7 @@ TEST(Elementwise, PerTensorGrids) {
   ElementwiseSpec current = delayed;
   current.quant.mode = ScalingMode::Current;
   ASSERT_EQ(elementwiseEntries(delayed),
-            (std::vector<std::string>{"amax", "scales", "quantize"}));
+            (std::vector<std::string>{"amax", "quantize"}));
   // 4096 x 4096: 8192 CTAs of 2048 elements, one wave of them striding.
   EXPECT_EQ(elementwiseLaunch(delayed, 0, 1, 4096, 4096, 132).grid[0],
             132u * fp8k::kTensorDelayedPassCtasPerSm);
@@ -414,11 +418,11 @@ TEST(Elementwise, PerTensorGrids) {
   EXPECT_EQ(elementwiseLaunch(delayed, 0, 1, 256, 4096, 132).grid[0], 512u);
   EXPECT_EQ(elementwiseLaunch(current, 0, 1, 16, 64, 132).grid[0], 1u);
   // The codes passes.
-  EXPECT_EQ(elementwiseLaunch(delayed, 2, 1, 4096, 4096, 132).grid[0],
+  EXPECT_EQ(elementwiseLaunch(delayed, 1, 1, 4096, 4096, 132).grid[0],
             132u * 8);
   EXPECT_EQ(elementwiseLaunch(current, 2, 1, 4096, 4096, 132).grid[0],
             132u * 32);
-  EXPECT_EQ(elementwiseLaunch(delayed, 2, 1, 16, 64, 132).grid[0], 1u);
+  EXPECT_EQ(elementwiseLaunch(delayed, 1, 1, 16, 64, 132).grid[0], 1u);
   // A program with a table keeps its kTableCtasPerSm (fewer fills).
   ElementwiseSpec swiglu = current;
   swiglu.program = swigluProgram();

@@ -130,6 +130,12 @@ inline int atomicAdd(int *p, int v) {
   *p = old + v;
   return old;
 }
+inline unsigned atomicAdd(unsigned *p, unsigned v) {
+  std::lock_guard<std::mutex> lock(cudaemu::atomics);
+  const unsigned old = *p;
+  *p = old + v;
+  return old;
+}
 
 inline unsigned __float_as_uint(float x) {
   unsigned u;

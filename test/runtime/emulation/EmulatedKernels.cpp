@@ -77,6 +77,10 @@ void launchStep(const EmulatedKernel &k, const PlanStep &step,
   StepShapes shapes;
   for (const auto &[name, t] : buffers)
     shapes[name] = t.shape;
+  // The whole scratch of the step (its amaxes and pass 1's count of CTAs),
+  // zero past what the caller gave.
+  amax.resize(std::max(amax.size(), size_t(auxScratchBytes(step, shapes) / 4)),
+              0);
   const fp8k::EwParams p =
       auxStepParams(step, shapes, address, amax.data(), mirror,
                     mirrorStrideRows, mirrorStrideCols);
