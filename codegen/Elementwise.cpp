@@ -392,8 +392,11 @@ emitElementwise(const ElementwiseSpec &s) {
               : "256, " + std::to_string(fp8k::kColKeptCtasPerSm);
       entry(0, bounds, "fp8k::quantize_cols_body<fp8k::Prog, fp8k::Q>(p);");
     } else {
+      // (sm_100a's ptxas spills delayed scaling's amax pass, the scale's
+      // tail included, unless told that two CTAs an SM suffice)
       const size_t codes = quantizeScalesInAmaxPass(s) ? 1 : 2;
-      entry(0, "256", "fp8k::quantize_amax_body<fp8k::Prog, fp8k::Q>(p);");
+      entry(0, codes == 1 ? onePass : "256",
+            "fp8k::quantize_amax_body<fp8k::Prog, fp8k::Q>(p);");
       if (codes == 2)
         entry(1, "128", "fp8k::quantize_scales_body<fp8k::Q>(p);");
       entry(codes, "256", "fp8k::quantize_apply_body<fp8k::Prog, fp8k::Q>(p);");
