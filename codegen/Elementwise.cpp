@@ -271,6 +271,13 @@ bool quantizeScalesInAmaxPass(const ElementwiseSpec &s) {
          !quantizeIsOnePass(s);
 }
 
+bool quantizeScalesInCodesPass(const ElementwiseSpec &s) {
+  const Granularity &g = s.quant.granularity;
+  return s.kind == AuxKind::Quantize && s.quant.mode == ScalingMode::Current &&
+         g.rows == Granularity::kWhole && g.cols == Granularity::kWhole &&
+         !quantizeIsOnePass(s);
+}
+
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
   switch (s.kind) {
   case AuxKind::Elementwise:
@@ -280,7 +287,7 @@ std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
       return {"quantize", "quantize_long_rows", "quantize_longest_rows"};
     if (quantizeIsOnePass(s))
       return {"quantize"};
-    if (quantizeScalesInAmaxPass(s))
+    if (quantizeScalesInAmaxPass(s) || quantizeScalesInCodesPass(s))
       return {"amax", "quantize"};
     return {"amax", "scales", "quantize"};
   case AuxKind::Transpose:
@@ -394,8 +401,9 @@ emitElementwise(const ElementwiseSpec &s) {
     } else {
       // (sm_100a's ptxas spills delayed scaling's amax pass, the scale's
       // tail included, unless told that two CTAs an SM suffice)
-      const size_t codes = quantizeScalesInAmaxPass(s) ? 1 : 2;
-      entry(0, codes == 1 ? onePass : "256",
+      const size_t codes =
+          quantizeScalesInAmaxPass(s) || quantizeScalesInCodesPass(s) ? 1 : 2;
+      entry(0, quantizeScalesInAmaxPass(s) ? onePass : "256",
             "fp8k::quantize_amax_body<fp8k::Prog, fp8k::Q>(p);");
       if (codes == 2)
         entry(1, "128", "fp8k::quantize_scales_body<fp8k::Q>(p);");

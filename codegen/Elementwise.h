@@ -10,7 +10,8 @@
 //     delayed (per-tensor) scaling, optionally fused with the elementwise
 //     program that produces x (SwiGLU, GELU, add ... straight into FP8, one
 //     pass over memory saved). Row blocks (1 x C, per-row, MX) take one
-//     kernel; any other granularity three (amax, scales, codes).
+//     kernel; per-tensor blocks two (amax, codes; one of them makes the
+//     scale); any other granularity three (amax, scales, codes).
 //   - Elementwise: out = program(inputs) in bf16, f16 or f32.
 //   - Transpose: FP8 codes [R, C] -> [C, R] with their scales (the Hopper
 //     on-demand transpose of K-major-only FP8 operands).
@@ -138,6 +139,11 @@ bool quantizeIsOnePass(const ElementwiseSpec &spec);
 /// 0.0124 -> 0.0132 ms on 1024x4096, H200,
 /// docs/results/h200-2026-12-04-scales-in-pass-1/.)
 bool quantizeScalesInAmaxPass(const ElementwiseSpec &spec);
+/// True when the block path's codes pass makes the scales itself, every CTA
+/// from pass 1's amax, the last to arrive resetting it (two kernels,
+/// elementwise_quantize_tensor.cuh, tensor_codes_making_scales): per-tensor
+/// current scaling.
+bool quantizeScalesInCodesPass(const ElementwiseSpec &spec);
 /// True when the row path launches CTAs of kTableRowThreads (when they fill
 /// the grid, elementwiseLaunch): a program with a table, in blocks of 1 x C
 /// columns (the whole-row paths split a CTA of 256 among rows), on sm_90a
@@ -149,7 +155,8 @@ bool rowPathTableCtas(const ElementwiseSpec &spec, bool table);
 /// "elementwise"; "quantize" (row, column or tile path); "quantize",
 /// "quantize_long_rows", "quantize_longest_rows" (row-sum path; the one of
 /// fp8k::row_sum_entry runs); "amax", "scales",
-/// "quantize" (block path; quantizeScalesInAmaxPass: "amax", "quantize");
+/// "quantize" (block path; quantizeScalesInAmaxPass and
+/// quantizeScalesInCodesPass: "amax", "quantize");
 /// "codes", "scales" (transpose); "count",
 /// "route", "quantize" (permute); "unpermute"; "reduce"; "interleave".
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &spec);

@@ -139,18 +139,20 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
   } else if (s.kind == AuxKind::Quantize && role != "scales" &&
              g.rows == Granularity::kWhole && g.cols == Granularity::kWhole) {
     // Per-tensor amax and codes: flat, eight elements a thread. Pass 1 is
-    // one wave (kTensorPassCtasPerSm). Delayed scaling's codes pass runs
-    // only where pass 1 guessed the scale wrong (an empty history, a
-    // non-finite amax) and returns at once otherwise: eight CTAs of 256 an
-    // SM (its 2048 threads) striding, not a CTA per 2048 elements launched
-    // to return.
+    // one wave (kTensorPassCtasPerSm). The codes pass is one wave of eight
+    // CTAs of 256 an SM (its 2048 threads) striding: current scaling's CTAs
+    // each take the amax with an atomic on one pair (with a CTA per 2048
+    // elements, 4096 such atomics on 2048x4096 took it from 0.0180 to
+    // 0.0199-0.0201 ms, H200, run2 of
+    // docs/results/h200-2026-12-04-scales-in-codes-pass/), and delayed
+    // scaling's runs only where pass 1 guessed the scale wrong (an empty
+    // history, a non-finite amax), returning at once otherwise.
     const bool delayed = s.quant.mode == ScalingMode::Delayed;
     const int64_t sms = std::max(1, smCount);
     const int64_t most =
         role == "amax" ? sms * (delayed ? fp8k::kTensorDelayedPassCtasPerSm
                                         : fp8k::kTensorPassCtasPerSm)
-        : delayed      ? sms * 8
-                       : strided;
+                       : sms * 8;
     l.grid[0] =
         clamp(ceilDiv(ceilDiv(rows * cols, 8), 256), std::min(strided, most));
   } else if (role == "amax" ||

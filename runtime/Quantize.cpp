@@ -174,7 +174,8 @@ Status quantize(const QuantRecipe &r, int64_t rows, int64_t cols,
   if (!quantizeIsOnePass(spec)) {
     auto scratch = amaxScratch(
         *d.driver, stream,
-        size_t(fp8k::amax_scratch_words(t.batch * p.scaleRows * p.scaleCols)) *
+        size_t(fp8k::amax_scratch_words(t.batch * p.scaleRows * p.scaleCols,
+                                        quantizeScalesInCodesPass(spec))) *
             4);
     if (!scratch)
       return scratch.status();

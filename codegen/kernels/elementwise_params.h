@@ -224,10 +224,16 @@ enum : int { kTableRowThreads = 1024 };
 enum : int { kTensorPassCtasPerSm = 8, kTensorDelayedPassCtasPerSm = 5 };
 
 /// Words of the block path's amax scratch (EwParams::amax) for `blocks`
-/// scale blocks: each block's amax bits, then the count of pass 1's CTAs
-/// that have finished, by which the last of delayed scaling's pass 1 knows
-/// itself (it makes the scale: no kernel between the two passes).
-FP8K_RULE i64 amax_scratch_words(i64 blocks) { return blocks + 1; }
+/// scale blocks. Per-tensor current scaling (`pairs`): an 8-byte pair a
+/// matrix, its amax bits, then the count of the codes pass's CTAs that
+/// have taken them, one 64-bit atomic reading both (the last to take them
+/// resets the pair: no kernel between the two passes). Otherwise each
+/// block's amax bits, then the count of pass 1's CTAs that have finished,
+/// by which the last of delayed scaling's pass 1 knows itself (it makes
+/// the scale).
+FP8K_RULE i64 amax_scratch_words(i64 blocks, bool pairs) {
+  return pairs ? 2 * blocks : blocks + 1;
+}
 
 /// The square tile of the transpose of FP8 codes (128: a 16-byte chunk of
 /// each row a thread, four rows a thread each way).
@@ -279,9 +285,9 @@ struct EwParams {
   void *out;                    ///< values, or FP8 codes
   void *scale;                  ///< scales written (f32, or UE8M0 bytes)
   const void *scaleIn;          ///< transpose: the scales read
-  u32 *amax;     ///< quantize (block path): amax bits per block, then the
-                 ///< count of pass 1's finished CTAs (amax_scratch_words);
-                 ///< zero between calls (the scales' maker resets them)
+  u32 *amax;     ///< quantize (block path): amax bits per block and the
+                 ///< counts of amax_scratch_words; zero between calls (the
+                 ///< scales' maker resets them)
   void *history; ///< delayed scaling: AmaxHistoryState + values
   i64 batch, rows, cols;
   i64 scaleRows, scaleCols; ///< scale grid of one [rows, cols] matrix

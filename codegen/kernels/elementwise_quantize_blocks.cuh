@@ -2,8 +2,9 @@
 //
 // Quantize of R x C tiles (the tile path) and any other granularity or
 // delayed scaling (amax, scales and codes in three entry points; per-tensor
-// blocks walk the tensor flat, and delayed scaling makes its scale at the end
-// of pass 1, two entry points: elementwise_quantize_tensor.cuh). R x 1
+// blocks walk the tensor flat in two, the scale made at the end of pass 1
+// with delayed scaling, at the start of the codes pass with current
+// scaling: elementwise_quantize_tensor.cuh). R x 1
 // blocks: elementwise_quantize_cols.cuh.
 //
 //===----------------------------------------------------------------------===//
@@ -223,9 +224,10 @@ __device__ __forceinline__ void quantize_amax_body(const EwParams &p) {
   }
 }
 
-/// Pass 2 (not of delayed scaling, whose pass 1 makes its scale): one
-/// thread per block turns its amax into a scale and resets the amax for the
-/// next call (make_block_scale).
+/// Pass 2 (not of per-tensor blocks, whose scales pass 1 makes with delayed
+/// scaling and the codes pass with current scaling): one thread per block
+/// turns its amax into a scale and resets the amax for the next call
+/// (make_block_scale).
 template <class Q>
 __device__ __forceinline__ void quantize_scales_body(const EwParams &p) {
   static_assert(!Q::kDelayed, "delayed scaling is per tensor");
@@ -236,14 +238,19 @@ __device__ __forceinline__ void quantize_scales_body(const EwParams &p) {
 }
 
 /// Pass 3: the codes, with the scale of each element's block (delayed
-/// scaling: only when pass 1's were not made with the step's scale).
+/// scaling: only when pass 1's were not made with the step's scale;
+/// per-tensor current scaling makes its scales here).
 template <class Prog, class Q>
 __device__ __forceinline__ void quantize_apply_body(const EwParams &p) {
   if (Q::kDelayed && !static_cast<const AmaxHistoryState *>(p.history)->refit)
     return;
   if (Q::kBlockRows == 0 && Q::kBlockCols == 0) {
-    for (i64 b = 0; b < p.batch; ++b)
-      tensor_codes<Prog, Q>(p, b, load_scale<Q>(p.scale, b));
+    if constexpr (Q::kDelayed) {
+      for (i64 b = 0; b < p.batch; ++b)
+        tensor_codes<Prog, Q>(p, b, load_scale<Q>(p.scale, b));
+    } else {
+      tensor_codes_making_scales<Prog, Q>(p);
+    }
     return;
   }
   const i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x;

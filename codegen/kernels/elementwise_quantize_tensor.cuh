@@ -3,7 +3,7 @@
 // The per-tensor blocks' passes of the block path
 // (elementwise_quantize_blocks.cuh): the tensor walked flat, pass 1's amax
 // (with delayed scaling's codes from the predicted scale, and its scale made
-// by the last CTA) and the codes.
+// by the last CTA) and the codes (current scaling's making the scale).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -67,6 +67,17 @@ __device__ __forceinline__ bool delayed_history_prediction(const EwParams &p,
   return true;
 }
 
+/// Stores scale block i's scale, with its mirror when there is one.
+template <class Q>
+__device__ __forceinline__ void store_block_scale(const EwParams &p, i64 i,
+                                                  float s, u8 code) {
+  store_scale<Q>(p.scale, i, s, code);
+  if (p.scaleMirror) {
+    const i64 r = i / p.scaleCols;
+    store_scale_mirror<Q>(p, r, i - r * p.scaleCols, s, code);
+  }
+}
+
 /// Scale block i's scale from its amax `bits` (through the history for
 /// delayed scaling, whose prediction the caller's CTA reduced:
 /// `historyAmax`), stored with its mirror; the block's amax is reset for
@@ -84,11 +95,7 @@ __device__ __forceinline__ void make_block_scale(const EwParams &p, i64 i,
   } else {
     s = scale_from_amax(u2f(bits), Q::kFormat, Q::kScaleFmt, 0, &code);
   }
-  store_scale<Q>(p.scale, i, s, code);
-  if (p.scaleMirror) {
-    const i64 r = i / p.scaleCols;
-    store_scale_mirror<Q>(p, r, i - r * p.scaleCols, s, code);
-  }
+  store_block_scale<Q>(p, i, s, code);
   p.amax[i] = 0;
 }
 
@@ -157,6 +164,41 @@ __device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
   for (i64 e = first; e < plane; e += stride)
     codes[b * plane + e] =
         quantize_value(Prog::eval(p, b * plane + e), s, Q::kFormat);
+}
+
+/// Per-tensor current scaling's codes pass, which makes the scales
+/// (quantizeScalesInCodesPass: no kernel between the passes). For each
+/// matrix b, thread 0 of every CTA takes the amax pass 1 left in the pair
+/// of matrix b (amax_scratch_words) with one 64-bit atomic that also counts
+/// the CTA, and turns it into the scale (the same bits in every CTA; CTA 0
+/// stores it). The CTA that takes it last resets the pair for the next
+/// call: every other CTA's atomic on the pair came before its own, so no
+/// CTA can read the reset, and no fence is needed.
+template <class Prog, class Q>
+__device__ __forceinline__ void tensor_codes_making_scales(const EwParams &p) {
+  __shared__ float scale;
+  for (i64 b = 0; b < p.batch; ++b) {
+    if (threadIdx.x == 0) {
+      u64 *pair = reinterpret_cast<u64 *>(p.amax) + b;
+      const u64 taken = atomicAdd(pair, u64(1) << 32);
+      if (u32(taken >> 32) == gridDim.x - 1)
+        atomicExch(pair, u64(0));
+      u8 code;
+      scale =
+          scale_from_amax(u2f(u32(taken)), Q::kFormat, Q::kScaleFmt, 0, &code);
+      if (blockIdx.x == 0)
+        store_block_scale<Q>(p, b, scale, code);
+    }
+    __syncthreads();
+    tensor_codes<Prog, Q>(p, b, scale);
+    __syncthreads(); // (`scale` is read before the next matrix's is written)
+  }
+}
+
+/// The word of matrix b's amax in the amax scratch: the low word of its
+/// pair with current scaling (amax_scratch_words).
+template <class Q> __device__ __forceinline__ i64 tensor_amax_word(i64 b) {
+  return Q::kDelayed ? b : 2 * b;
 }
 
 /// The end of delayed scaling's pass 1 (quantizeScalesInAmaxPass): the last
@@ -242,7 +284,7 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
       for (int w = 1; w < int(blockDim.x >> 5); ++w)
         m = warpMax[w] > m ? warpMax[w] : m;
       if (m)
-        atomicMax(&p.amax[b], m);
+        atomicMax(&p.amax[tensor_amax_word<Q>(b)], m);
     }
     __syncthreads();
   }

@@ -57,8 +57,10 @@ int64_t auxScratchBytes(const PlanStep &s, const StepShapes &shapes) {
   }
   if (s.kind == StepKind::Quantize && !quantizeIsOnePass(s.aux))
     return bytesOf(DType::F32,
-                   fp8k::amax_scratch_words(elementCount(scaleShapeFor(
-                       shapes.at(s.inputs[0]), s.aux.quant.granularity))));
+                   fp8k::amax_scratch_words(
+                       elementCount(scaleShapeFor(shapes.at(s.inputs[0]),
+                                                  s.aux.quant.granularity)),
+                       quantizeScalesInCodesPass(s.aux)));
   return 0;
 }
 

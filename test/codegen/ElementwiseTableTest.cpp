@@ -115,12 +115,12 @@ TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
   ASSERT_TRUE(plain.isOk());
   EXPECT_EQ((*plain)[0].source.find("prepare"), std::string::npos);
   EXPECT_EQ((*plain)[0].source.find("Tab"), std::string::npos);
-  // Per-tensor: the amax and codes kernels fill the table, the scale
-  // kernel (which does not evaluate the program) does not.
+  // Per-tensor: the amax and codes kernels fill the table (there is no
+  // scales kernel: the codes pass makes the scale).
   auto tensor =
       emitElementwise(quantizeOf(swigluProgram(), Granularity::perTensor()));
   ASSERT_TRUE(tensor.isOk());
-  ASSERT_EQ(tensor->size(), 3u);
+  ASSERT_EQ(tensor->size(), 2u);
   const std::string &ts = (*tensor)[0].source;
   EXPECT_NE(ts.find("prepare(p);\n  fp8k::after_prior_grid();\n  "
                     "fp8k::quantize_amax_body"),
@@ -128,9 +128,6 @@ TEST(ElementwiseTable, KernelsLookUpAndFillFirst) {
       << ts;
   EXPECT_NE(ts.find("prepare(p);\n  fp8k::after_prior_grid();\n  "
                     "fp8k::quantize_apply_body"),
-            std::string::npos);
-  EXPECT_EQ(ts.find("prepare(p);\n  fp8k::after_prior_grid();\n  "
-                    "fp8k::quantize_scales_body"),
             std::string::npos);
   // The column path (R x 1 blocks) strides over block rows: it fills the
   // table before its body.

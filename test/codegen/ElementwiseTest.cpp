@@ -293,13 +293,14 @@ TEST(Elementwise, EntryPointsFollowTheGranularity) {
   EXPECT_EQ(elementwiseEntries(
                 quantizeSpec(Granularity::block(128, 2), ScalingMode::Current)),
             (std::vector<std::string>{"amax", "scales", "quantize"}));
-  // Delayed scaling: pass 1's last CTA makes the scale.
+  // Per tensor: delayed scaling's pass 1 (its last CTA) makes the scale,
+  // current scaling's codes pass.
   EXPECT_EQ(elementwiseEntries(
                 quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed)),
             (std::vector<std::string>{"amax", "quantize"}));
   EXPECT_EQ(elementwiseEntries(
                 quantizeSpec(Granularity::perTensor(), ScalingMode::Current)),
-            (std::vector<std::string>{"amax", "scales", "quantize"}));
+            (std::vector<std::string>{"amax", "quantize"}));
 }
 
 // The row-sum quantize (an RMSNorm with its sums) has an entry for rows
@@ -396,9 +397,9 @@ TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
 }
 
 // Per-tensor grids: pass 1 one wave striding (kTensorPassCtasPerSm);
-// delayed scaling's codes kernel, which returns at once unless pass 1's
-// guess was wrong, eight CTAs of 256 an SM; current scaling's covers the
-// tensor (a program without a table: SwiGLU's CTAs stride anyway).
+// the codes kernels eight CTAs of 256 an SM: delayed scaling's returns at
+// once unless pass 1's guess was wrong, and each of current scaling's
+// takes the amax with an atomic on one word.
 TEST(Elementwise, PerTensorGrids) {
   ElementwiseSpec delayed =
       quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed);
@@ -420,8 +421,9 @@ TEST(Elementwise, PerTensorGrids) {
   // The codes passes.
   EXPECT_EQ(elementwiseLaunch(delayed, 1, 1, 4096, 4096, 132).grid[0],
             132u * 8);
-  EXPECT_EQ(elementwiseLaunch(current, 2, 1, 4096, 4096, 132).grid[0],
-            132u * 32);
+  EXPECT_EQ(elementwiseLaunch(current, 1, 1, 4096, 4096, 132).grid[0],
+            132u * 8);
+  EXPECT_EQ(elementwiseLaunch(current, 1, 1, 16, 64, 132).grid[0], 1u);
   EXPECT_EQ(elementwiseLaunch(delayed, 1, 1, 16, 64, 132).grid[0], 1u);
   // A program with a table keeps its kTableCtasPerSm (fewer fills).
   ElementwiseSpec swiglu = current;

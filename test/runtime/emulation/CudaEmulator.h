@@ -9,9 +9,9 @@
 //   - a launch runs the CTAs of the grid one after another; the threads of
 //     a CTA are real threads (std::thread), so __syncthreads (and
 //     __syncthreads_and) is a barrier over them, __shfl_xor_sync, __shfl_sync
-//     and __match_any_sync exchanges over the 32 lanes of a warp, atomicMax and
-//     atomicAdd locked read-modify-writes, and __shared__ variables
-//     (function-local statics) are shared by the CTA running;
+//     and __match_any_sync exchanges over the 32 lanes of a warp, atomicMax,
+//     atomicAdd and atomicExch locked read-modify-writes, and __shared__
+//     variables (function-local statics) are shared by the CTA running;
 //   - the _rn arithmetic intrinsics are the IEEE operations they name
 //     (compiled with -ffp-contract=off).
 //
@@ -134,6 +134,20 @@ inline unsigned atomicAdd(unsigned *p, unsigned v) {
   std::lock_guard<std::mutex> lock(cudaemu::atomics);
   const unsigned old = *p;
   *p = old + v;
+  return old;
+}
+inline unsigned long long atomicAdd(unsigned long long *p,
+                                    unsigned long long v) {
+  std::lock_guard<std::mutex> lock(cudaemu::atomics);
+  const unsigned long long old = *p;
+  *p = old + v;
+  return old;
+}
+inline unsigned long long atomicExch(unsigned long long *p,
+                                     unsigned long long v) {
+  std::lock_guard<std::mutex> lock(cudaemu::atomics);
+  const unsigned long long old = *p;
+  *p = v;
   return old;
 }
 
