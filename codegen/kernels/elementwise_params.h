@@ -214,14 +214,17 @@ enum : int { kTableRowThreads = 1024 };
 
 /// Pass 1 of a per-tensor quantize (the amax; delayed scaling also stores
 /// its codes with the predicted scale) is one wave of CTAs of 256 striding
-/// over the tensor: as many an SM as its registers let in at once (32
-/// registers: eight; delayed scaling's 47: five). Each CTA then pays its
+/// over the tensor: as many an SM as its registers let in at once
+/// (delayed scaling's 47: five), or fewer where that measured faster
+/// (current scaling's 32 registers would let in eight; with two chunks a
+/// step in flight six were faster: quantize_amax_tensor_body). Each CTA
+/// then pays its
 /// start (delayed scaling reads the history's prediction before its first
 /// load), its reduction and its atomic once, and no partial last wave
 /// idles the SMs. On the H200, delayed scaling's pass 1 on 4096x4096: 4224
 /// CTAs 24-27 us, 660 CTAs 16-17 us (ncu); the step 0.0317-0.0319 ->
 /// 0.0257-0.0258 ms (docs/results/h200-2026-12-02-one-wave/, run1, run2).
-enum : int { kTensorPassCtasPerSm = 8, kTensorDelayedPassCtasPerSm = 5 };
+enum : int { kTensorPassCtasPerSm = 6, kTensorDelayedPassCtasPerSm = 5 };
 
 /// Words of the block path's amax scratch (EwParams::amax) for `blocks`
 /// scale blocks. Per-tensor current scaling (`pairs`): an 8-byte pair a

@@ -256,17 +256,20 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
   for (i64 b = 0; b < p.batch; ++b) {
     u32 m = 0;
     if (vec) {
-      // Delayed scaling stores its codes here: two chunks a step (47
+      // Two chunks a step. Delayed scaling stores its codes here (47
       // registers against 40, five CTAs an SM against six: 0.0342 ->
       // 0.0323 ms on 4096x4096, H200, with the codes pass's 8 CTAs an SM,
-      // docs/results/h200-2026-12-02-tensor-walk/). The codes pass keeps
-      // one (40 registers against 29 cost 7% on 4096x2048).
-      tensor_vec_walk<Prog, Q::kDelayed ? 2 : 1>(
-          p, b, [&](i64 i, const float (&v)[8]) {
-            m = max_abs_bits<8>(v, m);
-            if (speculate)
-              tensor_chunk_codes<Prog, Q>(p, i, v, dp);
-          });
+      // docs/results/h200-2026-12-02-tensor-walk/); current scaling's
+      // amax alone stays at 32 registers, at six CTAs an SM (4096x4096
+      // 0.0291 -> 0.0284-0.0285 ms, the pass 14.1 -> 12.7 us under Nsight
+      // Compute; 8192x8192 0.0915 -> 0.0902-0.0905; H200, run4 of
+      // docs/results/h200-2026-12-04-scales-in-codes-pass/). The codes
+      // pass keeps one (40 registers against 29 cost 7% on 4096x2048).
+      tensor_vec_walk<Prog, 2>(p, b, [&](i64 i, const float (&v)[8]) {
+        m = max_abs_bits<8>(v, m);
+        if (speculate)
+          tensor_chunk_codes<Prog, Q>(p, i, v, dp);
+      });
     } else {
       for (i64 e = first; e < plane; e += stride) {
         const float v = Prog::eval(p, b * plane + e);
