@@ -264,18 +264,20 @@ bool quantizeIsOnePass(const ElementwiseSpec &s) {
          quantizeUsesTilePath(s);
 }
 
-bool quantizeScalesInAmaxPass(const ElementwiseSpec &s) {
+/// The block path over per-tensor blocks (a scale per matrix): two
+/// kernels, one of which makes the scale.
+static bool perTensorBlockPath(const ElementwiseSpec &s) {
   const Granularity &g = s.quant.granularity;
-  return s.kind == AuxKind::Quantize && s.quant.mode == ScalingMode::Delayed &&
-         g.rows == Granularity::kWhole && g.cols == Granularity::kWhole &&
-         !quantizeIsOnePass(s);
+  return s.kind == AuxKind::Quantize && g.rows == Granularity::kWhole &&
+         g.cols == Granularity::kWhole && !quantizeIsOnePass(s);
+}
+
+bool quantizeScalesInAmaxPass(const ElementwiseSpec &s) {
+  return perTensorBlockPath(s) && s.quant.mode == ScalingMode::Delayed;
 }
 
 bool quantizeScalesInCodesPass(const ElementwiseSpec &s) {
-  const Granularity &g = s.quant.granularity;
-  return s.kind == AuxKind::Quantize && s.quant.mode == ScalingMode::Current &&
-         g.rows == Granularity::kWhole && g.cols == Granularity::kWhole &&
-         !quantizeIsOnePass(s);
+  return perTensorBlockPath(s) && s.quant.mode == ScalingMode::Current;
 }
 
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
@@ -287,7 +289,7 @@ std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
       return {"quantize", "quantize_long_rows", "quantize_longest_rows"};
     if (quantizeIsOnePass(s))
       return {"quantize"};
-    if (quantizeScalesInAmaxPass(s) || quantizeScalesInCodesPass(s))
+    if (perTensorBlockPath(s))
       return {"amax", "quantize"};
     return {"amax", "scales", "quantize"};
   case AuxKind::Transpose:
@@ -401,8 +403,7 @@ emitElementwise(const ElementwiseSpec &s) {
     } else {
       // (sm_100a's ptxas spills delayed scaling's amax pass, the scale's
       // tail included, unless told that two CTAs an SM suffice)
-      const size_t codes =
-          quantizeScalesInAmaxPass(s) || quantizeScalesInCodesPass(s) ? 1 : 2;
+      const size_t codes = perTensorBlockPath(s) ? 1 : 2;
       entry(0, quantizeScalesInAmaxPass(s) ? onePass : "256",
             "fp8k::quantize_amax_body<fp8k::Prog, fp8k::Q>(p);");
       if (codes == 2)

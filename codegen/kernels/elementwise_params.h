@@ -218,12 +218,12 @@ enum : int { kTableRowThreads = 1024 };
 /// (delayed scaling's 47: five), or fewer where that measured faster
 /// (current scaling's 32 registers would let in eight; with two chunks a
 /// step in flight six were faster: quantize_amax_tensor_body). Each CTA
-/// then pays its
-/// start (delayed scaling reads the history's prediction before its first
-/// load), its reduction and its atomic once, and no partial last wave
-/// idles the SMs. On the H200, delayed scaling's pass 1 on 4096x4096: 4224
-/// CTAs 24-27 us, 660 CTAs 16-17 us (ncu); the step 0.0317-0.0319 ->
-/// 0.0257-0.0258 ms (docs/results/h200-2026-12-02-one-wave/, run1, run2).
+/// then pays its start (delayed scaling reads the history's prediction
+/// before its first load), its reduction and its atomic once, and no
+/// partial last wave idles the SMs. On the H200, delayed scaling's pass 1 on
+/// 4096x4096: 4224 CTAs 24-27 us, 660 CTAs 16-17 us (ncu); the step
+/// 0.0317-0.0319 -> 0.0257-0.0258 ms (docs/results/h200-2026-12-02-one-wave/,
+/// run1, run2).
 enum : int { kTensorPassCtasPerSm = 6, kTensorDelayedPassCtasPerSm = 5 };
 
 /// Words of the block path's amax scratch (EwParams::amax) for `blocks`

@@ -399,7 +399,7 @@ TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
 // Per-tensor grids: pass 1 one wave striding (kTensorPassCtasPerSm);
 // the codes kernels eight CTAs of 256 an SM: delayed scaling's returns at
 // once unless pass 1's guess was wrong, and each of current scaling's
-// takes the amax with an atomic on one word.
+// takes the amax with an atomic on one (amax, count) pair.
 TEST(Elementwise, PerTensorGrids) {
   ElementwiseSpec delayed =
       quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed);
