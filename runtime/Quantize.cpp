@@ -135,7 +135,8 @@ Status checkQuantizeArgs(const QuantRecipe &r, int64_t rows, int64_t cols,
                   "history), found a batch of ",
                   t.batch);
   if (t.transposed && !quantizeWritesTransposed(r))
-    return errorf("expected R x 1 blocks (128x1) with current scaling for "
+    return errorf("expected blocks of several rows by one column (R x 1, "
+                  "R > 1, such as 128x1) with current scaling for "
                   "transposed codes and scales, found ",
                   toString(r.granularity), delayed ? " delayed" : "");
   if (delayed && misaligned(t.history, 4))

@@ -253,8 +253,9 @@ def test_transposed_quantize_refusals_name_transposed():
         with pytest.raises(ValueError) as e:
             fp8kit.quantize(x, "e4m3fn", granularity, transposed=True)
         assert str(e.value) == (
-            "fp8kit.quantize: expected R x 1 blocks (128x1) with current "
-            f"scaling for transposed codes and scales, found {granularity}")
+            "fp8kit.quantize: expected blocks of several rows by one column "
+            "(R x 1, R > 1, such as 128x1) with current scaling for "
+            f"transposed codes and scales, found {granularity}")
     # Delayed scaling: refused before the history is read or written.
     r = QuantRecipe("e4m3fn", "per_tensor", Scaling("delayed", history=4))
     h = fp8kit.amax_history(r)

@@ -124,12 +124,14 @@ TEST(QuantizeArgs, RefusalsNameTheArgument) {
   EXPECT_TRUE(checkQuantizeArgs(r, 129, 7, t).isOk());
   r.granularity = Granularity::block(1, 128);
   EXPECT_EQ(problem(r, 8, 8, t),
-            "expected R x 1 blocks (128x1) with current scaling for "
-            "transposed codes and scales, found 1x128");
+            "expected blocks of several rows by one column (R x 1, R > 1, "
+            "such as 128x1) with current scaling for transposed codes and "
+            "scales, found 1x128");
   r.granularity = Granularity::perColumn();
   EXPECT_EQ(problem(r, 8, 8, t),
-            "expected R x 1 blocks (128x1) with current scaling for "
-            "transposed codes and scales, found per_column");
+            "expected blocks of several rows by one column (R x 1, R > 1, "
+            "such as 128x1) with current scaling for transposed codes and "
+            "scales, found per_column");
 }
 
 TEST(QuantizeArgs, TransposedExactlyWhereTheRecipeWritesIt) {
