@@ -33,16 +33,104 @@ int64_t itemSize(const std::string &descr) {
   return 0;
 }
 
-/// The text after `'key':` in the header dict, trimmed of spaces.
-std::string valueOf(const std::string &header, const std::string &key) {
-  size_t k = header.find("'" + key + "'");
-  if (k == std::string::npos)
-    return {};
-  size_t colon = header.find(':', k);
-  if (colon == std::string::npos)
-    return {};
-  size_t v = header.find_first_not_of(' ', colon + 1);
-  return v == std::string::npos ? std::string() : header.substr(v);
+/// The three entries of a .npy header's dictionary, as their text: the
+/// descr without its quotes, fortran_order's word, the shape's tuple with
+/// its parentheses.
+struct HeaderDict {
+  std::string descr, fortranOrder, shape;
+};
+
+/// The header's dictionary as the format writes it, a Python literal such
+/// as {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } followed
+/// by spaces and a newline: each of the three keys once, nothing else.
+Expected<HeaderDict> parseDict(const std::string &header) {
+  static const char *const kKeys[3] = {"descr", "fortran_order", "shape"};
+  auto bad = [&](const std::string &what) {
+    return errorf("expected ", what, " in the .npy header, found '", header,
+                  "'");
+  };
+  size_t i = 0;
+  auto skip = [&] {
+    while (i < header.size() &&
+           (header[i] == ' ' || header[i] == '\t' || header[i] == '\n'))
+      ++i;
+  };
+  skip();
+  if (i == header.size() || header[i] != '{')
+    return bad("a dictionary ({'descr': ..., 'fortran_order': ..., "
+               "'shape': (...)})");
+  ++i;
+  HeaderDict d;
+  bool seen[3] = {false, false, false};
+  for (;;) {
+    skip();
+    if (i < header.size() && header[i] == '}') {
+      ++i;
+      break;
+    }
+    // A quoted key.
+    if (i == header.size() || (header[i] != '\'' && header[i] != '"'))
+      return bad("a quoted key or '}'");
+    const char quote = header[i];
+    const size_t end = header.find(quote, i + 1);
+    if (end == std::string::npos)
+      return bad("a closing quote");
+    const std::string key = header.substr(i + 1, end - i - 1);
+    int which = 0;
+    while (which < 3 && key != kKeys[which])
+      ++which;
+    if (which == 3)
+      return bad("only the keys 'descr', 'fortran_order' and 'shape' (not '" +
+                 key + "')");
+    if (seen[which])
+      return bad("the key '" + key + "' once");
+    seen[which] = true;
+    i = end + 1;
+    skip();
+    if (i == header.size() || header[i] != ':')
+      return bad("':' after '" + key + "'");
+    ++i;
+    skip();
+    if (which == 0) {
+      if (i == header.size() || (header[i] != '\'' && header[i] != '"'))
+        return bad("a quoted 'descr' string");
+      const size_t close = header.find(header[i], i + 1);
+      if (close == std::string::npos)
+        return bad("a closing quote");
+      d.descr = header.substr(i + 1, close - i - 1);
+      i = close + 1;
+    } else if (which == 1) {
+      const size_t start = i;
+      while (i < header.size() && std::isalpha((unsigned char)header[i]))
+        ++i;
+      d.fortranOrder = header.substr(start, i - start);
+      if (d.fortranOrder != "False" && d.fortranOrder != "True")
+        return bad("fortran_order False or True");
+    } else {
+      const size_t close = header.find(')', i);
+      if (i == header.size() || header[i] != '(' || close == std::string::npos)
+        return bad("a 'shape' tuple");
+      d.shape = header.substr(i, close - i + 1);
+      i = close + 1;
+    }
+    skip();
+    if (i < header.size() && header[i] == ',') {
+      ++i;
+      continue;
+    }
+    if (i < header.size() && header[i] == '}') {
+      ++i;
+      break;
+    }
+    return bad("',' or '}' after the value of '" + key + "'");
+  }
+  skip();
+  if (i != header.size())
+    return bad("nothing but spaces after the dictionary");
+  for (int k = 0; k < 3; ++k)
+    if (!seen[k])
+      return bad(std::string("the key '") + kKeys[k] + "'");
+  return d;
 }
 
 template <typename T> T readLE(const uint8_t *p) {
@@ -119,35 +207,52 @@ Expected<NpyHeader> parseHeader(const uint8_t *prefix, size_t prefixSize,
   std::string header(prefix + offset, prefix + offset + headerLen);
   NpyHeader h;
   h.dataOffset = offset + headerLen;
-  std::string d = valueOf(header, "descr");
-  if (d.size() < 2 || d[0] != '\'')
-    return errorf("expected a 'descr' string in the .npy header, found '",
-                  header, "'");
-  h.descr = d.substr(1, d.find('\'', 1) - 1);
+  Expected<HeaderDict> dict = parseDict(header);
+  if (!dict)
+    return dict.status();
+  h.descr = dict->descr;
   if (itemSize(h.descr) == 0 || (h.descr[0] != '<' && h.descr[0] != '|'))
     return errorf("expected a little-endian f2/f4/f8, i1/i4, u1/u2 or V2 "
                   "element type, found '",
                   h.descr, "'");
-  std::string fortran = valueOf(header, "fortran_order");
-  if (fortran.rfind("True", 0) == 0)
+  if (dict->fortranOrder == "True")
     return errorf("expected a C-order array (fortran_order False), found "
                   "fortran_order True");
-  std::string shape = valueOf(header, "shape");
-  if (shape.empty() || shape[0] != '(')
-    return errorf("expected a 'shape' tuple in the .npy header, found '",
-                  header, "'");
-  size_t close = shape.find(')');
-  const std::string tuple = shape.substr(0, close + 1);
-  std::istringstream dims(shape.substr(1, close - 1));
-  std::string tok;
+  const std::string &tuple = dict->shape;
+  // A Python tuple: () (0-d), (n,), (n, m) or (n, m,); no empty element
+  // but the one a trailing comma leaves.
+  std::vector<std::string> toks;
+  {
+    std::istringstream dims(tuple.substr(1, tuple.size() - 2));
+    std::string tok;
+    while (std::getline(dims, tok, ','))
+      toks.push_back(tok);
+    if (!tuple.empty() && tuple[tuple.size() - 2] == ',')
+      toks.push_back(""); // getline drops the empty text after a last ','
+  }
+  auto blank = [](const std::string &t) {
+    return t.find_first_not_of(" \t") == std::string::npos;
+  };
+  const bool empty = toks.empty() || (toks.size() == 1 && blank(toks[0]));
+  if (!empty) {
+    const bool trailing = toks.size() > 1 && blank(toks.back());
+    if (trailing)
+      toks.pop_back();
+    bool holes = toks.size() == 1 && !trailing; // (n) is a number
+    for (const std::string &t : toks)
+      holes = holes || blank(t);
+    if (holes)
+      return errorf("expected a shape tuple such as (2,) or (2, 3), found '",
+                    tuple, "'");
+  } else {
+    toks.clear();
+  }
   // The element count, checked: a shape whose count overflows is refused
   // even when another dimension is 0.
   int64_t nonzero = 1;
-  while (std::getline(dims, tok, ',')) {
-    size_t p = tok.find_first_not_of(' ');
-    if (p == std::string::npos)
-      continue;
-    size_t q = tok.find_last_not_of(' ');
+  for (const std::string &tok : toks) {
+    size_t p = tok.find_first_not_of(" \t");
+    size_t q = tok.find_last_not_of(" \t");
     const std::string digits = tok.substr(p, q - p + 1);
     errno = 0;
     char *end = nullptr;

@@ -114,6 +114,63 @@ TEST(Npy, RejectsWhatItCannotRead) {
       std::string::npos);
 }
 
+TEST(Npy, TheHeaderIsTheDictionaryTheFormatDefines) {
+  auto problem = [](const std::string &header) {
+    return parseNpy(bytesOf(header, {0, 0, 0, 0})).message();
+  };
+  // Accepted: the forms NumPy writes, in either quote style, and a 0-d
+  // array.
+  for (const char *ok :
+       {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1)}",
+        "{'shape': (1, 1,), 'fortran_order': False, 'descr': '<f4'}",
+        "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (1,)}",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': ( ), }"}) {
+    auto a = parseNpy(bytesOf(ok, {0, 0, 0, 0}));
+    EXPECT_TRUE(a) << ok << ": " << a.message();
+  }
+  const std::string good =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }";
+  // Refused: anything else, each naming what was expected.
+  EXPECT_EQ(problem("['descr': '<f4', 'fortran_order': False, 'shape': (1,)]"),
+            "expected a dictionary ({'descr': ..., 'fortran_order': ..., "
+            "'shape': (...)}) in the .npy header, found "
+            "'['descr': '<f4', 'fortran_order': False, 'shape': (1,)]'");
+  EXPECT_NE(problem("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), ")
+                .find("expected a quoted key or '}'"),
+            std::string::npos);
+  EXPECT_NE(problem("{'descr': '<f4', 'shape': (1,), }")
+                .find("expected the key 'fortran_order'"),
+            std::string::npos);
+  EXPECT_NE(problem("{'descr': '<f4', 'fortran_order': None, 'shape': (1,)}")
+                .find("expected fortran_order False or True"),
+            std::string::npos);
+  EXPECT_NE(problem("{'descr': '<f4', 'descr': '<f4', 'fortran_order': "
+                    "False, 'shape': (1,)}")
+                .find("expected the key 'descr' once"),
+            std::string::npos);
+  EXPECT_NE(problem("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), "
+                    "'dtype': 'x'}")
+                .find("expected only the keys 'descr', 'fortran_order' and "
+                      "'shape' (not 'dtype')"),
+            std::string::npos);
+  EXPECT_NE(problem("{'descr': '<f4' 'fortran_order': False, 'shape': (1,)}")
+                .find("expected ',' or '}' after the value of 'descr'"),
+            std::string::npos);
+  EXPECT_NE(problem(good + " x").find("expected nothing but spaces after"),
+            std::string::npos);
+  EXPECT_NE(problem("{'descr': '<f4', 'fortran_order': False, 'shape': [1]}")
+                .find("expected a 'shape' tuple"),
+            std::string::npos);
+  for (const char *shape : {"(1,,)", "(,1)", "(1)", "(,)", "(1, , 1)"})
+    EXPECT_EQ(problem(std::string("{'descr': '<f4', 'fortran_order': False, "
+                                  "'shape': ") +
+                      shape + "}"),
+              std::string("expected a shape tuple such as (2,) or (2, 3), "
+                          "found '") +
+                  shape + "'");
+}
+
 TEST(Npy, WritesAndReadsFiles) {
   std::string path = testing::TempDir() + "npy_test.npy";
   float f[2] = {3, 4};
