@@ -135,8 +135,10 @@ Args::getShape(const std::string &name) const {
 std::string Args::help(const std::string &tool,
                        const std::string &summary) const {
   std::ostringstream os;
-  os << "usage: " << tool << " " << command_ << " [options]\n\n"
-     << summary << "\n\noptions:\n";
+  os << "usage: " << tool;
+  if (command_ != tool)
+    os << " " << command_;
+  os << " [options]\n\n" << summary << "\n\noptions:\n";
   const size_t indent = 28, width = 80;
   for (const OptionSpec &s : specs_) {
     std::string left = "  --" + s.name;

@@ -53,7 +53,8 @@ public:
   Expected<std::pair<int64_t, int64_t>> getShape(const std::string &name) const;
 
   /// The --help text of the subcommand, "usage: <tool> <command> [options]"
-  /// first.
+  /// first ("usage: <tool> [options]" for a tool without subcommands, whose
+  /// command is its own name).
   std::string help(const std::string &tool, const std::string &summary) const;
 
 private:

@@ -20,3 +20,14 @@ TEST(Args, NumbersTakeTheHouseForm) {
   EXPECT_EQ(args.getDouble("x").message(),
             "expected --x to be a finite number, found 'inf'");
 }
+
+TEST(Args, HelpNamesTheToolAndItsSubcommand) {
+  std::vector<OptionSpec> specs = {{"n", "N", "rows", "8"}};
+  const std::string sub = Args("quantize", specs).help("fp8-numerics", "S");
+  EXPECT_EQ(sub.rfind("usage: fp8-numerics quantize [options]\n\nS\n", 0), 0u)
+      << sub;
+  // A tool without subcommands is its own command: named once.
+  const std::string tool = Args("fp8-tune", specs).help("fp8-tune", "S");
+  EXPECT_EQ(tool.rfind("usage: fp8-tune [options]\n\nS\n", 0), 0u) << tool;
+  EXPECT_NE(tool.find("  --n N"), std::string::npos) << tool;
+}
