@@ -17,9 +17,11 @@ the kernel cache is not trusted).
 The classes: deep nesting (MLIR and JSON), size overflow, hostile plan
 fields (targeted and mutated at random), hostile buffer names, special
 files in place of every file argument, hostile kernel-cache directories and
-entries, usage errors and invalid environment variables. The seed and the
-number of random plan mutants come from FP8_FUZZ_SEED / FP8_FUZZ_COUNT
-(defaults 1 and 120).
+entries, models (the examples mutated at random) through the pipeline, .npy
+headers, kernel specs and tuning databases mutated at random, usage errors
+and invalid environment variables. The seed and the number of random plan
+mutants come from FP8_FUZZ_SEED / FP8_FUZZ_COUNT (defaults 1 and 120; half
+as many models, a third as many specs, a quarter as many tuning databases).
 
 The last lines are a table of the classes, the inputs tried and the
 outcomes, then "N inputs, F failures".
@@ -30,8 +32,10 @@ import copy
 import json
 import os
 import random
+import re
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -551,6 +555,158 @@ def main():
         corrupt(es[0])
         cases.append(Case("hostile kernel cache", "fp8-run", compile_only, {0}, check=warns,
                           env={"FP8_CACHE_DIR": d}, note=note))
+
+    # --- hostile models: random mutants of the examples ---------------------------
+    # Numbers (one occurrence, or every occurrence of one value, so that
+    # shapes stay consistent and the mutant reaches the passes), element
+    # types, granularities, dynamic dimensions made static, lines deleted
+    # or repeated; compiled for either target, with and without epilogue
+    # fusion. A mutant may still be a valid model (0).
+    examples = sorted(os.path.join(src_root, "examples", f)
+                      for f in os.listdir(os.path.join(src_root, "examples"))
+                      if f.endswith(".mlir"))
+    number = r"(?<![A-Za-z_%#0-9.])\d+(?![0-9.])"
+    numbers = ["0", "1", "2", "7", "8", "12", "96", "127", "129", "130", "4100", "131072",
+               "2147483647", "2147483648", "9223372036854775807", "99999999999999999999"]
+    elements = ["f8E4M3FN", "f8E5M2", "bf16", "f16", "f32", "i8", "f8E4M3FNUZ", "f8E8M0FNU"]
+    granularities = ["<per_tensor>", "<per_row>", "<per_column>", "<mx>", "<1x128>",
+                     "<128x128>", "<128x1>", "<0x128>", "<1x7>", "<3x5>", "<per_col>"]
+
+    def mutate_model(text):
+        notes = []
+        for _ in range(rng.randint(1, 3)):
+            r = rng.random()
+            if r < 0.35:
+                spots = list(re.finditer(number, text))
+                if spots:
+                    m, v = rng.choice(spots), rng.choice(numbers)
+                    text = text[:m.start()] + v + text[m.end():]
+                    notes.append(f"number at {m.start()} = {v}")
+            elif r < 0.55:
+                values = sorted(set(m.group(0) for m in re.finditer(number, text)))
+                if values:
+                    old, v = rng.choice(values), rng.choice(numbers)
+                    text = re.sub(r"(?<![A-Za-z_%#0-9.])" + old + r"(?![0-9.])", v, text)
+                    notes.append(f"every {old} = {v}")
+            elif r < 0.68:
+                spots = list(re.finditer(r"f8E4M3FN|f8E5M2|bf16|f32", text))
+                if spots:
+                    m, v = rng.choice(spots), rng.choice(elements)
+                    text = text[:m.start()] + v + text[m.end():]
+                    notes.append(f"type at {m.start()} = {v}")
+            elif r < 0.8:
+                spots = list(re.finditer(r"<per_tensor>|<per_row>|<per_column>|<mx>|<\d+x\d+>",
+                                         text))
+                if spots:
+                    m, v = rng.choice(spots), rng.choice(granularities)
+                    text = text[:m.start()] + v + text[m.end():]
+                    notes.append(f"granularity at {m.start()} = {v}")
+            elif r < 0.88:
+                spots = list(re.finditer(r"\?", text))
+                if spots:
+                    m, v = rng.choice(spots), rng.choice(["1", "7", "4096"])
+                    text = text[:m.start()] + v + text[m.end():]
+                    notes.append(f"dynamic at {m.start()} = {v}")
+            else:
+                lines = text.split("\n")
+                k = rng.randrange(len(lines))
+                if rng.random() < 0.5:
+                    del lines[k]
+                    notes.append(f"line {k + 1} deleted")
+                else:
+                    lines.insert(k, lines[k])
+                    notes.append(f"line {k + 1} repeated")
+                text = "\n".join(lines)
+        return text, notes
+    for i in range(count // 2):
+        source = rng.choice(examples)
+        text, notes = mutate_model(open(source).read())
+        path = write(w(f"model-{i}.mlir"), text)
+        options = rng.choice(["arch=sm_90a", "arch=sm_100a", "arch=sm_90a fuse-epilogue=true"])
+        cases.append(Case("hostile models (random)", "fp8-opt",
+                          [path, f"--fp8-compile={options}", "-o", os.devnull], {0, 1},
+                          note=f"{os.path.basename(source)}: {'; '.join(notes)} [{options}]"))
+
+    # --- hostile .npy headers ------------------------------------------------------
+    def npy(header, payload):
+        h = header.encode()
+        h += b" " * ((64 - (10 + len(h) + 1) % 64) % 64) + b"\n"
+        return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + payload
+    good = "{'descr': '<f4', 'fortran_order': False, 'shape': (64, 128), }"
+    headers = [("big-endian", good.replace("<f4", ">f4"), 64 * 128 * 4),
+               ("descr <f8", good.replace("<f4", "<f8"), 64 * 128 * 8),
+               ("descr |u1", good.replace("<f4", "|u1"), 64 * 128),
+               ("complex", good.replace("<f4", "<c8"), 64 * 128 * 8),
+               ("object", good.replace("'<f4'", "'O'"), 64 * 128 * 8),
+               ("Fortran order", good.replace("False", "True"), 64 * 128 * 4),
+               ("fortran_order None", good.replace("False", "None"), 64 * 128 * 4),
+               ("no descr", good.replace("'descr'", "'dscr'"), 64 * 128 * 4),
+               ("1-d", good.replace("(64, 128)", "(64,)"), 64 * 4),
+               ("0-d", good.replace("(64, 128)", "()"), 4),
+               ("0 rows", good.replace("(64, 128)", "(0, 128)"), 0),
+               ("negative dim", good.replace("(64, 128)", "(-1, 128)"), 64 * 128 * 4),
+               ("float dim", good.replace("(64, 128)", "(64, 1e3)"), 64 * 128 * 4),
+               ("dims overflow", good.replace("(64, 128)", "(9223372036854775807, 2)"), 64),
+               ("huge dims", good.replace("(64, 128)", "(99999999999, 99999999999)"), 64),
+               ("double comma", good.replace("(64, 128)", "(64, 128,,)"), 64 * 128 * 4),
+               ("a list, not a dict", good.replace("{", "[").replace("}", "]"), 64 * 128 * 4),
+               ("unterminated", good.replace("}", ""), 64 * 128 * 4),
+               ("short payload", good, 64 * 128 * 4 - 1),
+               ("no payload", good, 0)]
+    # What fp8-numerics takes (f8 and u1 converted, N-d arrays as [rows, last
+    # dim], an empty one); everything else is refused.
+    readable = {"descr <f8", "descr |u1", "1-d", "0-d", "0 rows"}
+    for note, header, size in headers:
+        path = write(w(f"header-{len(cases)}.npy"), npy(header, bytes(size)), "wb")
+        if have("fp8-numerics"):
+            cases.append(Case("hostile .npy headers", "fp8-numerics",
+                              ["quantize", "--input", path], {0} if note in readable else {1},
+                              note=note))
+    # The same as a plan's input.
+    for note, header, size in headers[:8]:
+        inputs = w(f"npy-inputs-{len(cases)}")
+        os.makedirs(inputs)
+        subprocess.run([os.path.join(bin_dir, "fp8-run"), w("small.plan.json"), "--cpu",
+                        "--no-outputs", "--save-inputs", inputs] + dims,
+                       capture_output=True, check=True)
+        write(os.path.join(inputs, "arg0.npy"), npy(header, bytes(size)), "wb")
+        cases.append(Case("hostile .npy headers", "fp8-run",
+                          [w("small.plan.json"), "--cpu", "--no-outputs", "--inputs", inputs]
+                          + dims, {1}, note="--inputs DIR/arg0.npy: " + note))
+
+    # --- hostile kernel specs and tuning databases: random mutants ---------------
+    def json_mutant(doc):
+        leaves = [p for p, v in paths(doc) if not isinstance(v, (dict, list))]
+        d, notes = copy.deepcopy(doc), []
+        for _ in range(rng.randint(1, 3)):
+            target, node = rng.choice(leaves), d
+            try:
+                for k in target[:-1]:
+                    node = node[k]
+                if rng.random() < 0.15 and isinstance(node, dict):
+                    del node[target[-1]]
+                    notes.append("del " + "/".join(map(str, target)))
+                else:
+                    value = rng.choice(replacements + ["1x128", "128x128", "per_tensor",
+                                                       "sm_100a", "along_m", "none"])
+                    node[target[-1]] = value
+                    notes.append("/".join(map(str, target)) + "=" + json.dumps(value))
+            except (KeyError, IndexError, TypeError):
+                pass
+        return d, "; ".join(notes)
+    if have("fp8-codegen"):
+        for i in range(count // 3):
+            d, note = json_mutant(spec)
+            path = write(w(f"spec-{i}.json"), json.dumps(d))
+            cases.append(Case("hostile kernel specs (random)", "fp8-codegen",
+                              ["--spec", path, "--emit", "info"], {0, 1}, note=note))
+    tuning_db = json.load(open(os.path.join(src_root, "test/passes/Inputs/tuning-db.json")))
+    for i in range(count // 4):
+        d, note = json_mutant(tuning_db)
+        path = write(w(f"tuning-db-{i}.json"), json.dumps(d))
+        cases.append(Case("hostile tuning databases (random)", "fp8-opt",
+                          [valid_mlir, f"--fp8-compile=arch=sm_90a tuning-db={path}",
+                           "-o", os.devnull], {0, 1}, note=note))
 
     # --- usage errors and the environment -------------------------------------
     usage = [("fp8-opt", ["--frobnicate", valid_mlir]),
