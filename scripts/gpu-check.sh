@@ -12,7 +12,9 @@
 #
 # GPU_CHECK_STEPS selects steps (default: all of build,cpu,gpu,memcheck,
 # bench,grouped,memory,heldout,tune,python,extra); a later run with other steps reuses the build
-# and appends to summary.md. Exit status: non-zero when any test fails or a
+# and appends to summary.md. The step training (not in the default) records
+# every candidate's time on the bench's and the training shapes, the data a
+# refit of the tile heuristic fits. Exit status: non-zero when any test fails or a
 # benchmark cannot run.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -197,6 +199,24 @@ if want tune; then
     tail -20 "$out/tune.log" | tee -a "$summary"
     status=1
   fi
+fi
+# 5e. The shapes a refit of the tile heuristic fits (bench/shapes.json's
+# dense rows and bench/training.json; never bench/heldout.json): every
+# candidate of each timed by fp8-tune, into fit-bench.json and
+# fit-training.json (with a database of the winners, fit-db.json).
+if want training; then
+  rm -f "$out/fit-db.json"
+  for set in bench:shapes training:training; do
+    name="${set%%:*}" file="$root/bench/${set#*:}.json" t0=$(date +%s)
+    if "$build/bin/fp8-tune" --db "$out/fit-db.json" --shapes "$file" --iters 10 \
+         --json "$out/fit-$name.json" >"$out/fit-$name.log" 2>&1; then
+      log "- every candidate timed on ${file#$root/}: $(grep -c ' TF/s ' "$out/fit-$name.log") GEMMs in $(( $(date +%s) - t0 )) s (fit-$name.json)"
+    else
+      log "- fp8-tune on ${file#$root/}: FAILED"
+      tail -20 "$out/fit-$name.log" | tee -a "$summary"
+      status=1
+    fi
+  done
 fi
 
 # 6. The Python package on the GPU: pip builds fp8kit from this tree (no
