@@ -53,8 +53,8 @@ namespace {
       "                 default 8192x8192: 128 MiB), each checked against\n"
       "                 the CPU oracle, then timed (L2 flushed): GB/s and %%\n"
       "                 of DRAM bandwidth; exit 1 when one differs\n"
-      "  --memory-shape RxC  its tensor: rows and columns multiples of 128\n"
-      "                 in [128, 65536]\n"
+      "  --memory-shape RxC  its tensor: rows and columns in [1, 65536]\n"
+      "                 (ragged ones too: every kernel takes them)\n"
       "  --memory-only TEXT  only the memory-bound steps whose name holds\n"
       "                 TEXT (e.g. per-tensor, 1x128, SwiGLU)\n"
       "  --trace        compile our kernels with FP8_KERNEL_TRACE=1 and print\n"
@@ -140,14 +140,14 @@ Options parseArgs(int argc, char **argv) {
       const size_t x = v.find('x');
       const std::optional<int64_t> r =
           x == std::string::npos ? std::nullopt
-                                 : parseInteger(v.substr(0, x), 128, 65536);
+                                 : parseInteger(v.substr(0, x), 1, 65536);
       const std::optional<int64_t> c =
           x == std::string::npos ? std::nullopt
-                                 : parseInteger(v.substr(x + 1), 128, 65536);
-      if (!r || !c || *r % 128 || *c % 128) {
+                                 : parseInteger(v.substr(x + 1), 1, 65536);
+      if (!r || !c) {
         std::fprintf(stderr,
                      "fp8-bench: --memory-shape: expected RxC, rows and "
-                     "columns multiples of 128 in [128, 65536], found '%s'\n",
+                     "columns in [1, 65536], found '%s'\n",
                      v.c_str());
         std::exit(2);
       }
