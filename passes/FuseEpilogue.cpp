@@ -79,12 +79,9 @@ struct FuseEpiloguePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<::fp8::Arch> target = getTarget(module);
-    if (!target) {
-      emitError(module.getLoc(), "expected the module's 'fp8.target' (run "
-                                 "--fp8-verify-target{arch=...} first)");
+    FailureOr<::fp8::Arch> target = requireTarget(module);
+    if (failed(target))
       return signalPassFailure();
-    }
     arch = *target;
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.isExternal())

@@ -19,6 +19,14 @@ std::optional<::fp8::Arch> mlir::fp8::getTarget(ModuleOp module) {
   return ::fp8::parseArch(s.getValue().str());
 }
 
+FailureOr<::fp8::Arch> mlir::fp8::requireTarget(ModuleOp module) {
+  if (std::optional<::fp8::Arch> arch = getTarget(module))
+    return *arch;
+  emitError(module.getLoc(), "expected the module's 'fp8.target' (run "
+                             "--fp8-verify-target{arch=...} first)");
+  return failure();
+}
+
 std::optional<::fp8::DType> mlir::fp8::elementDType(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   if (!t)

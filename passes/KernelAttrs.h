@@ -49,6 +49,10 @@ inline constexpr llvm::StringLiteral kFullBatchAttr = "fp8.full_batch";
 /// The module's fp8.target, if set.
 std::optional<::fp8::Arch> getTarget(ModuleOp module);
 
+/// The module's fp8.target, which a pass after --fp8-verify-target needs:
+/// failure, with an error on the module saying so, when it is not set.
+FailureOr<::fp8::Arch> requireTarget(ModuleOp module);
+
 /// True when `init` is a matmul init that holds zeros (a zero fill, or an
 /// empty tensor, whose contents the pipeline defines as zero): the matmul
 /// does not accumulate.

@@ -51,12 +51,9 @@ struct SelectConfigPass
         emitWarning(module.getLoc()) << stale;
       db = std::move(*loaded);
     }
-    std::optional<::fp8::Arch> arch = getTarget(module);
-    if (!arch) {
-      emitError(module.getLoc(), "expected the module's 'fp8.target' (run "
-                                 "--fp8-verify-target{arch=...} first)");
+    FailureOr<::fp8::Arch> arch = requireTarget(module);
+    if (failed(arch))
       return signalPassFailure();
-    }
     WalkResult r = module.walk([&](Operation *op) {
       if (!isa<ScaledMatmulOp, GroupedScaledMatmulOp>(op))
         return WalkResult::advance();
