@@ -25,38 +25,6 @@ static_assert(fp8k::kMaxEwInputs == kMaxProgramInputs,
 // Names
 //===----------------------------------------------------------------------===//
 
-namespace {
-uint64_t fnv1a(const std::string &s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::string hex8(uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%08llx",
-                static_cast<unsigned long long>(h & 0xFFFFFFFFull));
-  return buf;
-}
-
-/// "1x128", "wx1", "wxw": the granularity in a C identifier.
-std::string granTag(const Granularity &g) {
-  auto dim = [](int64_t v) {
-    return v == Granularity::kWhole ? std::string("w") : std::to_string(v);
-  };
-  std::string s = dim(g.rows) + "x" + dim(g.cols);
-  if (g.scale == ScaleFormat::F32Pow2)
-    s += "p2";
-  else if (g.scale == ScaleFormat::UE8M0)
-    s += "e8";
-  return s;
-}
-
-} // namespace
-
 std::string_view toString(AuxKind k) {
   switch (k) {
   case AuxKind::Elementwise:
@@ -95,22 +63,22 @@ bool ElementwiseSpec::operator==(const ElementwiseSpec &o) const {
 }
 
 std::string ElementwiseSpec::kernelName() const {
-  const std::string h = hex8(fnv1a(toJSON(*this)));
+  const std::string h = nameHash8(toJSON(*this));
   switch (kind) {
   case AuxKind::Elementwise:
     return "fp8_ew_" + std::string(toString(out)) + "_" + h;
   case AuxKind::Quantize:
     return "fp8_quant_" + std::string(tagOf(quant.format)) + "_" +
-           granTag(quant.granularity) + (transposed ? "_tr" : "") +
+           granularityTag(quant.granularity) + (transposed ? "_tr" : "") +
            (quant.mode == ScalingMode::Delayed ? "_delayed" : "") +
            (program.instrs.empty() ? "" : "_fused") +
            (rowSum ? "_rowsum" : "") + "_" + h;
   case AuxKind::Transpose:
     return "fp8_transpose_" + std::string(tagOf(quant.format)) + "_" +
-           granTag(quant.granularity) + "_" + h;
+           granularityTag(quant.granularity) + "_" + h;
   case AuxKind::Permute:
     return "fp8_moe_permute_" + std::string(tagOf(quant.format)) + "_" +
-           granTag(quant.granularity) + "_" + h;
+           granularityTag(quant.granularity) + "_" + h;
   case AuxKind::Unpermute:
     return "fp8_moe_unpermute_" + std::string(toString(out)) + "_" + h;
   case AuxKind::Reduce:

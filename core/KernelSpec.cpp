@@ -59,7 +59,7 @@ std::optional<GemmKind> parseGemmKind(std::string_view s) {
   return std::nullopt;
 }
 
-static std::string granTag(const Granularity &g) {
+std::string granularityTag(const Granularity &g) {
   auto dim = [](int64_t v) {
     return v == Granularity::kWhole ? std::string("w") : std::to_string(v);
   };
@@ -71,9 +71,7 @@ static std::string granTag(const Granularity &g) {
   return s;
 }
 
-namespace {
-/// Eight hex digits of the FNV-1a hash of `text`.
-std::string hash8(const std::string &text) {
+std::string nameHash8(const std::string &text) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) {
     h ^= c;
@@ -84,6 +82,8 @@ std::string hash8(const std::string &text) {
                 static_cast<unsigned long long>(h & 0xFFFFFFFFull));
   return buf;
 }
+
+namespace {
 
 /// The part of a spec's identity that is the problem: every field but M, the
 /// group count (the dense generators take none), a K-grouped GEMM's K (both
@@ -110,11 +110,11 @@ std::string problemPart(const KernelSpec &s, bool withK) {
   p += "_";
   p += tagOf(s.a.format);
   p += s.a.layout == Layout::KMajor ? "t" : "n";
-  p += granTag(s.a.granularity);
+  p += granularityTag(s.a.granularity);
   p += "_";
   p += tagOf(s.b.format);
   p += s.b.layout == Layout::KMajor ? "t" : "n";
-  p += granTag(s.b.granularity);
+  p += granularityTag(s.b.granularity);
   p += "_p" + std::to_string(promotionToInt(s.promotionInterval));
   p += "_";
   p += tagOf(s.out);
@@ -124,10 +124,10 @@ std::string problemPart(const KernelSpec &s, bool withK) {
     // The quantized output, its pairing, and the program by a hash.
     p += "_q";
     p += tagOf(e->format);
-    p += granTag(e->granularity);
+    p += granularityTag(e->granularity);
     if (e->pairBlock > 0)
       p += "pb" + std::to_string(e->pairBlock);
-    p += "_" + hash8(toJSON(e->program));
+    p += "_" + nameHash8(toJSON(e->program));
   }
   return p;
 }

@@ -153,6 +153,13 @@ struct KernelSpec {
   bool operator==(const KernelSpec &o) const;
 };
 
+/// Parts of the kernels' names (GEMMs' here, the elementwise kernels' in
+/// codegen/Elementwise.cpp): a granularity as a C identifier ("1x128",
+/// "wx1", "wxw", with "p2" or "e8" for power-of-two or UE8M0 scales), and
+/// eight hex digits of the FNV-1a hash of a text.
+std::string granularityTag(const Granularity &g);
+std::string nameHash8(const std::string &text);
+
 /// A promotion interval as JSON, kernel names and command lines spell it,
 /// 0 for none, and back.
 inline std::optional<int64_t> promotionFromInt(int64_t p) {
