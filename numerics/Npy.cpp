@@ -9,7 +9,6 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <sstream>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -219,33 +218,34 @@ Expected<NpyHeader> parseHeader(const uint8_t *prefix, size_t prefixSize,
     return errorf("expected a C-order array (fortran_order False), found "
                   "fortran_order True");
   const std::string &tuple = dict->shape;
-  // A Python tuple: () (0-d), (n,), (n, m) or (n, m,); no empty element
-  // but the one a trailing comma leaves.
-  std::vector<std::string> toks;
-  {
-    std::istringstream dims(tuple.substr(1, tuple.size() - 2));
-    std::string tok;
-    while (std::getline(dims, tok, ','))
-      toks.push_back(tok);
-    if (!tuple.empty() && tuple[tuple.size() - 2] == ',')
-      toks.push_back(""); // getline drops the empty text after a last ','
-  }
+  // A Python tuple: () (0-d), (n,), (n, m) or (n, m,): its elements split
+  // at every ',', none blank but the one a trailing comma leaves.
   auto blank = [](const std::string &t) {
     return t.find_first_not_of(" \t") == std::string::npos;
   };
-  const bool empty = toks.empty() || (toks.size() == 1 && blank(toks[0]));
-  if (!empty) {
+  std::vector<std::string> toks;
+  const std::string inner = tuple.substr(1, tuple.size() - 2);
+  for (size_t start = 0;;) {
+    const size_t comma = inner.find(',', start);
+    toks.push_back(inner.substr(start, comma - start));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (toks.size() == 1 && blank(toks[0])) {
+    toks.clear(); // ()
+  } else {
+    // A trailing comma leaves one blank element; (n), without it, is a
+    // number, not a tuple.
     const bool trailing = toks.size() > 1 && blank(toks.back());
     if (trailing)
       toks.pop_back();
-    bool holes = toks.size() == 1 && !trailing; // (n) is a number
+    bool bad = !trailing && toks.size() == 1;
     for (const std::string &t : toks)
-      holes = holes || blank(t);
-    if (holes)
+      bad = bad || blank(t);
+    if (bad)
       return errorf("expected a shape tuple such as (2,) or (2, 3), found '",
                     tuple, "'");
-  } else {
-    toks.clear();
   }
   // The element count, checked: a shape whose count overflows is refused
   // even when another dimension is 0.
