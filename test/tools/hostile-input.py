@@ -399,12 +399,13 @@ def main():
               and not (len(p) >= 2 and p[-1] == "data")]
     replacements = [0, -1, 1, 3, 127, 4294967424, 2**63 - 1, 2**64, 0.5, 128.0, 1e308, True,
                     False, None, "", "x", "../../x", "f8E4M3FN", "sm_90a", "gemm", [], {}]
-    for i in range(count):
-        p = copy.deepcopy(plan)
-        notes = []
+
+    def json_mutant(doc, leaves, values):
+        """doc with one to three of its leaves replaced by one of `values` or
+        deleted; and a note of what changed."""
+        d, notes = copy.deepcopy(doc), []
         for _ in range(rng.randint(1, 3)):
-            target = rng.choice(leaves)
-            node = p
+            target, node = rng.choice(leaves), d
             try:
                 for k in target[:-1]:
                     node = node[k]
@@ -412,15 +413,18 @@ def main():
                     del node[target[-1]]
                     notes.append("del " + "/".join(map(str, target)))
                 else:
-                    value = rng.choice(replacements)
+                    value = rng.choice(values)
                     node[target[-1]] = value
                     notes.append("/".join(map(str, target)) + "=" + json.dumps(value))
             except (KeyError, IndexError, TypeError):
                 pass
+        return d, "; ".join(notes)
+    for i in range(count):
+        p, note = json_mutant(plan, leaves, replacements)
         path = write(w(f"mutant-{seed}-{i}.json"), json.dumps(p))
         # A mutant may still be a valid plan (0); never anything else.
         cases.append(Case("hostile plan fields (random)", "fp8-run", run_cpu(path), {0, 1},
-                          note="; ".join(notes)))
+                          note=note))
 
     # --- hostile buffer names --------------------------------------------------
     out_root = w("names")
@@ -675,34 +679,18 @@ def main():
                           + dims, {1}, note="--inputs DIR/arg0.npy: " + note))
 
     # --- hostile kernel specs and tuning databases: random mutants ---------------
-    def json_mutant(doc):
-        leaves = [p for p, v in paths(doc) if not isinstance(v, (dict, list))]
-        d, notes = copy.deepcopy(doc), []
-        for _ in range(rng.randint(1, 3)):
-            target, node = rng.choice(leaves), d
-            try:
-                for k in target[:-1]:
-                    node = node[k]
-                if rng.random() < 0.15 and isinstance(node, dict):
-                    del node[target[-1]]
-                    notes.append("del " + "/".join(map(str, target)))
-                else:
-                    value = rng.choice(replacements + ["1x128", "128x128", "per_tensor",
-                                                       "sm_100a", "along_m", "none"])
-                    node[target[-1]] = value
-                    notes.append("/".join(map(str, target)) + "=" + json.dumps(value))
-            except (KeyError, IndexError, TypeError):
-                pass
-        return d, "; ".join(notes)
+    def leaves_of(doc):
+        return [p for p, v in paths(doc) if not isinstance(v, (dict, list))]
+    json_values = replacements + ["1x128", "128x128", "per_tensor", "sm_100a", "along_m", "none"]
     if have("fp8-codegen"):
         for i in range(count // 3):
-            d, note = json_mutant(spec)
+            d, note = json_mutant(spec, leaves_of(spec), json_values)
             path = write(w(f"spec-{i}.json"), json.dumps(d))
             cases.append(Case("hostile kernel specs (random)", "fp8-codegen",
                               ["--spec", path, "--emit", "info"], {0, 1}, note=note))
     tuning_db = json.load(open(os.path.join(src_root, "test/passes/Inputs/tuning-db.json")))
     for i in range(count // 4):
-        d, note = json_mutant(tuning_db)
+        d, note = json_mutant(tuning_db, leaves_of(tuning_db), json_values)
         path = write(w(f"tuning-db-{i}.json"), json.dumps(d))
         cases.append(Case("hostile tuning databases (random)", "fp8-opt",
                           [valid_mlir, f"--fp8-compile=arch=sm_90a tuning-db={path}",
