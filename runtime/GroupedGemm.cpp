@@ -118,6 +118,11 @@ groupedGemmKernelSpec(const GemmRecipe &r, const GroupedGemmShape &shape,
 Status checkGroupedGemmArgs(const GemmRecipe &r, const GroupedGemmShape &shape,
                             const GroupedGemmTensors &t) {
   Operands o;
+  return checkGroupedGemmArgs(r, shape, t, o);
+}
+
+Status checkGroupedGemmArgs(const GemmRecipe &r, const GroupedGemmShape &shape,
+                            const GroupedGemmTensors &t, Operands &o) {
   return checkAll(specOf(r, shape), shape.m, t, o);
 }
 

@@ -46,6 +46,8 @@
 
 namespace fp8 {
 
+struct Operands; // runtime/Sm90Launch.h
+
 /// The shape of one grouped GEMM.
 struct GroupedGemmShape {
   GemmKind kind = GemmKind::GroupedContiguous;
@@ -80,6 +82,11 @@ groupedGemmKernelSpec(const GemmRecipe &recipe, const GroupedGemmShape &shape,
 Status checkGroupedGemmArgs(const GemmRecipe &recipe,
                             const GroupedGemmShape &shape,
                             const GroupedGemmTensors &t);
+/// The same, also giving the operands as stored (pitches and the groups'
+/// scale strides resolved): what the CPU oracle reads (runtime/HostOracle.h).
+Status checkGroupedGemmArgs(const GemmRecipe &recipe,
+                            const GroupedGemmShape &shape,
+                            const GroupedGemmTensors &t, Operands &operands);
 
 /// The grouped GEMM of `shape` with the recipe's scaling, on `stream`.
 Status groupedGemm(const GemmRecipe &recipe, const GroupedGemmShape &shape,

@@ -6,6 +6,7 @@
 #include "core/RecipeRules.h"
 #include "core/Target.h"
 #include "numerics/Formats.h"
+#include "numerics/GroupedGemm.h"
 #include "numerics/Quantize.h"
 #include "numerics/ReferenceGemm.h"
 #include "runtime/Sm90Launch.h"
@@ -87,6 +88,20 @@ nm::QuantizedTensor readQuantized(DType format, const Granularity &g,
             static_cast<const uint8_t *>(scales)[at];
     }
   return q;
+}
+
+/// C of a GEMM that accumulates, [rows, n] widened to FP32 (empty if it
+/// does not).
+std::vector<float> addendOf(const GemmRecipe &r, int64_t rows, int64_t n,
+                            const GemmTensors &t, const Operands &o) {
+  std::vector<float> c;
+  if (!r.accumulate)
+    return c;
+  c.resize(size_t(rows * n));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      c[size_t(i * n + j)] = wideAt(t.c, r.out, i * o.ldc + j);
+  return c;
 }
 
 /// Writes q's codes and scales (packed, row-major) to `codes` and `scales`.
@@ -200,13 +215,7 @@ Status gemmOnHost(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
                                               o.ac, t.a, o.lda, t.scaleA, o.sa);
   const nm::QuantizedTensor b = readQuantized(r.b.format, r.b.granularity, o.br,
                                               o.bc, t.b, o.ldb, t.scaleB, o.sb);
-  std::vector<float> c;
-  if (r.accumulate) {
-    c.resize(size_t(m * n));
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        c[size_t(i * n + j)] = wideAt(t.c, r.out, i * o.ldc + j);
-  }
+  const std::vector<float> c = addendOf(r, m, n, t, o);
   nm::ReferenceGemmOptions options;
   options.promotionInterval = r.promotionInterval;
   Expected<std::vector<float>> d = nm::referenceGemm(
@@ -216,6 +225,71 @@ Status gemmOnHost(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)
       storeWide(t.d, r.out, i * o.ldd + j, (*d)[size_t(i * n + j)]);
+  return Status::ok();
+}
+
+Status groupedGemmOnHost(const GemmRecipe &r, const GroupedGemmShape &shape,
+                         const GroupedGemmTensors &t) {
+  Operands o;
+  FP8_RETURN_IF_ERROR(checkGroupedGemmArgs(r, shape, t, o));
+  if (r.epilogue)
+    return errorf("expected a GEMM without a quantizing epilogue: the CPU "
+                  "oracle computes plain GEMMs");
+  // The kernel's rules, so that the CPU accepts what the GPU does.
+  Expected<KernelSpec> spec = groupedGemmKernelSpec(
+      r, shape, targetInfo(Arch::SM90a).smCount, std::nullopt);
+  if (!spec)
+    return spec.status();
+  const bool masked = shape.kind == GemmKind::GroupedMasked;
+  const bool alongK = shape.kind == GemmKind::GroupedK;
+  const int64_t G = shape.groups, m = shape.m, n = shape.n, k = shape.k;
+  const int64_t count = masked ? G : G + 1;
+  FP8_RETURN_IF_ERROR(checkGroupValues(shape, t.groups, count));
+  nm::GroupedRows rows;
+  rows.kind = shape.kind;
+  rows.groups.assign(t.groups, t.groups + count);
+  // A: one tensor of every group's rows (contiguous, along K) or one slab
+  // of max_m rows a group (masked); B: one [N, K] matrix a group (along K:
+  // one for all). Group g's scales start g group strides in.
+  const auto *a = static_cast<const uint8_t *>(t.a);
+  const auto *sa = static_cast<const uint8_t *>(t.scaleA);
+  const auto *b = static_cast<const uint8_t *>(t.b);
+  const auto *sb = static_cast<const uint8_t *>(t.scaleB);
+  const int64_t saBytes = scaleBytesOf(r.a.granularity);
+  const int64_t sbBytes = scaleBytesOf(r.b.granularity);
+  std::vector<nm::QuantizedTensor> as, bs;
+  if (masked)
+    for (int64_t g = 0; g < G; ++g)
+      as.push_back(readQuantized(r.a.format, r.a.granularity, m, k,
+                                 a + g * m * o.lda, o.lda,
+                                 sa + g * o.groups.saStride * saBytes, o.sa));
+  else
+    as.push_back(readQuantized(r.a.format, r.a.granularity, o.ar, o.ac, a,
+                               o.lda, sa, o.sa));
+  for (int64_t g = 0; g < (alongK ? 1 : G); ++g)
+    bs.push_back(readQuantized(r.b.format, r.b.granularity, n, k,
+                               b + g * n * o.ldb, o.ldb,
+                               sb + g * o.groups.sbStride * sbBytes, o.sb));
+  const int64_t dRows = o.dRows;
+  const std::vector<float> c = addendOf(r, dRows, n, t, o);
+  nm::ReferenceGemmOptions options;
+  options.promotionInterval = r.promotionInterval;
+  Expected<std::vector<float>> d = nm::groupedReferenceGemm(
+      rows, as, bs, 0.0f, options, r.accumulate ? c.data() : nullptr);
+  if (!d)
+    return d.status();
+  // The rows the kernel writes: every group's (contiguous: up to the last
+  // offset; masked: each slab's valid rows; along K: all of D).
+  auto store = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        storeWide(t.d, r.out, i * o.ldd + j, (*d)[size_t(i * n + j)]);
+  };
+  if (masked)
+    for (int64_t g = 0; g < G; ++g)
+      store(g * m, g * m + rows.groups[size_t(g)]);
+  else
+    store(0, alongK ? dRows : rows.groups.back());
   return Status::ok();
 }
 

@@ -17,6 +17,7 @@
 #include "core/Status.h"
 #include "numerics/Stats.h"
 #include "runtime/Gemm.h"
+#include "runtime/GroupedGemm.h"
 #include "runtime/Quantize.h"
 
 #include <cstdint>
@@ -48,6 +49,15 @@ Status transposeOnHost(DType format, const Granularity &g, int64_t rows,
 /// refused.
 Status gemmOnHost(const GemmRecipe &recipe, int64_t m, int64_t n, int64_t k,
                   const GemmTensors &t);
+
+/// fp8::groupedGemm on host memory (the group tensor too):
+/// checkGroupedGemmArgs, the kernel's rules, the group values checked
+/// (checkGroupValues: the kernel clamps them, the oracle refuses them), then
+/// the reference GEMM of every group. D's rows outside every group are left
+/// as they are, as the kernel leaves them.
+Status groupedGemmOnHost(const GemmRecipe &recipe,
+                         const GroupedGemmShape &shape,
+                         const GroupedGemmTensors &t);
 
 } // namespace fp8
 
