@@ -38,7 +38,7 @@ from ._core import (
     stop_tuning_on_first_use,
     tune_on_first_use,
 )
-from .ops import Quantized, amax_history, gemm, quantize, transpose
+from .ops import Quantized, amax_history, gemm, grouped_gemm, quantize, transpose
 from .compiler import compile
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "compile",
     "device",
     "gemm",
+    "grouped_gemm",
     "has_compiler",
     "quantize",
     "set_tuning_database",

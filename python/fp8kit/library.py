@@ -4,7 +4,7 @@
     codes, scales = fl.quantize(x, recipe.a)
     y = fl.gemm(codes, scales, w_codes, w_scales, recipe)
 
-The ops (torch.ops.fp8kit.quantize, .transpose, .gemm) take the recipe as
+The ops (torch.ops.fp8kit.quantize, .transpose, .gemm, .grouped_gemm) take the recipe as
 its fields (strings and integers, which the op schema can carry), run the
 CUDA kernels or the CPU oracle like fp8kit.ops, and have fake
 implementations that give the output shapes and types without running
@@ -114,6 +114,31 @@ def _(a, a_scale, b, b_scale, a_fmt, a_granularity, b_fmt, b_granularity,
     return a.new_empty((a.shape[0], b.shape[0]), dtype=_OUT[out])
 
 
+@torch.library.custom_op("fp8kit::grouped_gemm", mutates_args=())
+def _grouped_gemm_op(a: torch.Tensor, a_scale: torch.Tensor, b: torch.Tensor,
+                     b_scale: torch.Tensor, groups: torch.Tensor, a_fmt: str,
+                     a_granularity: str, b_fmt: str, b_granularity: str,
+                     promotion_interval: int, out: str, kind: str,
+                     c: Optional[torch.Tensor],
+                     expected_m: int) -> torch.Tensor:
+    r = _recipe(a_fmt, a_granularity, b_fmt, b_granularity,
+                promotion_interval, out)
+    return ops.grouped_gemm(a, a_scale, b, b_scale, groups, r, kind, c=c,
+                            expected_m=expected_m or None)
+
+
+@_grouped_gemm_op.register_fake
+def _(a, a_scale, b, b_scale, groups, a_fmt, a_granularity, b_fmt,
+      b_granularity, promotion_interval, out, kind, c, expected_m):
+    if kind == "grouped_masked":
+        shape = (a.shape[0], a.shape[1], b.shape[1])
+    elif kind == "grouped_k":
+        shape = (groups.shape[0] - 1, a.shape[0], b.shape[0])
+    else:
+        shape = (a.shape[0], b.shape[1])
+    return a.new_empty(shape, dtype=_OUT[out])
+
+
 def quantize(x, recipe, history=None, transposed=False):
     """torch.ops.fp8kit.quantize with a QuantRecipe: (codes, scales), written
     transposed with transposed=True (fp8kit.quantize says for which
@@ -135,3 +160,15 @@ def gemm(a, a_scale, b, b_scale, recipe, c=None):
         a, a_scale, b, b_scale, recipe.a.format, recipe.a.granularity.name,
         recipe.b.format, recipe.b.granularity.name, -1 if p is None else p,
         recipe.out, c)
+
+
+def grouped_gemm(a, a_scale, b, b_scale, groups, recipe,
+                 kind="grouped_contiguous", c=None, expected_m=None):
+    """torch.ops.fp8kit.grouped_gemm with a Recipe (fp8kit.grouped_gemm says
+    what each kind takes)."""
+    p = recipe.promotion_interval
+    return torch.ops.fp8kit.grouped_gemm(
+        a, a_scale, b, b_scale, groups, recipe.a.format,
+        recipe.a.granularity.name, recipe.b.format, recipe.b.granularity.name,
+        -1 if p is None else p, recipe.out, kind, c,
+        0 if expected_m is None else expected_m)

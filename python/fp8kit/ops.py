@@ -116,6 +116,18 @@ def _check_codes(t, fmt, fn, name):
                              f"recipe's format) or uint8 codes, found {t.dtype}")
 
 
+def _check_recipe(recipe, out_dtype, fn):
+    """A GEMM's recipe is a Recipe, and out_dtype, if given, its out type."""
+    if not isinstance(recipe, _core.Recipe):
+        raise ValueError(f"{fn}: recipe: expected an fp8kit.Recipe, found "
+                         f"{type(recipe).__name__}")
+    if out_dtype is not None:
+        name = str(out_dtype).replace("torch.", "")
+        if name != _OUT_TORCH[recipe.out]:
+            raise ValueError(f"{fn}: out_dtype: expected {_OUT_TORCH[recipe.out]} "
+                             f"(the recipe's out, {recipe.out}), found {name}")
+
+
 def amax_history(recipe, like=None):
     """A zeroed amax history state for delayed scaling with `recipe` (a
     QuantRecipe), on the device of `like` (a torch tensor; NumPy without)."""
@@ -205,14 +217,8 @@ def gemm(a, a_scale, b, b_scale, recipe, out_dtype=None, c=None, *, out=None):
     torch.float32), written into `out` when given (torch, [M, N]).
     NumPy: bf16 results come back widened to float32."""
     fn = "fp8kit.gemm"
-    if type(recipe) is not _core.Recipe and not isinstance(recipe, _core.Recipe):
-        raise ValueError(f"{fn}: recipe: expected an fp8kit.Recipe, found "
-                         f"{type(recipe).__name__}")
-    if out_dtype is not None:
-        name = str(out_dtype).replace("torch.", "")
-        if name != _OUT_TORCH[recipe.out]:
-            raise ValueError(f"{fn}: out_dtype: expected {_OUT_TORCH[recipe.out]} "
-                             f"(the recipe's out, {recipe.out}), found {name}")
+    if type(recipe) is not _core.Recipe or out_dtype is not None:
+        _check_recipe(recipe, out_dtype, fn)
     if ((type(a) is _tensor_type or _is_torch(a)) and a.is_cuda
             and (out is not None or a.dim() == 2)):
         # The launch path: the extension reads the tensors' own attributes
@@ -239,6 +245,70 @@ def gemm(a, a_scale, b, b_scale, recipe, out_dtype=None, c=None, *, out=None):
     if c is not None:
         c = _detached(c)
     _core.gemm(a, a_scale, b, b_scale, d, recipe, c, _stream(a))
+    if not _is_torch(d) and recipe.out == "bf16":
+        import numpy as np
+
+        d = (d.astype(np.uint32) << 16).view(np.float32)
+    return d
+
+
+_GROUPED_KINDS = ("grouped_contiguous", "grouped_masked", "grouped_k")
+
+
+def grouped_gemm(a, a_scale, b, b_scale, groups, recipe,
+                 kind="grouped_contiguous", out_dtype=None, c=None, *,
+                 out=None, expected_m=None):
+    """G GEMMs of one recipe in one launch: the experts of a mixture-of-experts
+    layer (runtime/GroupedGemm.h). The group boundaries are an int32 tensor
+    on a's device, read by the kernel (no host synchronisation).
+
+    kind='grouped_contiguous' (prefill, dgrad): a [M, K] holds the groups'
+      rows one after the other (tokens sorted by expert), b [G, N, K] one
+      matrix an expert, groups the offsets [G + 1] (group g is rows
+      groups[g] .. groups[g + 1]; any row, no padding); d [M, N]. A's scales
+      cover one row (1x128, per-row) or the whole tensor: [M, K / 128].
+    kind='grouped_masked' (decode): a [G, max_m, K], groups the valid rows
+      [G]; d [G, max_m, N]. expected_m, the rows a group is expected to
+      hold, chooses the tile (default max_m).
+    kind='grouped_k' (the experts' weight gradients, dW_g = dY_g^T X_g):
+      a [M, K] and b [N, K] hold every group's K slab (K-major), groups the
+      offsets along K [G + 1], multiples of 128; d [G, M, N], accumulated
+      into c when given (c may be out).
+
+    Stacked scales are [G, scale rows, scale cols], any strides. D's rows
+    outside every group (past the last offset; a masked group's rows past
+    its valid count) are not written. Returns d.
+    """
+    fn = "fp8kit.grouped_gemm"
+    _check_recipe(recipe, out_dtype, fn)
+    if kind not in _GROUPED_KINDS:
+        raise ValueError(f"{fn}: kind: expected 'grouped_contiguous', "
+                         f"'grouped_masked' or 'grouped_k', found {kind!r}")
+    _check_codes(a, recipe.a.format, fn, "a")
+    _check_codes(b, recipe.b.format, fn, "b")
+    masked, along_k = kind == "grouped_masked", kind == "grouped_k"
+    for name, t, rank in (("a", a, 3 if masked else 2),
+                          ("b", b, 2 if along_k else 3), ("groups", groups, 1)):
+        if len(t.shape) != rank:
+            raise ValueError(f"{fn}: {name}: expected {rank} dimensions for "
+                             f"{kind}, found {len(t.shape)} (shape "
+                             f"{list(t.shape)})")
+    d = out
+    if d is None:
+        if masked:
+            shape = (a.shape[0], a.shape[1], b.shape[1])
+        elif along_k:
+            shape = (groups.shape[0] - 1, a.shape[0], b.shape[0])
+        else:
+            shape = (a.shape[0], b.shape[1])
+        if along_k and shape[0] < 1:
+            raise ValueError(f"{fn}: groups: expected G + 1 offsets along K "
+                             f"(G >= 1), found {groups.shape[0]}")
+        d = _empty(a, shape, recipe.out)
+    if c is not None:
+        c = _detached(c)
+    _core.grouped_gemm(a, a_scale, b, b_scale, groups, d, recipe, kind, c,
+                       0 if expected_m is None else expected_m, _stream(a))
     if not _is_torch(d) and recipe.out == "bf16":
         import numpy as np
 

@@ -175,6 +175,27 @@ int64_t expectRowPitch(const Array &a) {
   return pitch;
 }
 
+int64_t expectStackedRowPitch(const Array &a) {
+  expectRank(a, 3, 3);
+  const int64_t rows = a.shape[1], cols = a.shape[2];
+  if (cols > 1 && a.strides[2] != 1)
+    fail(a, "expected row-major matrices (unit stride along the last "
+            "dimension), found strides " +
+                formatShape(a.strides));
+  const int64_t pitch = rows > 1 ? a.strides[1] : cols;
+  if (pitch < cols)
+    fail(a, "expected rows that do not overlap (a row stride of at least " +
+                std::to_string(cols) + "), found strides " +
+                formatShape(a.strides));
+  if (a.shape[0] > 1 && rows > 0 && a.strides[0] != rows * pitch)
+    fail(a, "expected the groups' matrices one after the other (a stride of " +
+                std::to_string(rows * pitch) +
+                " = rows x row stride along the first dimension), found "
+                "strides " +
+                formatShape(a.strides));
+  return pitch;
+}
+
 void expectSameDevice(const Array &ref, const Array &a) {
   if (a.where != ref.where || a.device != ref.device)
     fail(a, "expected it on " + ref.deviceName() + ", as " + ref.name +

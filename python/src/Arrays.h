@@ -89,6 +89,10 @@ void expectShape(const Array &a, const std::vector<int64_t> &shape);
 void expectContiguous(const Array &a);
 /// A 2-D array with unit column stride; returns its row pitch (elements).
 int64_t expectRowPitch(const Array &a);
+/// A 3-D array of G row-major matrices [G, rows, cols] with one row pitch,
+/// each right after the other (a group stride of rows x pitch, as a stack
+/// of one row-major [G x rows, cols] matrix); returns the row pitch.
+int64_t expectStackedRowPitch(const Array &a);
 /// On the same device as `ref`.
 void expectSameDevice(const Array &ref, const Array &a);
 /// At least `bytes` bytes.

@@ -15,6 +15,8 @@ namespace fp8::python {
 void bindRecipes(nanobind::module_ &m);
 /// quantize, transpose, gemm on arrays; the device (TensorOps.cpp).
 void bindTensorOps(nanobind::module_ &m);
+/// grouped_gemm on arrays (GroupedOps.cpp).
+void bindGroupedOps(nanobind::module_ &m);
 /// Plan: load, inspect, compile its kernels, run on the CPU oracle
 /// (Plans.cpp).
 void bindPlans(nanobind::module_ &m);

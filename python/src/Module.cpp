@@ -24,6 +24,7 @@ NB_MODULE(_core, m) {
 #endif
   fp8::python::bindRecipes(m);
   fp8::python::bindTensorOps(m);
+  fp8::python::bindGroupedOps(m);
   fp8::python::bindPlans(m);
   fp8::python::bindBoundPlans(m);
   fp8::python::bindTuning(m);

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "python/src/TensorOps.h"
 #include "python/src/Arrays.h"
 #include "python/src/Bindings.h"
 #include "python/src/Recipes.h"
@@ -32,12 +33,9 @@ namespace nb = nanobind;
 
 namespace fp8::python {
 
-namespace {
-
-/// The runtime's device, which a CUDA array must be on. Opened once for
-/// the process; remembered here because CudaDevice::get() also makes its
-/// context current, which the launch that follows does itself (a driver
-/// call a GEMM's Python overhead need not pay twice).
+// Opened once for the process and remembered here: CudaDevice::get() also
+// makes its context current, which the launch that follows does itself (a
+// driver call a GEMM's Python overhead need not pay twice).
 const CudaDevice &expectRuntimeDevice(const Array &a, const char *fn) {
   static const CudaDevice *opened = nullptr;
   if (!opened) {
@@ -61,6 +59,37 @@ CUstream toStream(uintptr_t stream) {
 DType scaleTypeOf(const Granularity &g) {
   return g.scale == ScaleFormat::UE8M0 ? DType::UE8M0 : DType::F32;
 }
+
+// Row-major scales, or column-major as torch._scaled_mm takes them.
+void readScales(const Array &s, const Array &ref, const Granularity &g,
+                int64_t rows, int64_t cols, int64_t &ldOuter, int64_t &ldK) {
+  expectSameDevice(ref, s);
+  expectDType(s, scaleTypeOf(g));
+  const std::vector<int64_t> want = {g.scaleRows(rows), g.scaleCols(cols)};
+  if (g.isPerTensor() && s.elements() == 1 && s.rank() <= 2) {
+    ldOuter = ldK = 1;
+    return;
+  }
+  expectShape(s, want);
+  for (int i = 0; i < 2; ++i)
+    if (s.shape[size_t(i)] > 1 && s.strides[size_t(i)] <= 0)
+      fail(s, "expected positive strides, found " + formatShape(s.strides) +
+                  " (elements)");
+  ldOuter = s.shape[0] > 1 ? s.strides[0] : 1;
+  ldK = s.shape[1] > 1 ? s.strides[1] : 1;
+}
+
+GemmRecipe gemmRecipeOf(const MatmulRecipe &mr, bool accumulate) {
+  GemmRecipe r;
+  r.a = {mr.a.format, Layout::KMajor, mr.a.granularity};
+  r.b = {mr.b.format, Layout::KMajor, mr.b.granularity};
+  r.promotionInterval = mr.promotionInterval;
+  r.out = mr.out;
+  r.accumulate = accumulate;
+  return r;
+}
+
+namespace {
 
 /// The leading batch dimension of a [batch,] rows, cols array and the
 /// shape of its scales.
@@ -251,37 +280,11 @@ void transposeArrays(nb::handle codes, nb::handle scales, nb::handle outCodes,
   throwIfFailed(s, fn);
 }
 
-/// A GEMM operand's scales: the shape of its granularity over [rows, cols]
-/// with any non-negative strides (row-major, or column-major as
-/// torch._scaled_mm takes them); a per-tensor scale may be 0-d.
-void readScales(const Array &s, const Array &ref, const Granularity &g,
-                int64_t rows, int64_t cols, int64_t &ldOuter, int64_t &ldK) {
-  expectSameDevice(ref, s);
-  expectDType(s, scaleTypeOf(g));
-  const std::vector<int64_t> want = {g.scaleRows(rows), g.scaleCols(cols)};
-  if (g.isPerTensor() && s.elements() == 1 && s.rank() <= 2) {
-    ldOuter = ldK = 1;
-    return;
-  }
-  expectShape(s, want);
-  for (int i = 0; i < 2; ++i)
-    if (s.shape[size_t(i)] > 1 && s.strides[size_t(i)] <= 0)
-      fail(s, "expected positive strides, found " + formatShape(s.strides) +
-                  " (elements)");
-  ldOuter = s.shape[0] > 1 ? s.strides[0] : 1;
-  ldK = s.shape[1] > 1 ? s.strides[1] : 1;
-}
-
 void gemmArrays(nb::handle a, nb::handle aScale, nb::handle b,
                 nb::handle bScale, nb::handle d, const MatmulRecipe &mr,
                 nb::handle c, uintptr_t stream) {
   const char *fn = "fp8kit.gemm";
-  GemmRecipe r;
-  r.a = {mr.a.format, Layout::KMajor, mr.a.granularity};
-  r.b = {mr.b.format, Layout::KMajor, mr.b.granularity};
-  r.promotionInterval = mr.promotionInterval;
-  r.out = mr.out;
-  r.accumulate = !c.is_none();
+  const GemmRecipe r = gemmRecipeOf(mr, !c.is_none());
   GemmTensors t;
   const Array A = viewArg(a, fn, "a");
   expectDType(A, r.a.format);
@@ -366,11 +369,7 @@ double gemmLaunchSeconds(nb::handle a, nb::handle aScale, nb::handle b,
   if (A.where != Where::Cuda)
     fail(A, "expected a CUDA array");
   gemmArrays(a, aScale, b, bScale, d, mr, nb::none(), stream); // checks
-  GemmRecipe r;
-  r.a = {mr.a.format, Layout::KMajor, mr.a.granularity};
-  r.b = {mr.b.format, Layout::KMajor, mr.b.granularity};
-  r.promotionInterval = mr.promotionInterval;
-  r.out = mr.out;
+  const GemmRecipe r = gemmRecipeOf(mr, false);
   GemmTensors t;
   t.a = A.data;
   t.lda = A.strides[0];

@@ -105,6 +105,15 @@ RECIPES = {
 }
 
 
+def _within_the_accumulator_bound(d, want, a, b):
+    """d against the oracle's want: the tensor cores' partial sums differ
+    from FP32 in their last bits (numerics/Accumulator.h), within 2^-10 of
+    sum |a||b| (a [M, K], b [N, K]: the unquantized operands)."""
+    err = (d.cpu().float() - want.float()).abs()
+    return bool((err <= (a.abs().cpu() @ b.abs().cpu().T) * 2.0 ** -10
+                 + 1e-6).all())
+
+
 @pytest.mark.parametrize("m, n, k", SHAPES)
 @pytest.mark.parametrize("name", list(RECIPES))
 def test_gemm_against_the_oracle(m, n, k, name):
@@ -115,11 +124,7 @@ def test_gemm_against_the_oracle(m, n, k, name):
     d = fp8kit.gemm(qa.codes, qa.scales, qb.codes, qb.scales, r)
     want = fp8kit.gemm(qa.codes.cpu(), qa.scales.cpu(), qb.codes.cpu(),
                        qb.scales.cpu(), r)
-    # The tensor cores' partial sums differ from FP32 in their last bits
-    # (numerics/Accumulator.h): within 2^-10 of sum |a||b|.
-    err = (d.cpu() - want).abs()
-    scale = (a.abs().cpu() @ b.abs().cpu().T)
-    assert bool((err <= scale * 2.0 ** -10 + 1e-6).all()), name
+    assert _within_the_accumulator_bound(d, want, a, b), name
 
 
 def test_gemm_against_torch_scaled_mm_rowwise_and_per_tensor():
@@ -144,6 +149,91 @@ def test_gemm_against_torch_scaled_mm_rowwise_and_per_tensor():
                                   scale_b=qb.scales.reshape(()),
                                   out_dtype=torch.bfloat16)
         assert rel(ours, theirs) < 2.0 ** -7, (m, n, k)
+
+
+def test_grouped_gemm_contiguous_and_masked_against_the_oracle():
+    r = RECIPES["deepseek"]
+    torch.manual_seed(21)
+    # Contiguous: ragged groups, an empty one, rows past the last offset.
+    m, n, k = 800, 200, 1024
+    offsets = torch.tensor([0, 1, 1, 300, 777], dtype=torch.int32)
+    x = torch.randn(m, k, device=DEV)
+    w = torch.randn(4, n, k, device=DEV)
+    qx, qw = fp8kit.quantize(x, r.a), fp8kit.quantize(w, r.b)
+    out = torch.full((m, n), -7.0, device=DEV)
+    fp8kit.grouped_gemm(qx.codes, qx.scales, qw.codes, qw.scales,
+                        offsets.to(DEV), r, out=out)
+    want = fp8kit.grouped_gemm(qx.codes.cpu(), qx.scales.cpu(), qw.codes.cpu(),
+                               qw.scales.cpu(), offsets, r)
+    for g in range(4):
+        lo, hi = offsets[g].item(), offsets[g + 1].item()
+        if hi > lo:
+            assert _within_the_accumulator_bound(out[lo:hi], want[lo:hi],
+                                                 x[lo:hi], w[g]), g
+    assert bool((out[777:] == -7.0).all())
+    # Masked: valid rows 1, 0, max_m and 33; the rest of each slab untouched.
+    g, max_m, n, k = 4, 64, 200, 512
+    valid = torch.tensor([1, 0, 64, 33], dtype=torch.int32)
+    x = torch.randn(g, max_m, k, device=DEV)
+    w = torch.randn(g, n, k, device=DEV)
+    qx, qw = fp8kit.quantize(x, r.a), fp8kit.quantize(w, r.b)
+    out = torch.full((g, max_m, n), -7.0, device=DEV)
+    fp8kit.grouped_gemm(qx.codes, qx.scales, qw.codes, qw.scales,
+                        valid.to(DEV), r, "grouped_masked", out=out,
+                        expected_m=16)
+    want = fp8kit.grouped_gemm(qx.codes.cpu(), qx.scales.cpu(), qw.codes.cpu(),
+                               qw.scales.cpu(), valid, r, "grouped_masked")
+    for i in range(g):
+        v = valid[i].item()
+        if v:
+            assert _within_the_accumulator_bound(out[i, :v], want[i, :v],
+                                                 x[i, :v], w[i]), i
+        assert bool((out[i, v:] == -7.0).all()), i
+
+
+def test_grouped_gemm_along_k_against_the_oracle():
+    # Weight gradients: E5M2 gradients, f32 accumulated into c (c is out).
+    r = Recipe(QuantRecipe("e5m2", "1x128"), QuantRecipe("e4m3fn", "1x128"),
+               128, "f32")
+    torch.manual_seed(22)
+    m, n, k = 129, 256, 1024
+    offsets = torch.tensor([0, 128, 128, 640, 1024], dtype=torch.int32)
+    dy, x = torch.randn(m, k, device=DEV), torch.randn(n, k, device=DEV)
+    qdy, qx = fp8kit.quantize(dy, r.a), fp8kit.quantize(x, r.b)
+    c = torch.randn(4, m, n, device=DEV)
+    want = fp8kit.grouped_gemm(qdy.codes.cpu(), qdy.scales.cpu(),
+                               qx.codes.cpu(), qx.scales.cpu(), offsets, r,
+                               "grouped_k", c=c.cpu())
+    d = fp8kit.grouped_gemm(qdy.codes, qdy.scales, qx.codes, qx.scales,
+                            offsets.to(DEV), r, "grouped_k", c=c, out=c)
+    assert d is c
+    for g in range(4):
+        lo, hi = offsets[g].item(), offsets[g + 1].item()
+        bound = (dy[:, lo:hi].abs() @ x[:, lo:hi].abs().T).cpu() * 2.0 ** -10
+        assert bool(((d[g].cpu() - want[g]).abs() <= bound + 1e-5).all()), g
+
+
+def test_grouped_gemm_against_torch_scaled_mm_per_group():
+    # Row-wise scales, each group against torch._scaled_mm of its rows.
+    r = Recipe("per_row", "per_row", None)
+    torch.manual_seed(23)
+    m, n, k = 300, 208, 256
+    offsets = [0, 7, 7, 136, 300]
+    x = torch.randn(m, k, device=DEV, dtype=torch.bfloat16)
+    w = torch.randn(4, n, k, device=DEV, dtype=torch.bfloat16)
+    qx, qw = fp8kit.quantize(x, r.a), fp8kit.quantize(w, r.b)
+    d = fp8kit.grouped_gemm(qx.codes, qx.scales, qw.codes, qw.scales,
+                            torch.tensor(offsets, dtype=torch.int32, device=DEV),
+                            r)
+    for g in range(4):
+        lo, hi = offsets[g], offsets[g + 1]
+        if hi == lo:
+            continue
+        theirs = torch._scaled_mm(qx.codes[lo:hi], qw.codes[g].t(),
+                                  scale_a=qx.scales[lo:hi],
+                                  scale_b=qw.scales[g].t(),
+                                  out_dtype=torch.bfloat16)
+        assert rel(d[lo:hi], theirs) < 2.0 ** -7, g
 
 
 def test_the_readme_snippet(root):
