@@ -280,6 +280,14 @@ Expected<KernelSpec> gemmLaunchSpec(const KernelSpec &spec, int64_t m,
                     nullptr);
 }
 
+Expected<KernelSpec> gemmLaunchSpec(const KernelSpec &spec, int64_t m,
+                                    const CudaDevice &dev, CUstream stream,
+                                    const GemmOptions &options,
+                                    const char **source) {
+  return launchSpec(spec, m, dev.smCount, options.tile, options.selectTile,
+                    {&dev, stream}, source);
+}
+
 Status checkGemmArgs(const GemmRecipe &r, int64_t m, int64_t n, int64_t k,
                      const GemmTensors &t) {
   const KernelSpec s = recipeSpec(r, m, n, k);
@@ -304,8 +312,7 @@ Status gemm(const KernelSpec &spec, int64_t m, const GemmTensors &t,
     return dev.status();
   const char *source = "";
   Expected<KernelSpec> s =
-      launchSpec(spec, m, (*dev)->smCount, options.tile, options.selectTile,
-                 {&**dev, stream}, &source);
+      gemmLaunchSpec(spec, m, **dev, stream, options, &source);
   if (!s)
     return s.status();
   FP8_RETURN_IF_ERROR(launchSm90(**dev, *s, m, t, o, stream, options, report));

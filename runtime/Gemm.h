@@ -188,6 +188,15 @@ Expected<KernelSpec> gemmKernelSpec(const GemmRecipe &recipe, int64_t m,
 Expected<KernelSpec> gemmLaunchSpec(const KernelSpec &spec, int64_t m,
                                     int smCount,
                                     const GemmOptions &options = {});
+/// The same for a launch on `dev` and `stream`, as gemm(spec, m, ...)
+/// chooses: the database's entries of this GPU, and with `selectTile` a
+/// problem it lacks tuned first when tuning on first use is on.
+/// `source`, if given, receives where the tile came from
+/// (GemmReport::tileSource).
+Expected<KernelSpec> gemmLaunchSpec(const KernelSpec &spec, int64_t m,
+                                    const CudaDevice &dev, CUstream stream,
+                                    const GemmOptions &options,
+                                    const char **source = nullptr);
 
 /// Checks the arguments without touching the GPU (shape, recipe, pointers,
 /// alignment, strides). gemm() runs it first.

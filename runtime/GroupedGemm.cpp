@@ -148,11 +148,17 @@ Status groupedGemm(const KernelSpec &spec, int64_t m,
   // or for all rows (contiguous; along K, M).
   const int64_t hint =
       spec.kind == GemmKind::GroupedMasked && spec.m > 0 ? spec.m : m;
-  Expected<KernelSpec> s = gemmLaunchSpec(spec, hint, (*dev)->smCount, options);
+  const char *source = "";
+  Expected<KernelSpec> s =
+      gemmLaunchSpec(spec, hint, **dev, stream, options, &source);
   if (!s)
     return s.status();
-  return launchSm90(**dev, *s, storedRows(spec.kind, spec.groups, m), t, o,
-                    stream, options, report);
+  FP8_RETURN_IF_ERROR(launchSm90(**dev, *s,
+                                 storedRows(spec.kind, spec.groups, m), t, o,
+                                 stream, options, report));
+  if (report)
+    report->tileSource = source;
+  return Status::ok();
 }
 
 Status groupedGemm(const GemmRecipe &r, const GroupedGemmShape &shape,
