@@ -7,6 +7,7 @@
 #include "numerics/Formats.h"
 #include "runtime/DeviceBuffer.h"
 #include "runtime/Gemm.h"
+#include "runtime/GroupedGemm.h"
 #include "runtime/HostOracle.h"
 #include "runtime/KernelCache.h"
 #include "runtime/KernelTiming.h"
@@ -38,13 +39,57 @@ GemmRecipe recipeOf(const KernelSpec &s) {
 }
 
 /// A GEMM's operands on the host and the device: FP8 codes of N(0, 1)
-/// values, scales in [0.005, 0.02] (UE8M0: 2^-7 .. 2^-6), and C (an
-/// accumulating GEMM's) in [-1, 1).
+/// values, scales in [0.005, 0.02] (UE8M0: 2^-7 .. 2^-6), C (an
+/// accumulating GEMM's) in [-1, 1), and a grouped GEMM's group tensor
+/// (tuneGroups).
 struct Operands {
   std::vector<uint8_t> a, b, scaleA, scaleB, c; ///< host copies
-  DeviceBuffer dA, dB, dScaleA, dScaleB, dC, dD;
-  GemmTensors t;
+  std::vector<int32_t> groups;
+  DeviceBuffer dA, dB, dScaleA, dScaleB, dC, dD, dGroups;
+  GroupedGemmTensors t;
 };
+
+bool isGrouped(const KernelSpec &s) { return s.kind != GemmKind::Dense; }
+
+/// The rows a masked GEMM's groups hold when timed: the spec's expected
+/// rows (the tile is chosen for them), at most max_m = m.
+int64_t maskedRows(const KernelSpec &s, int64_t m) {
+  return s.m > 0 ? std::min(s.m, m) : m;
+}
+
+/// The M a tile is chosen for and a database entry is keyed by: a masked
+/// GEMM's expected rows (as fp8::groupedGemm chooses), else m.
+int64_t tileRows(const KernelSpec &s, int64_t m) {
+  return s.kind == GemmKind::GroupedMasked ? maskedRows(s, m) : m;
+}
+
+} // namespace
+
+std::vector<int32_t> tuneGroups(const KernelSpec &s, int64_t m) {
+  const int64_t g = s.groups;
+  std::vector<int32_t> v;
+  if (s.kind == GemmKind::GroupedMasked) {
+    v.assign(size_t(g), int32_t(maskedRows(s, m)));
+    return v;
+  }
+  const bool alongK = s.kind == GemmKind::GroupedK;
+  const int64_t units = alongK ? s.k / 128 : m, unit = alongK ? 128 : 1;
+  for (int64_t i = 0; i <= g; ++i)
+    v.push_back(int32_t(unit * ((i * units + g - 1) / g)));
+  return v;
+}
+
+namespace {
+
+/// The useful FLOPs of a timed run: the rows and the K the groups hold.
+double flopsOf(const KernelSpec &s, int64_t m, const Operands &o) {
+  double rows = double(m), k = double(s.k);
+  if (s.kind == GemmKind::GroupedMasked)
+    rows = double(s.groups) * double(maskedRows(s, m));
+  if (s.kind == GemmKind::GroupedK)
+    k = double(o.groups.back());
+  return 2.0 * rows * double(s.n) * k;
+}
 
 std::vector<uint8_t> randomCodes(int64_t count, DType format,
                                  std::mt19937_64 &rng) {
@@ -122,16 +167,32 @@ ScaleLayout scaleLayout(const Granularity &g, int64_t rows, int64_t k,
   return {r, c, 0, 0};
 }
 
+/// Random operands of `s` with m rows of A (a grouped GEMM: all groups'
+/// rows; masked, each slab's; along K, D's rows), stacked as
+/// fp8::groupedGemm takes them: masked A, and B along M, one matrix a
+/// group, their scales one group's after the other.
 Expected<Operands> makeOperands(const KernelSpec &s, int64_t m) {
   std::mt19937_64 rng(7);
   Operands o;
   const Granularity &ga = s.a.granularity, &gb = s.b.granularity;
   const ScaleLayout la = scaleLayout(ga, m, s.k, true);
-  const ScaleLayout lb = scaleLayout(gb, s.n, s.k, false);
-  o.a = randomCodes(m * s.k, s.a.format, rng);
-  o.b = randomCodes(s.n * s.k, s.b.format, rng);
-  o.scaleA = randomScales(la.outer * la.pitch, ga.scale, rng);
-  o.scaleB = randomScales(lb.outer * lb.pitch, gb.scale, rng);
+  ScaleLayout lb = scaleLayout(gb, s.n, s.k, false);
+  // Along K, B's 1x128 scales as the plans hand them over (the scales of
+  // its FP8 transpose's input): [K/128][N], read a k-block at a time.
+  if (s.kind == GemmKind::GroupedK && gb.scale != ScaleFormat::UE8M0 &&
+      gb.rows == 1 && gb.cols == 128)
+    lb = {gb.scaleCols(s.k), pad4(s.n), 1, pad4(s.n)};
+  const bool grouped = isGrouped(s);
+  const bool stackA = s.kind == GemmKind::GroupedMasked;
+  const bool stackB = grouped && s.kind != GemmKind::GroupedK;
+  const int64_t slabsA = stackA ? s.groups : 1;
+  const int64_t slabsB = stackB ? s.groups : 1;
+  const int64_t dRows =
+      grouped && s.kind != GemmKind::GroupedContiguous ? s.groups * m : m;
+  o.a = randomCodes(slabsA * m * s.k, s.a.format, rng);
+  o.b = randomCodes(slabsB * s.n * s.k, s.b.format, rng);
+  o.scaleA = randomScales(slabsA * la.outer * la.pitch, ga.scale, rng);
+  o.scaleB = randomScales(slabsB * lb.outer * lb.pitch, gb.scale, rng);
   auto up = [](DeviceBuffer &dst, const std::vector<uint8_t> &v,
                const char *what) -> Status {
     auto b = DeviceBuffer::fromHost(v);
@@ -145,11 +206,18 @@ Expected<Operands> makeOperands(const KernelSpec &s, int64_t m) {
   FP8_RETURN_IF_ERROR(up(o.dScaleA, o.scaleA, "A's scales"));
   FP8_RETURN_IF_ERROR(up(o.dScaleB, o.scaleB, "B's scales"));
   if (s.accumulate) {
-    o.c = randomC(m * s.n, s.out, rng);
+    o.c = randomC(dRows * s.n, s.out, rng);
     FP8_RETURN_IF_ERROR(up(o.dC, o.c, "C"));
     o.t.c = o.dC.get();
   }
-  auto d = DeviceBuffer::alloc(size_t(m * s.n * sizeOf(s.out)));
+  if (grouped) {
+    o.groups = tuneGroups(s, m);
+    std::vector<uint8_t> bytes(o.groups.size() * 4);
+    std::memcpy(bytes.data(), o.groups.data(), bytes.size());
+    FP8_RETURN_IF_ERROR(up(o.dGroups, bytes, "the group tensor"));
+    o.t.groups = static_cast<const int32_t *>(o.dGroups.get());
+  }
+  auto d = DeviceBuffer::alloc(size_t(dRows * s.n * sizeOf(s.out)));
   if (!d)
     return d.status().withContext("allocating D");
   o.dD = std::move(*d);
@@ -166,16 +234,27 @@ Expected<Operands> makeOperands(const KernelSpec &s, int64_t m) {
 }
 
 /// The winner's output on its first rows and columns against the oracle's
-/// (gemmOnHost) on the same operands: DeepGEMM's similarity difference.
+/// (gemmOnHost) on the same operands: DeepGEMM's similarity difference. A
+/// grouped GEMM's corner is its first group's (the first rows of A, of its
+/// slab, or of D along the first group's K; B's first matrix), a dense
+/// GEMM of its own.
 Status checkAgainstOracle(const KernelSpec &spec, int64_t m, const Operands &o,
                           TuneResult &r) {
   const Granularity &ga = spec.a.granularity, &gb = spec.b.granularity;
+  int64_t rowsHeld = m, k = spec.k;
+  if (spec.kind == GemmKind::GroupedContiguous)
+    rowsHeld = o.groups[1];
+  else if (spec.kind == GemmKind::GroupedMasked)
+    rowsHeld = o.groups[0];
+  else if (spec.kind == GemmKind::GroupedK)
+    k = o.groups[1];
   // Whole scale blocks: the operands' first rows keep their scales' first
   // rows, so the corner is a GEMM of its own.
-  const int64_t rows = std::min<int64_t>(m, std::max<int64_t>(64, ga.rows));
+  const int64_t rows =
+      std::min<int64_t>(rowsHeld, std::max<int64_t>(64, ga.rows));
   const int64_t cols =
       std::min<int64_t>(spec.n, std::max<int64_t>(256, gb.rows));
-  std::vector<uint8_t> dev(size_t(m * spec.n * sizeOf(spec.out)));
+  std::vector<uint8_t> dev(o.dD.size());
   FP8_RETURN_IF_ERROR(o.dD.download(dev.data(), dev.size()));
   std::vector<uint8_t> host(size_t(rows * cols * sizeOf(spec.out)));
   GemmTensors t;
@@ -199,7 +278,7 @@ Status checkAgainstOracle(const KernelSpec &spec, int64_t m, const Operands &o,
       o.t.scaleBLdOuter ? o.t.scaleBLdOuter : gb.scaleCols(spec.k);
   t.scaleBLdK = o.t.scaleBLdOuter ? o.t.scaleBLdK : 1;
   FP8_RETURN_IF_ERROR(
-      gemmOnHost(recipeOf(spec), rows, cols, spec.k, t)
+      gemmOnHost(recipeOf(spec), rows, cols, k, t)
           .withContext("the oracle's GEMM on the winner's corner"));
   auto value = [&](const std::vector<uint8_t> &v, int64_t i) -> double {
     if (spec.out == DType::F32) {
@@ -306,12 +385,15 @@ Status compileCandidates(const KernelSpec &spec, int64_t m,
 }
 
 Status checkTunable(const KernelSpec &spec) {
-  if (spec.arch != Arch::SM90a || spec.kind != GemmKind::Dense ||
-      spec.epilogue || spec.a.layout != Layout::KMajor ||
-      spec.b.layout != Layout::KMajor)
-    return errorf("fp8-tune times dense sm_90a GEMMs with K-major operands "
-                  "and no epilogue; found ",
+  if (spec.arch != Arch::SM90a || spec.epilogue ||
+      spec.a.layout != Layout::KMajor || spec.b.layout != Layout::KMajor)
+    return errorf("fp8-tune times sm_90a GEMMs (dense or grouped) with "
+                  "K-major operands and no epilogue; found ",
                   spec.kernelName());
+  if (spec.kind == GemmKind::GroupedK && spec.k < 128)
+    return errorf("expected K >= 128 for a K-grouped GEMM (its groups hold "
+                  "whole 128-wide K blocks), found ",
+                  spec.k);
   return Status::ok();
 }
 
@@ -328,12 +410,15 @@ Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
   const CudaDriver &d = *cd.driver;
   TuneResult r;
   r.spec = spec;
-  r.spec.m = m;
+  // The M the tile is chosen for (a masked GEMM's expected rows): the
+  // heuristic's, the candidates' and the database entry's.
+  const int64_t hint = tileRows(spec, m);
+  r.spec.m = hint;
   r.heuristicTile = selectConfig(r.spec, cd.smCount).tile;
   std::vector<TunedTile> tiles;
-  for (const TileConfig &t : tuneCandidates(spec, m, cd.smCount, options))
+  for (const TileConfig &t : tuneCandidates(spec, hint, cd.smCount, options))
     tiles.push_back({t});
-  FP8_RETURN_IF_ERROR(compileCandidates(spec, m, tiles, options));
+  FP8_RETURN_IF_ERROR(compileCandidates(spec, hint, tiles, options));
 
   auto ops = makeOperands(r.spec, m);
   if (!ops)
@@ -355,6 +440,8 @@ Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
     GemmOptions go;
     go.tile = c.tile;
     auto launch = [&]() -> Status {
+      if (isGrouped(r.spec))
+        return groupedGemm(r.spec, m, ops->t, stream, go);
       return gemm(recipe, m, r.spec.n, r.spec.k, ops->t, stream, go);
     };
     Status first = launch();
@@ -403,11 +490,13 @@ Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
                   tiles.empty() ? "none" : tiles.front().error, ")");
   r.spec.tile = tiles[best].tile;
   r.ms = tiles[best].ms;
-  r.tflops = 2.0 * double(m) * double(spec.n) * double(spec.k) / (r.ms * 1e9);
+  r.tflops = flopsOf(r.spec, m, *ops) / (r.ms * 1e9);
   // The winner's output, again, for the oracle.
   GemmOptions go;
   go.tile = r.spec.tile;
-  FP8_RETURN_IF_ERROR(gemm(recipe, m, spec.n, spec.k, ops->t, nullptr, go));
+  FP8_RETURN_IF_ERROR(
+      isGrouped(r.spec) ? groupedGemm(r.spec, m, ops->t, nullptr, go)
+                        : gemm(recipe, m, spec.n, spec.k, ops->t, nullptr, go));
   FP8_RETURN_IF_ERROR(waitStream(nullptr, 60, "the winner's run"));
   FP8_RETURN_IF_ERROR(checkAgainstOracle(r.spec, m, *ops, r));
   return r;

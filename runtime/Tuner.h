@@ -1,16 +1,16 @@
 //===- Tuner.h - Tile configurations measured on the GPU --------*- C++ -*-===//
 //
-// What fp8-tune does for one GEMM, as a library call: the candidate tiles
-// the generator builds for the spec and M (codegen/Sm90Heuristics.h's grid:
-// widths, promotion overlap, clusters, split-K, with the heuristic's own
-// tile among them), compiled in parallel on the CPU's cores (NVRTC), each
-// timed on the GPU on random operands of the spec's recipe, their scales in
-// the layouts a plan gives its GEMMs (by TMA where the kernel can; L2 flushed
-// before every run, warm-up runs first, the median of the runs; a candidate
-// whose runs spread more than kTuneSpreadLimit is timed again and keeps its
-// steadier measurement), and the winner checked against the CPU oracle on
-// a corner of the output. The result is what the tuning database
-// (codegen/TuningDb.h) records.
+// What fp8-tune does for one GEMM (dense or grouped), as a library call:
+// the candidate tiles the generator builds for the spec and M
+// (codegen/Sm90Heuristics.h's grid: widths, promotion overlap, clusters,
+// split-K, with the heuristic's own tile among them), compiled in parallel
+// on the CPU's cores (NVRTC), each timed on the GPU on random operands of
+// the spec's recipe, their scales in the layouts a plan gives its GEMMs (by
+// TMA where the kernel can; L2 flushed before every run, warm-up runs
+// first, the median of the runs; a candidate whose runs spread more than
+// kTuneSpreadLimit is timed again and keeps its steadier measurement), and
+// the winner checked against the CPU oracle on a corner of the output. The
+// result is what the tuning database (codegen/TuningDb.h) records.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_TUNER_H
@@ -97,13 +97,24 @@ Status compileCandidates(const KernelSpec &spec, int64_t m,
                          std::vector<TunedTile> &tiles,
                          const TuneOptions &options);
 
-/// Whether tuneGemm measures `spec`: a dense sm_90a GEMM with K-major
-/// operands and no epilogue, accumulating into C or not (the error says
-/// what it is).
+/// Whether tuneGemm measures `spec`: an sm_90a GEMM, dense or grouped (the
+/// MoE forms of runtime/GroupedGemm.h), with K-major operands and no
+/// epilogue, accumulating into C or not (the error says what it is).
 Status checkTunable(const KernelSpec &spec);
 
-/// Tunes `spec` (checkTunable) at `m` rows on the runtime's device. Fails
-/// when no candidate runs or the winner disagrees with the oracle.
+/// The group tensor a grouped `spec` is timed with at `m` rows (as tuneGemm
+/// takes m): contiguous, offsets splitting the m rows evenly over the
+/// groups; along K, offsets splitting K's whole 128-wide blocks; the first
+/// group never empty; masked, every group holding the spec's expected rows
+/// (spec.m, at most m; all m when unset).
+std::vector<int32_t> tuneGroups(const KernelSpec &spec, int64_t m);
+
+/// Tunes `spec` (checkTunable) at `m` rows on the runtime's device: a
+/// grouped GEMM's m as fp8::groupedGemm takes it (every group's rows; a
+/// masked slab's; along K, D's rows), its tile chosen and its entry keyed
+/// at the rows the runtime chooses for (a masked GEMM's expected rows),
+/// its groups tuneGroups', its oracle corner the first group's. Fails when
+/// no candidate runs or the winner disagrees with the oracle.
 Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
                               const TuneOptions &options);
 

@@ -130,7 +130,10 @@ std::vector<std::array<int64_t, 3>> readShapeFile(const std::string &path) {
   return out;
 }
 
-/// The plan's dense GEMM steps at the dims given ("M=4096,N=8").
+/// The plan's GEMM steps at the dims given ("M=4096,N=8"), dense and
+/// grouped, with M as tuneGemm takes it: A's rows (all groups' in the
+/// contiguous form), a masked group's slab (A [G, max_m, K]), or along K
+/// D's rows.
 std::vector<Problem> planProblems(const std::string &path,
                                   const std::string &dims) {
   Expected<Plan> plan = loadPlan(path);
@@ -161,16 +164,19 @@ std::vector<Problem> planProblems(const std::string &path,
   for (const PlanStep &s : plan->steps) {
     if (s.kind != StepKind::Gemm)
       continue;
-    if (s.gemm.kind != GemmKind::Dense || s.gemm.epilogue || s.batch != 1) {
+    if (s.gemm.epilogue || s.batch != 1) {
       std::fprintf(stderr,
-                   "%s: step '%s' skipped: fp8-tune times single dense GEMMs "
+                   "%s: step '%s' skipped: fp8-tune times single GEMMs "
                    "without an epilogue\n",
                    kTool, s.name.c_str());
       continue;
     }
     Problem p;
     p.spec = s.gemm;
-    p.m = shapes->shapes.at(s.inputs[0])[0];
+    const std::vector<int64_t> &a = shapes->shapes.at(s.inputs[0]);
+    p.m = s.gemm.kind == GemmKind::GroupedMasked ? a[1] : a[0];
+    if (s.gemm.kind == GemmKind::GroupedK)
+      p.spec.k = a[1]; // every group's K, the launch's (A [M, K])
     p.from = "step '" + s.name + "'";
     out.push_back(p);
   }
@@ -223,9 +229,15 @@ private:
   std::chrono::steady_clock::time_point start_;
 };
 
+/// "4096x2112x7168"; a grouped GEMM's with its form and groups,
+/// "grouped_masked 8 x 256x4096x7168" (M: tuneGemm's).
 std::string shapeText(const Problem &p) {
-  return std::to_string(p.m) + "x" + std::to_string(p.spec.n) + "x" +
-         std::to_string(p.spec.k);
+  std::string text = std::to_string(p.m) + "x" + std::to_string(p.spec.n) +
+                     "x" + std::to_string(p.spec.k);
+  if (p.spec.kind == GemmKind::Dense)
+    return text;
+  return std::string(toString(p.spec.kind)) + " " +
+         std::to_string(p.spec.groups) + " x " + text;
 }
 
 /// Compiles every candidate of every problem without a GPU.
@@ -306,7 +318,8 @@ int main(int argc, char **argv) {
        {"shape", "MxNxK,...", "shapes given inline", ""},
        {"m", "M,...", "tune every shape's N, K at these M instead", ""},
        {"recipe", "NAME", "the recipe of --shapes and --shape", "deepseek"},
-       {"plan", "FILE", "tune the dense GEMM steps of a plan", ""},
+       {"plan", "FILE", "tune the GEMM steps of a plan (dense and grouped)",
+        ""},
        {"dim", "NAME=SIZE,...", "the plan's dims", ""},
        {"iters", "N", "timed runs a candidate (median)", "20"},
        {"quick", "",
@@ -407,7 +420,9 @@ int main(int argc, char **argv) {
                        {"ms", c.ms},
                        {"spread", c.spread},
                        {"error", c.error}});
-    report.push_back({{"m", p.m},
+    report.push_back({{"kind", toString(p.spec.kind)},
+                      {"groups", p.spec.groups},
+                      {"m", p.m},
                       {"n", p.spec.n},
                       {"k", p.spec.k},
                       {"best", json::parse(toJSON(r->spec.tile))},
