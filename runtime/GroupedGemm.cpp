@@ -105,6 +105,10 @@ Status checkAll(const KernelSpec &s, int64_t m, const GroupedGemmTensors &t,
 
 } // namespace
 
+int64_t groupedTileRows(const KernelSpec &spec, int64_t m) {
+  return spec.kind == GemmKind::GroupedMasked && spec.m > 0 ? spec.m : m;
+}
+
 Expected<KernelSpec>
 groupedGemmKernelSpec(const GemmRecipe &r, const GroupedGemmShape &shape,
                       int smCount, const std::optional<TileConfig> &tile) {
@@ -146,8 +150,7 @@ Status groupedGemm(const KernelSpec &spec, int64_t m,
         "the group tensor"));
   // The tile is chosen for the rows a group is expected to hold (masked)
   // or for all rows (contiguous; along K, M).
-  const int64_t hint =
-      spec.kind == GemmKind::GroupedMasked && spec.m > 0 ? spec.m : m;
+  const int64_t hint = groupedTileRows(spec, m);
   const char *source = "";
   Expected<KernelSpec> s =
       gemmLaunchSpec(spec, hint, **dev, stream, options, &source);

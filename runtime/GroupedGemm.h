@@ -71,6 +71,11 @@ struct GroupedGemmTensors : GemmTensors {
   int64_t scaleAGroupStride = 0, scaleBGroupStride = 0;
 };
 
+/// The rows a grouped GEMM's tile is chosen for and a tuning database
+/// entry is keyed at: a masked spec's expected rows (its M, when set), else
+/// `m` (GroupedGemmShape::m's rows).
+int64_t groupedTileRows(const KernelSpec &spec, int64_t m);
+
 /// The kernel spec the runtime would launch for this problem (its tile from
 /// `tile` if given, else the heuristic for `smCount` SMs).
 Expected<KernelSpec>

@@ -51,16 +51,10 @@ struct Operands {
 
 bool isGrouped(const KernelSpec &s) { return s.kind != GemmKind::Dense; }
 
-/// The rows a masked GEMM's groups hold when timed: the spec's expected
-/// rows (the tile is chosen for them), at most max_m = m.
+/// The rows a masked GEMM's groups hold when timed: those the tile is
+/// chosen for (groupedTileRows), at most max_m = m.
 int64_t maskedRows(const KernelSpec &s, int64_t m) {
-  return s.m > 0 ? std::min(s.m, m) : m;
-}
-
-/// The M a tile is chosen for and a database entry is keyed by: a masked
-/// GEMM's expected rows (as fp8::groupedGemm chooses), else m.
-int64_t tileRows(const KernelSpec &s, int64_t m) {
-  return s.kind == GemmKind::GroupedMasked ? maskedRows(s, m) : m;
+  return std::min(groupedTileRows(s, m), m);
 }
 
 } // namespace
@@ -412,7 +406,7 @@ Expected<TuneResult> tuneGemm(const KernelSpec &spec, int64_t m,
   r.spec = spec;
   // The M the tile is chosen for (a masked GEMM's expected rows): the
   // heuristic's, the candidates' and the database entry's.
-  const int64_t hint = tileRows(spec, m);
+  const int64_t hint = isGrouped(spec) ? groupedTileRows(spec, m) : m;
   r.spec.m = hint;
   r.heuristicTile = selectConfig(r.spec, cd.smCount).tile;
   std::vector<TunedTile> tiles;

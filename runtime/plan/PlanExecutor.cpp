@@ -321,12 +321,13 @@ Status GpuPlan::launchAux(const PlanStep &s, size_t index) {
   return Status::ok();
 }
 
-Expected<GemmOptions> GpuPlan::gemmOptions(const PlanStep &s, size_t index,
+Expected<GemmOptions> GpuPlan::gemmOptions(const PlanStep &s,
+                                           const KernelSpec &spec, size_t index,
                                            int64_t m) {
   GemmOptions o;
   o.selectTile = s.runtimeTile;
   o.checkExtents = checkExtents_;
-  if (!s.runtimeTile && s.gemm.kind == GemmKind::Dense) {
+  if (!s.runtimeTile) {
     // A tile measured on this GPU beats the one compiled into the plan (a
     // runtime-chosen tile consults the database in fp8::gemm already).
     std::optional<std::optional<TileConfig>> &db = dbTiles_[index];
@@ -334,8 +335,9 @@ Expected<GemmOptions> GpuPlan::gemmOptions(const PlanStep &s, size_t index,
       // Tuning on first use (setFirstUseTuner) waits for a launch outside
       // a graph capture: until then the answer is not kept.
       bool deferred = false;
-      Expected<std::optional<TileConfig>> t =
-          tuningDbTile(s.gemm, m, stream_, &deferred);
+      Expected<std::optional<TileConfig>> t = tuningDbTile(
+          spec, spec.kind == GemmKind::Dense ? m : groupedTileRows(spec, m),
+          stream_, &deferred);
       if (!t)
         return t.status().withContext("step '" + s.name + "'");
       if (deferred)
@@ -388,10 +390,11 @@ Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
   // A's rows, with K (every group's) the launch's.
   const Shape &a = shapes_.shapes.at(s.inputs[0]);
   const int64_t m = s.gemm.kind == GemmKind::GroupedMasked ? a[1] : a[0];
-  Expected<GemmOptions> o = gemmOptions(s, index, m);
+  const KernelSpec spec = launchValues(s, a);
+  Expected<GemmOptions> o = gemmOptions(s, spec, index, m);
   if (!o)
     return o.status();
-  Status st = groupedGemm(launchValues(s, a), m, t, stream_, *o, &rep);
+  Status st = groupedGemm(spec, m, t, stream_, *o, &rep);
   if (!st.isOk())
     return st.withContext("step '" + s.name + "'");
   recordGemm(index, rep);
@@ -406,7 +409,7 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
   const Shape &bs = shapes_.shapes.at(s.inputs[2]);
   const Geometry ga = geometry(as), gb = geometry(bs);
   const int64_t m = ga.rows, n = gb.rows, kk = ga.cols;
-  Expected<GemmOptions> options = gemmOptions(s, index, m);
+  Expected<GemmOptions> options = gemmOptions(s, k, index, m);
   if (!options)
     return options.status();
   const GemmOptions &o = *options;

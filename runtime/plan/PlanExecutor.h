@@ -134,10 +134,11 @@ private:
   Status launchAux(const PlanStep &s, size_t index);
   Status launchGemm(const PlanStep &s, size_t index);
   Status launchGroupedGemm(const PlanStep &s, size_t index);
-  /// A GEMM step's options at M = m: its tile choice (the tuning
-  /// database's for this GPU over the plan's, tuningDbTile), the extent
-  /// checks.
-  Expected<GemmOptions> gemmOptions(const PlanStep &s, size_t index, int64_t m);
+  /// A GEMM step's options at M = m (fp8::gemm's or fp8::groupedGemm's)
+  /// for its launch spec `spec`: its tile choice (the tuning database's for
+  /// this GPU over the plan's, tuningDbTile), the extent checks.
+  Expected<GemmOptions> gemmOptions(const PlanStep &s, const KernelSpec &spec,
+                                    size_t index, int64_t m);
   /// What fp8::gemm or fp8::groupedGemm reported for step `index`.
   void recordGemm(size_t index, const GemmReport &rep);
   /// Where a GEMM reads scales from when not from its input (a mirror, or
