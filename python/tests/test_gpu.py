@@ -236,6 +236,21 @@ def test_grouped_gemm_against_torch_scaled_mm_per_group():
         assert rel(d[lo:hi], theirs) < 2.0 ** -7, g
 
 
+def test_the_moe_example_on_the_gpu(root):
+    # examples/python/moe_experts.py as it runs by default: 4096 tokens,
+    # top-4 of 16 experts, hidden 2048, ffn 1024.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "moe_experts", root / "examples/python/moe_experts.py")
+    moe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(moe)
+    diff, rel, fp8_ms, bf16_ms = moe.run("cuda")
+    print(f"[moe example] difference {diff:.1e}, relative error {rel:.2%}, "
+          f"FP8 {fp8_ms:.3f} ms, BF16 {bf16_ms:.3f} ms")
+    assert diff < 4e-3 and rel < 0.1, (diff, rel)
+
+
 def test_the_readme_snippet(root):
     # The README's 10-line snippet, as it is: quantize two tensors, multiply
     # them, and match torch._scaled_mm within the similarity bound.

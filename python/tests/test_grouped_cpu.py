@@ -198,3 +198,19 @@ def test_forms_refuse_what_their_kernels_do_not_run():
         fp8kit.grouped_gemm(z.codes, z.scales, z.codes, z.scales,
                             torch.tensor([0, 100, 256], dtype=torch.int32),
                             Recipe("1x128", "1x128", 128, "f32"), "grouped_k")
+
+
+def test_the_moe_example_on_the_cpu(root):
+    # examples/python/moe_experts.py at a small size: tokens routed top-2
+    # over 8 experts, gate/up and down as grouped GEMMs, against BF16.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "moe_experts", root / "examples/python/moe_experts.py")
+    moe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(moe)
+    diff, rel, _, _ = moe.run("cpu", tokens=64, hidden=256, ffn=128,
+                              experts=8, top_k=2)
+    # Two chained E4M3 GEMMs with SwiGLU between: a few percent; a wrong
+    # routing or offset would be of the order of the output itself.
+    assert diff < 4e-3 and rel < 0.1, (diff, rel)
