@@ -278,6 +278,7 @@ json timeOurs(Context &ctx, const ShapeFile &file,
   checkOk(timed, "grouped GEMM");
   return {{"kernel", rep.kernel},
           {"tile", json::parse(toJSON(rep.tile))},
+          {"tile_source", rep.tileSource},
           {"grid", rep.grid},
           {"ms", ms},
           {"tflops", flops / ms * 1e-9},
@@ -300,9 +301,9 @@ double bf16Difference(const uint16_t *a, const uint16_t *b, size_t count) {
 json runGrouped(Context &ctx, const ShapeFile &file) {
   const std::vector<GroupedShape> &shapes = file.grouped;
   json rows = json::array();
-  std::printf("%-22s %5s %6s %6s %6s | %9s %6s | %9s %7s %8s\n", "list", "G",
-              "M/grp", "N", "K", "TFLOP/s", "%peak", "peer TF/s", "ratio",
-              "%DRAM");
+  std::printf("%-22s %5s %6s %6s %6s | %9s %6s %-18s | %9s %7s %8s\n", "list",
+              "G", "M/grp", "N", "K", "TFLOP/s", "%peak", "tile from",
+              "peer TF/s", "ratio", "%DRAM");
   std::map<std::string, std::vector<double>> tf, ratio, dram;
   uint64_t seed = 2026;
   for (const GroupedShape &s : shapes) {
@@ -312,10 +313,11 @@ json runGrouped(Context &ctx, const ShapeFile &file) {
                               ? std::to_string(s.kMin / 1024) + "-" +
                                     std::to_string(s.kMax / 1024) + "k"
                               : std::to_string(s.k);
-    std::printf("%-22s %5lld %6lld %6lld %6s | %9.1f %6.1f | ", s.list.c_str(),
-                (long long)s.groups, (long long)s.mPerGroup, (long long)s.n,
-                k.c_str(), row["tflops"].get<double>(),
-                row["pct_peak"].get<double>());
+    std::printf("%-22s %5lld %6lld %6lld %6s | %9.1f %6.1f %-18s | ",
+                s.list.c_str(), (long long)s.groups, (long long)s.mPerGroup,
+                (long long)s.n, k.c_str(), row["tflops"].get<double>(),
+                row["pct_peak"].get<double>(),
+                row["tile_source"].get<std::string>().c_str());
     if (row.contains("ratio"))
       std::printf("%9.1f %6.3fx", row["peer_tflops"].get<double>(),
                   row["ratio"].get<double>());
