@@ -316,6 +316,17 @@ inline Geometry geometry(const Shape &s) {
   return g;
 }
 
+/// A GEMM step's spec with the launch values the plan states in A's shape
+/// `a`: a K-grouped GEMM's K (every group's), A's columns. The launch's M
+/// is geometry(a).rows in every form: a dense or contiguous A's rows, a
+/// masked A's slab ([G, max_m, K]), a K-grouped A's rows ([M, K]).
+inline KernelSpec gemmLaunchValues(const PlanStep &s, const Shape &a) {
+  KernelSpec spec = s.gemm;
+  if (spec.kind == GemmKind::GroupedK)
+    spec.k = geometry(a).cols;
+  return spec;
+}
+
 } // namespace fp8
 
 #endif // FP8_RUNTIME_PLAN_H

@@ -23,15 +23,6 @@ int64_t bufferBytes(const PlanBuffer &b, const Shape &s) {
 int64_t scaleBytes(const Granularity &g) {
   return g.scale == ScaleFormat::UE8M0 ? 1 : 4;
 }
-
-/// A GEMM step's spec with its launch values that the plan states in A's
-/// shape: a K-grouped GEMM's K (every group's), the columns of A [M, K].
-KernelSpec launchValues(const PlanStep &s, const Shape &a) {
-  KernelSpec spec = s.gemm;
-  if (spec.kind == GemmKind::GroupedK)
-    spec.k = a[1];
-  return spec;
-}
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -51,8 +42,14 @@ compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount) {
       // with the actual M and tile: the disk cache then serves the run).
       GemmOptions o;
       o.selectTile = s.runtimeTile;
-      Expected<KernelSpec> spec =
-          gemmLaunchSpec(launchValues(s, as), a.rows, smCount, o);
+      // A grouped GEMM's tile is chosen for the rows it launches with (a
+      // masked GEMM's expected rows), as fp8::groupedGemm chooses it.
+      const KernelSpec launch = gemmLaunchValues(s, as);
+      Expected<KernelSpec> spec = gemmLaunchSpec(
+          launch,
+          launch.kind == GemmKind::Dense ? a.rows
+                                         : groupedTileRows(launch, a.rows),
+          smCount, o);
       if (!spec)
         return spec.status().withContext("step '" + s.name + "'");
       auto g = emitGemm(*spec);
@@ -389,8 +386,8 @@ Status GpuPlan::launchGroupedGemm(const PlanStep &s, size_t index) {
   // M: contiguous, every group's rows; masked, the rows of a slab; along K,
   // A's rows, with K (every group's) the launch's.
   const Shape &a = shapes_.shapes.at(s.inputs[0]);
-  const int64_t m = s.gemm.kind == GemmKind::GroupedMasked ? a[1] : a[0];
-  const KernelSpec spec = launchValues(s, a);
+  const int64_t m = geometry(a).rows;
+  const KernelSpec spec = gemmLaunchValues(s, a);
   Expected<GemmOptions> o = gemmOptions(s, spec, index, m);
   if (!o)
     return o.status();

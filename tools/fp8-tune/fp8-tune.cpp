@@ -172,11 +172,9 @@ std::vector<Problem> planProblems(const std::string &path,
       continue;
     }
     Problem p;
-    p.spec = s.gemm;
-    const std::vector<int64_t> &a = shapes->shapes.at(s.inputs[0]);
-    p.m = s.gemm.kind == GemmKind::GroupedMasked ? a[1] : a[0];
-    if (s.gemm.kind == GemmKind::GroupedK)
-      p.spec.k = a[1]; // every group's K, the launch's (A [M, K])
+    const Shape &a = shapes->shapes.at(s.inputs[0]);
+    p.spec = gemmLaunchValues(s, a);
+    p.m = geometry(a).rows;
     p.from = "step '" + s.name + "'";
     out.push_back(p);
   }
