@@ -4,10 +4,10 @@
     codes, scales = fl.quantize(x, recipe.a)
     y = fl.gemm(codes, scales, w_codes, w_scales, recipe)
 
-The ops (torch.ops.fp8kit.quantize, .transpose, .gemm, .grouped_gemm) take the recipe as
-its fields (strings and integers, which the op schema can carry), run the
-CUDA kernels or the CPU oracle like fp8kit.ops, and have fake
-implementations that give the output shapes and types without running
+The ops (torch.ops.fp8kit.quantize, .transpose, .gemm, .grouped_gemm) take
+the recipe as its fields (strings and integers, which the op schema can
+carry), run the CUDA kernels or the CPU oracle like fp8kit.ops, and have
+fake implementations that give the output shapes and types without running
 anything, so torch.compile traces through them (dynamic shapes included).
 Delayed scaling's history is an argument the quantize op mutates; its
 `transposed` flag writes the codes and scales transposed, as
@@ -130,13 +130,8 @@ def _grouped_gemm_op(a: torch.Tensor, a_scale: torch.Tensor, b: torch.Tensor,
 @_grouped_gemm_op.register_fake
 def _(a, a_scale, b, b_scale, groups, a_fmt, a_granularity, b_fmt,
       b_granularity, promotion_interval, out, kind, c, expected_m):
-    if kind == "grouped_masked":
-        shape = (a.shape[0], a.shape[1], b.shape[1])
-    elif kind == "grouped_k":
-        shape = (groups.shape[0] - 1, a.shape[0], b.shape[0])
-    else:
-        shape = (a.shape[0], b.shape[1])
-    return a.new_empty(shape, dtype=_OUT[out])
+    return a.new_empty(ops.grouped_out_shape(kind, a, b, groups),
+                       dtype=_OUT[out])
 
 
 def quantize(x, recipe, history=None, transposed=False):

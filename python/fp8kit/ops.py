@@ -255,6 +255,17 @@ def gemm(a, a_scale, b, b_scale, recipe, out_dtype=None, c=None, *, out=None):
 _GROUPED_KINDS = ("grouped_contiguous", "grouped_masked", "grouped_k")
 
 
+def grouped_out_shape(kind, a, b, groups):
+    """D's shape of a grouped GEMM of `kind` (plain arithmetic on the
+    operands' shapes, which may be symbolic): [M, N] contiguous, [G, max_m,
+    N] masked, [G, M, N] along K."""
+    if kind == "grouped_masked":
+        return (a.shape[0], a.shape[1], b.shape[1])
+    if kind == "grouped_k":
+        return (groups.shape[0] - 1, a.shape[0], b.shape[0])
+    return (a.shape[0], b.shape[1])
+
+
 def grouped_gemm(a, a_scale, b, b_scale, groups, recipe,
                  kind="grouped_contiguous", out_dtype=None, c=None, *,
                  out=None, expected_m=None):
@@ -295,12 +306,7 @@ def grouped_gemm(a, a_scale, b, b_scale, groups, recipe,
                              f"{list(t.shape)})")
     d = out
     if d is None:
-        if masked:
-            shape = (a.shape[0], a.shape[1], b.shape[1])
-        elif along_k:
-            shape = (groups.shape[0] - 1, a.shape[0], b.shape[0])
-        else:
-            shape = (a.shape[0], b.shape[1])
+        shape = grouped_out_shape(kind, a, b, groups)
         if along_k and shape[0] < 1:
             raise ValueError(f"{fn}: groups: expected G + 1 offsets along K "
                              f"(G >= 1), found {groups.shape[0]}")

@@ -14,7 +14,6 @@
 #include "python/src/TensorOps.h"
 
 #include "core/RecipeRules.h"
-#include "core/Target.h"
 #include "runtime/GroupedGemm.h"
 #include "runtime/HostOracle.h"
 
@@ -166,25 +165,28 @@ void groupedGemmArrays(nb::handle a, nb::handle aScale, nb::handle b,
   t.b = B.data;
   t.scaleA = SA.data;
   t.scaleB = SB.data;
-  const bool host = A.where == Where::Host;
-  throwIfError(checkGroupedGemmArgs(r, s, t), fn);
-  int smCount = targetInfo(Arch::SM90a).smCount;
-  if (!host)
-    smCount = expectRuntimeDevice(A, fn).smCount;
-  // The kernel's rules: a refusal is the caller's error.
-  throwIfError(groupedGemmKernelSpec(r, s, smCount, std::nullopt).status(), fn);
   Status st;
-  if (host) {
+  if (A.where == Where::Host) {
+    // The oracle checks the arguments, the kernel's rules and the group
+    // values before it computes: each refusal is the caller's.
     {
       nb::gil_scoped_release release;
       st = groupedGemmOnHost(r, s, t);
     }
-    throwIfError(st, fn); // the group values, read here, are the caller's
+    throwIfError(st, fn);
     return;
   }
+  const int smCount = expectRuntimeDevice(A, fn).smCount;
   {
     nb::gil_scoped_release release;
     st = groupedGemm(r, s, t, toStream(stream));
+  }
+  // fp8::groupedGemm checks before it launches; its checks are run again
+  // only to raise a refusal as the caller's error (ValueError).
+  if (!st) {
+    throwIfError(checkGroupedGemmArgs(r, s, t), fn);
+    throwIfError(groupedGemmKernelSpec(r, s, smCount, std::nullopt).status(),
+                 fn);
   }
   throwIfFailed(st, fn);
 }
