@@ -171,29 +171,38 @@ std::vector<TileConfig> sm90CandidateTiles(const KernelSpec &spec, int64_t m,
                                        PromotionOverlap::AlternateN};
   const int nClusters = grid.full ? 3 : 1;
   const int nOverlaps = grid.full ? 3 : 2;
+  // One consumer warpgroup (64 rows) where the rows fit it: a decode
+  // GEMM streams B, and a 64-row tile does half a 128-row tile's work per
+  // byte of B.
+  std::vector<int> heights = {128};
+  if (m <= 64)
+    heights.insert(heights.begin(), 64);
   std::vector<TileConfig> tiles;
-  for (int bn : grid.widths)
-    for (int oi = 0; oi < nOverlaps; ++oi)
-      for (int ci = 0; ci < nClusters; ++ci)
-        for (int split : grid.splits) {
-          if (m > 1024 && split > 1)
-            continue;
-          KernelSpec ks = spec;
-          ks.tile = TileConfig();
-          ks.tile.blockN = bn;
-          ks.tile.splitK = split;
-          ks.tile.clusterM = clusters[ci][0];
-          ks.tile.clusterN = clusters[ci][1];
-          ks.tile.overlap = overlaps[oi];
-          ks.tile.stages = std::min(sm90MaxStages(ks), 8);
-          if (!checkSm90Spec(ks))
-            continue;
-          const int64_t units =
-              ((m + 127) / 128) * ((spec.n + bn - 1) / bn) * split;
-          if (split > 1 && units > 2 * smCount)
-            continue;
-          tiles.push_back(ks.tile);
-        }
+  for (int bm : heights)
+    for (int bn : grid.widths)
+      for (int oi = 0; oi < nOverlaps; ++oi)
+        for (int ci = 0; ci < nClusters; ++ci)
+          for (int split : grid.splits) {
+            if (m > 1024 && split > 1)
+              continue;
+            KernelSpec ks = spec;
+            ks.tile = TileConfig();
+            ks.tile.blockM = bm;
+            ks.tile.mathWarpgroups = bm / 64;
+            ks.tile.blockN = bn;
+            ks.tile.splitK = split;
+            ks.tile.clusterM = clusters[ci][0];
+            ks.tile.clusterN = clusters[ci][1];
+            ks.tile.overlap = overlaps[oi];
+            ks.tile.stages = std::min(sm90MaxStages(ks), 8);
+            if (!checkSm90Spec(ks))
+              continue;
+            const int64_t units =
+                ((m + bm - 1) / bm) * ((spec.n + bn - 1) / bn) * split;
+            if (split > 1 && units > 2 * smCount)
+              continue;
+            tiles.push_back(ks.tile);
+          }
   return tiles;
 }
 

@@ -38,7 +38,8 @@ struct Sm90TileGrid {
 
 /// The tiles of `grid` the generator accepts for `spec` (its tile is
 /// replaced; its m is left as given) with `m` rows on `smCount` SMs, in
-/// grid order: width, overlap, cluster, split. Split-K only for m <= 1024
+/// grid order: height, width, overlap, cluster, split. 64-row tiles (one
+/// consumer warpgroup) only for m <= 64. Split-K only for m <= 1024
 /// and at most 2 * smCount work units; stages as deep as fit (at most 8).
 std::vector<TileConfig> sm90CandidateTiles(const KernelSpec &spec, int64_t m,
                                            int smCount,

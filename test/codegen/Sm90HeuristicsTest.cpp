@@ -171,6 +171,15 @@ TEST(Sm90CandidateTiles, TheGridsLegalTilesInOrder) {
   EXPECT_TRUE(split) << "M = 128 splits along K";
   for (const TileConfig &t : large)
     EXPECT_EQ(t.splitK, 1) << "no split-K above M = 1024: " << toJSON(t);
+  // Up to 64 rows the grid has one-warpgroup tiles too, first.
+  const std::vector<TileConfig> decode =
+      sm90CandidateTiles(base, 16, 132, Sm90TileGrid());
+  ASSERT_FALSE(decode.empty());
+  EXPECT_EQ(decode.front().blockM, 64);
+  EXPECT_EQ(decode.front().mathWarpgroups, 1);
+  EXPECT_EQ(decode.back().blockM, 128);
+  for (const TileConfig &t : small)
+    EXPECT_EQ(t.blockM, 128) << "64-row tiles only up to M = 64";
   // The full grid adds 2-CTA clusters.
   Sm90TileGrid full;
   full.full = true;
