@@ -203,13 +203,18 @@ fi
 # 5e. The shapes a refit of the tile heuristic fits (bench/shapes.json's
 # dense rows and bench/training.json; never bench/heldout.json): every
 # candidate of each timed by fp8-tune, into fit-bench.json and
-# fit-training.json (with a database of the winners, fit-db.json).
+# fit-training.json (with a database of the winners, fit-db.json); and
+# fit-decode.json, the training set's weights at M = 16 over a coarser grid
+# (widths 64, 128, 192, 256; split-K 1, 2, 4), where 64-row tiles compete.
+# scripts/heuristic-regret.py scores this build's heuristic on these files.
 if want training; then
   rm -f "$out/fit-db.json"
-  for set in bench:shapes training:training; do
+  for set in bench:shapes training:training decode:training; do
     name="${set%%:*}" file="$root/bench/${set#*:}.json" t0=$(date +%s)
+    grid=()
+    [ "$name" = decode ] && grid=(--m 16 --widths 64,128,192,256 --splits 1,2,4)
     if "$build/bin/fp8-tune" --db "$out/fit-db.json" --shapes "$file" --iters 10 \
-         --json "$out/fit-$name.json" >"$out/fit-$name.log" 2>&1; then
+         "${grid[@]}" --json "$out/fit-$name.json" >"$out/fit-$name.log" 2>&1; then
       log "- every candidate timed on ${file#$root/}: $(grep -c ' TF/s ' "$out/fit-$name.log") GEMMs in $(( $(date +%s) - t0 )) s (fit-$name.json)"
     else
       log "- fp8-tune on ${file#$root/}: FAILED"
