@@ -20,6 +20,8 @@
 //                  (+1.5: epilogue, fill; 2000: the per-tile cost fitted
 //                  over K, docs/results/h100-2026-11-22g/)
 //   memory       = DRAM bytes (B, A, D, split-K partials) / 1750 per clock
+//                  over whole waves, the last partial wave's at no more
+//                  than 20 bytes per clock and CTA (see kCtaBytesPerClock)
 //                  + the last tile's epilogue (see kDramBytesPerClock)
 //   split-K      = + 4000 clocks (fences, arrival counter) + the last
 //                  slice's serial read of every slice's partials at ~60
@@ -126,6 +128,20 @@ constexpr int64_t kPairMinKBlocks = 128;
 /// picks measured +5% and +3.5% on the H100
 /// (docs/results/h100-2026-11-22h/).
 constexpr double kDramBytesPerClock = 1750.0;
+/// A memory-bound wave of fewer CTAs than it takes to reach that rate is
+/// bounded by each CTA's own: ~20 bytes per clock (40 GB/s at 1.98 GHz),
+/// the most one CTA was seen to stream (128x256 tiles, 72 CTAs, at
+/// 16x18432x16384 on the H200: 4.2 MB each in 103 us;
+/// docs/results/h200-2026-12-05-fit/). It makes the last partial wave of a
+/// decode GEMM's tiles cost what it streams alone, which the model knew
+/// nothing of: 64x64 tiles at 16x18432x16384 (288 CTAs, the last 24 alone)
+/// measured 126 us against 107 us for the 64x80 tiles the term picks, and
+/// 128x53248x16384 takes 128x144 tiles (249-255 us) instead of 128x112
+/// with overlap (283 us). Fitted on the bench and training shapes; on the
+/// held-out shapes, same H200 and run, it moved three decode picks:
+/// 16x10240x8192 +21%, 16x29568x8192 +13%, 16x4096x14336 +2%
+/// (docs/results/h200-2026-12-05-decode/).
+constexpr double kCtaBytesPerClock = 20.0;
 constexpr double kEpilogueClocksPerByte = 0.05;
 constexpr double kTileClocks = 2000.0;
 
@@ -141,10 +157,24 @@ constexpr double kTileClocks = 2000.0;
 /// measured too (docs/journal/2026-11-22-hopper-kernel.md, 22j). The DRAM
 /// rate's window is narrow (1740-1800): below it 64x32768x512 takes 96 columns
 /// (-9%), above it 128x7168x16384 takes 128 columns split in two (-7%). The
-/// model's memory floor is a fit, not the HBM rate, and it knows no wave
-/// quantisation of memory-bound tiles.
+/// model's memory floor is a fit, not the HBM rate. Its wave quantisation
+/// is dramClocks's.
 constexpr double kSplitFixedClocks = 4000.0;
 constexpr double kSplitReadBytesPerClock = 60.0;
+
+/// DRAM clocks of `ctas` work units moving `bytes` between them, in waves
+/// of `smCount`: whole waves at the device's rate, a last partial wave at
+/// its own CTAs' rate where they are too few to reach the device's (a CTA
+/// streams at most kCtaBytesPerClock).
+double dramClocks(double bytes, int64_t ctas, int smCount) {
+  const double perCta = bytes / double(std::max<int64_t>(ctas, 1));
+  const int64_t full = ctas / smCount, rest = ctas % smCount;
+  double clocks = perCta * double(full * smCount) / kDramBytesPerClock;
+  if (rest > 0)
+    clocks += perCta * std::max(double(rest) / kDramBytesPerClock,
+                                1.0 / kCtaBytesPerClock);
+  return clocks;
+}
 
 double blockClocks(int blockM, int blockN) {
   if (blockM == 192)
@@ -374,9 +404,10 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
         const double chain = waves * ((kPerUnit + 1.5) * kb + kTileClocks);
         const double partials =
             split > 1 ? double(tiles) * split * bm * bn * 4.0 * 2.0 : 0.0;
-        const double dram = (double(groups) * n * k + double(allRows) * k +
-                             double(allRows) * n * outBytes + partials) /
-                            kDramBytesPerClock;
+        const double dram =
+            dramClocks(double(groups) * n * k + double(allRows) * k +
+                           double(allRows) * n * outBytes + partials,
+                       ctas, smCount);
         double cost = 8000.0 + std::max(chain, dram + kEpilogueClocksPerByte *
                                                           bm * bn * outBytes);
         if (split > 1)

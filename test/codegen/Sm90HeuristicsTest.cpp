@@ -80,6 +80,13 @@ TEST(Sm90Heuristic, PicksTheMeasuredBestTileOnTheBenchShapes) {
       // One consumer warpgroup: 128 columns, not 96 (+10%; the refit's
       // DRAM rate is bounded by this pick and by 128x7168x16384's).
       {64, 32768, 512, 64, 128, O::None, 1, 1, 1, Raster::AlongN},
+      // Training shapes whose last partial wave streams alone
+      // (kCtaBytesPerClock; H200, docs/results/h200-2026-12-05-fit/ and
+      // -decode/): 64x80 tiles, not 64x64 with 24 tiles left over (107 us
+      // against 126 us), and 128x144 tiles, not 128x112 (255 us against
+      // 283 us).
+      {16, 18432, 16384, 64, 80, O::AlternateK, 1, 1, 1, Raster::AlongN},
+      {128, 53248, 16384, 128, 144, O::None, 1, 1, 1, Raster::AlongN},
   };
   for (const Pick &p : picks) {
     SCOPED_TRACE(std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
