@@ -204,7 +204,8 @@ Status checkGemmArgs(const GemmRecipe &recipe, int64_t m, int64_t n, int64_t k,
                      const GemmTensors &t);
 
 /// D = A * B^T (+ C) with the recipe's scaling, on `stream`: the GEMM of
-/// the spec the recipe and the shape make, its tile chosen for M.
+/// the spec the recipe and the shape make, its tile chosen for M. M = 0
+/// launches nothing, and A, D, C and A's scales may then be null.
 Status gemm(const GemmRecipe &recipe, int64_t m, int64_t n, int64_t k,
             const GemmTensors &t, CUstream stream,
             const GemmOptions &options = {}, GemmReport *report = nullptr);

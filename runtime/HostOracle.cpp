@@ -145,6 +145,8 @@ Status quantizeOnHost(const QuantRecipe &r, int64_t rows, int64_t cols,
     return errorf("expected one matrix when statistics are asked for, found "
                   "a batch of ",
                   t.batch);
+  if (rows == 0 || cols == 0) // nothing to write (checkQuantizeArgs)
+    return Status::ok();
   std::optional<nm::AmaxHistory> history;
   if (r.mode == ScalingMode::Delayed) {
     FP8_RETURN_IF_ERROR(checkHistoryState(t.history, r.delayed));

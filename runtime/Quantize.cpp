@@ -112,10 +112,22 @@ Status checkQuantizeArgs(const QuantRecipe &r, int64_t rows, int64_t cols,
     return errorf("expected x to be bf16, f16 or f32, found ",
                   toString(t.xType));
   FP8_RETURN_IF_ERROR(checkExtents(rows, cols, t.batch));
-  if (!t.x || !t.codes || !t.scales)
-    return errorf("expected device pointers for x, codes and scales, found "
-                  "x = ",
-                  t.x, ", codes = ", t.codes, ", scales = ", t.scales);
+  // An empty tensor has no codes and, where its blocks are whole rows,
+  // columns or the tensor, scales of blocks of no elements: those would be
+  // of an amax of nothing (and delayed scaling would record it), refused.
+  // Otherwise its scales are empty too: nothing to write, and the pointers
+  // may be null (an empty tensor's data pointer is).
+  const bool empty = rows == 0 || cols == 0;
+  const int64_t scaleCount =
+      r.granularity.scaleRows(rows) * r.granularity.scaleCols(cols);
+  if (empty && scaleCount > 0)
+    return errorf("expected a non-empty tensor for ", toString(r.granularity),
+                  " scales (", scaleCount,
+                  " of them, each of an amax of no elements), found ", rows,
+                  " x ", cols);
+  if (!empty && (!t.x || !t.codes || !t.scales))
+    return errorf("expected pointers to x, codes and scales, found x = ", t.x,
+                  ", codes = ", t.codes, ", scales = ", t.scales);
   if (misaligned(t.x, sizeOf(t.xType)))
     return errorf("expected x to be aligned to its element size (",
                   sizeOf(t.xType), " bytes), found ", t.x);

@@ -66,7 +66,10 @@ bool quantizeWritesTransposed(const QuantRecipe &recipe);
 /// elements each way), the pointers and their alignment (x to its element
 /// size, f32 scales to 4 bytes), a history exactly for delayed scaling (of
 /// one matrix), `transposed` only where the kernels write it
-/// (quantizeWritesTransposed). Errors name the argument.
+/// (quantizeWritesTransposed). Errors name the argument. An empty matrix
+/// (no rows or no columns) has nothing to write and null pointers are
+/// accepted, unless a scale would cover no elements (per-tensor, per-row
+/// of no columns, per-column of no rows): refused.
 Status checkQuantizeArgs(const QuantRecipe &recipe, int64_t rows, int64_t cols,
                          const QuantizeTensors &t);
 

@@ -127,8 +127,8 @@ Operands operandsOf(const KernelSpec &s, int64_t m, const GemmTensors &t,
 
 namespace {
 /// The codes and scales a quantizing epilogue writes.
-Status checkEpilogueTensors(const KernelSpec &r, const GemmTensors &t,
-                            const Operands &o) {
+Status checkEpilogueTensors(const KernelSpec &r, bool rows,
+                            const GemmTensors &t, const Operands &o) {
   if (reinterpret_cast<uintptr_t>(t.d) % 8 || o.ldd % 8)
     return errorf("expected the FP8 codes D of a quantizing epilogue to be "
                   "8-byte aligned with a row pitch of a multiple of 8 bytes "
@@ -136,8 +136,8 @@ Status checkEpilogueTensors(const KernelSpec &r, const GemmTensors &t,
                   t.d, ", ldd = ", o.ldd);
   const int64_t sb =
       r.epilogue->granularity.scale == ScaleFormat::UE8M0 ? 1 : 4;
-  if (!t.scaleD)
-    return errorf("expected a device pointer for the scales of D (scaleD): "
+  if (rows && !t.scaleD)
+    return errorf("expected a pointer to the scales of D (scaleD): "
                   "the epilogue quantizes D");
   if (reinterpret_cast<uintptr_t>(t.scaleD) % sb ||
       reinterpret_cast<uintptr_t>(t.scaleDMirror) % sb)
@@ -166,14 +166,17 @@ Status checkSm90Tensors(const KernelSpec &r, int64_t m, const GemmTensors &t,
                   ", N = ", n, ", K = ", k);
   if (m > (int64_t(1) << 31) - 1)
     return errorf("expected M below 2^31, found ", m);
-  if (!t.a || !t.b || !t.d)
-    return errorf("expected device pointers for A, B and D, found A = ", t.a,
+  // A GEMM of no rows reads and writes nothing: A, D, C and A's scales
+  // may then be null (an empty tensor's data pointer is).
+  const bool rows = m > 0;
+  if ((rows && !t.a) || !t.b || (rows && !t.d))
+    return errorf("expected pointers to A, B and D, found A = ", t.a,
                   ", B = ", t.b, ", D = ", t.d);
-  if (!t.scaleA || !t.scaleB)
-    return errorf("expected device pointers for the scales of A and B, found "
+  if ((rows && !t.scaleA) || !t.scaleB)
+    return errorf("expected pointers to the scales of A and B, found "
                   "scaleA = ",
                   t.scaleA, ", scaleB = ", t.scaleB);
-  if (r.accumulate && !t.c)
+  if (rows && r.accumulate && !t.c)
     return errorf("expected a C pointer: the recipe accumulates into C");
   const int64_t lda = o.lda, ldb = o.ldb, ldd = o.ldd, ldc = o.ldc;
   const int64_t ob = o.ob;
@@ -196,7 +199,7 @@ Status checkSm90Tensors(const KernelSpec &r, int64_t m, const GemmTensors &t,
                   "bytes (TMA), found lda = ",
                   lda, ", ldb = ", ldb);
   if (r.epilogue) {
-    FP8_RETURN_IF_ERROR(checkEpilogueTensors(r, t, o));
+    FP8_RETURN_IF_ERROR(checkEpilogueTensors(r, rows, t, o));
   } else if ((n * ob) % 16 == 0) {
     if (reinterpret_cast<uintptr_t>(t.d) % 16 || (ldd * ob) % 16)
       return errorf("expected D to be 16-byte aligned with a row pitch that "

@@ -150,6 +150,10 @@ void expectShape(const Array &a, const std::vector<int64_t> &shape) {
 }
 
 void expectContiguous(const Array &a) {
+  // No elements: nothing is laid out (NumPy gives such arrays any strides).
+  for (int64_t extent : a.shape)
+    if (extent == 0)
+      return;
   int64_t stride = 1;
   for (int64_t i = a.rank() - 1; i >= 0; --i) {
     if (a.shape[size_t(i)] != 1 && a.strides[size_t(i)] != stride)
@@ -163,6 +167,8 @@ void expectContiguous(const Array &a) {
 
 int64_t expectRowPitch(const Array &a) {
   expectRank(a, 2, 2);
+  if (a.shape[0] == 0) // no rows: any strides (NumPy's), the packed pitch
+    return a.shape[1];
   if (a.shape[1] > 1 && a.strides[1] != 1)
     fail(a, "expected a row-major array (unit stride along its last "
             "dimension), found strides " +
@@ -178,6 +184,8 @@ int64_t expectRowPitch(const Array &a) {
 int64_t expectStackedRowPitch(const Array &a) {
   expectRank(a, 3, 3);
   const int64_t rows = a.shape[1], cols = a.shape[2];
+  if (a.shape[0] == 0 || rows == 0) // no rows: the packed pitch
+    return cols;
   if (cols > 1 && a.strides[2] != 1)
     fail(a, "expected row-major matrices (unit stride along the last "
             "dimension), found strides " +

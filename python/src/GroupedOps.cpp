@@ -19,6 +19,7 @@
 
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,12 @@ void readGroupScales(const Array &s, const Array &ref, const Granularity &g,
   expectSameDevice(ref, s);
   expectDType(s, scaleTypeOf(g));
   expectShape(s, {groups, g.scaleRows(rows), g.scaleCols(cols)});
+  if (s.elements() == 0) { // no scales (no rows): any strides, packed
+    ldOuter = std::max<int64_t>(g.scaleCols(cols), 1);
+    ldK = 1;
+    groupStride = g.scaleRows(rows) * ldOuter;
+    return;
+  }
   for (int i = 0; i < 3; ++i)
     if (s.shape[size_t(i)] > 1 && s.strides[size_t(i)] <= 0)
       fail(s, "expected positive strides, found " + formatShape(s.strides) +

@@ -25,6 +25,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <map>
@@ -71,6 +72,11 @@ void readScales(const Array &s, const Array &ref, const Granularity &g,
     return;
   }
   expectShape(s, want);
+  if (s.elements() == 0) { // no scales (no rows): any strides, packed
+    ldOuter = std::max<int64_t>(want[1], 1);
+    ldK = 1;
+    return;
+  }
   for (int i = 0; i < 2; ++i)
     if (s.shape[size_t(i)] > 1 && s.strides[size_t(i)] <= 0)
       fail(s, "expected positive strides, found " + formatShape(s.strides) +

@@ -127,6 +127,17 @@ def test_gemm_against_the_oracle(m, n, k, name):
     assert _within_the_accumulator_bound(d, want, a, b), name
 
 
+def test_no_rows_on_the_gpu_give_empty_results():
+    # A batch of no tokens on the device: nothing launched, empty results.
+    r = RECIPES["deepseek"]
+    x, w = torch.zeros(0, 256, device=DEV), torch.randn(64, 256, device=DEV)
+    qx, qw = fp8kit.quantize(x, r.a), fp8kit.quantize(w, r.b)
+    assert qx.codes.shape == (0, 256) and qx.scales.shape == (0, 2)
+    d = fp8kit.gemm(qx.codes, qx.scales, qw.codes, qw.scales, r)
+    assert d.shape == (0, 64) and d.is_cuda
+    torch.cuda.synchronize()
+
+
 def test_gemm_against_torch_scaled_mm_rowwise_and_per_tensor():
     torch.manual_seed(11)
     # torch._scaled_mm wants N and K multiples of 16.

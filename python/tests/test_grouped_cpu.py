@@ -51,6 +51,20 @@ def test_contiguous_groups_are_each_groups_gemm():
     assert (nd[:257] == d[:257].float().numpy()).all()
 
 
+def test_no_routed_tokens_give_an_empty_result():
+    # A step where no token reached any expert: A has no rows.
+    x = fp8kit.quantize(torch.zeros(0, 256), DEEPSEEK.a)
+    w = experts(3, 64, 256, 3)
+    offsets = torch.zeros(4, dtype=torch.int32)
+    d = fp8kit.grouped_gemm(x.codes, x.scales, w.codes, w.scales, offsets,
+                            DEEPSEEK)
+    assert d.shape == (0, 64)
+    nd = fp8kit.grouped_gemm(x.codes.view(torch.uint8).numpy(),
+                             x.scales.numpy(), w.codes.view(torch.uint8).numpy(),
+                             w.scales.numpy(), offsets.numpy(), DEEPSEEK)
+    assert nd.shape == (0, 64)
+
+
 def test_masked_groups_write_their_valid_rows_only():
     torch.manual_seed(3)
     g, max_m, n, k = 3, 72, 136, 256

@@ -301,3 +301,23 @@ def test_quantize_takes_transposed_exactly_where_the_recipe_writes_it(
 def test_plan_and_compile_are_exported():
     assert fp8kit.Plan.load.__doc__
     assert callable(fp8kit.compile)
+
+
+@pytest.mark.parametrize("lib", ["numpy", "torch"])
+def test_no_rows_quantize_and_multiply_to_empty_results(lib):
+    # A batch of no tokens: empty codes and scales, an empty product (an
+    # empty array's data pointer is null, and NumPy gives it any strides).
+    r = Recipe("1x128", "128x128", 128, "f32")
+    if lib == "torch":
+        torch = pytest.importorskip("torch")
+        x, w = torch.zeros(0, 256), torch.randn(64, 256)
+    else:
+        x, w = np.zeros((0, 256), np.float32), randn(64, 256)
+    qx, qw = fp8kit.quantize(x, r.a), fp8kit.quantize(w, r.b)
+    assert tuple(qx.codes.shape) == (0, 256)
+    assert tuple(qx.scales.shape) == (0, 2)
+    d = fp8kit.gemm(qx.codes, qx.scales, qw.codes, qw.scales, r)
+    assert tuple(d.shape) == (0, 64)
+    # A scale of a block of no elements is refused, naming why.
+    with pytest.raises(ValueError, match="expected a non-empty tensor"):
+        fp8kit.quantize(x, QuantRecipe("e4m3fn", "per_tensor"))

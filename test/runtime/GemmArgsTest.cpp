@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Gemm.h"
+#include "runtime/HostOracle.h"
 
 #include <gtest/gtest.h>
 
@@ -80,3 +81,36 @@ TEST(GemmArgs, CWithPredicatedStoresNeedsItsElementAlignment) {
 }
 
 } // namespace
+
+TEST(GemmArgs, AGemmOfNoRowsNeedsNoRowOperands) {
+  // M = 0 reads and writes nothing: A, D, C and A's scales may be null, as
+  // an empty tensor's data pointer is; B and its scales are still needed.
+  const GemmRecipe r = accumulating();
+  GemmTensors t = tensors();
+  t.a = t.c = t.scaleA = nullptr;
+  t.d = nullptr;
+  EXPECT_TRUE(checkGemmArgs(r, 0, 264, 512, t).isOk());
+  // The CPU oracle takes the same GEMM and leaves everything untouched.
+  EXPECT_TRUE(gemmOnHost(GemmRecipe(), 0, 264, 512, t).isOk());
+  // With rows, each of them is required.
+  for (int missing = 0; missing < 4; ++missing) {
+    GemmTensors u = tensors();
+    if (missing == 0)
+      u.a = nullptr;
+    else if (missing == 1)
+      u.d = nullptr;
+    else if (missing == 2)
+      u.c = nullptr;
+    else
+      u.scaleA = nullptr;
+    const Status s = checkGemmArgs(r, 1, 264, 512, u);
+    ASSERT_FALSE(s.isOk()) << missing;
+    EXPECT_NE(s.message().find("expected"), std::string::npos) << s.message();
+  }
+  t.b = nullptr;
+  const Status s = checkGemmArgs(r, 0, 264, 512, t);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("expected pointers to A, B and D"),
+            std::string::npos)
+      << s.message();
+}

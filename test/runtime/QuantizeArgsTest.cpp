@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/HostOracle.h"
 #include "runtime/Quantize.h"
 
 #include "core/RecipeRules.h"
@@ -60,6 +61,32 @@ TEST(QuantizeArgs, AcceptsEveryGranularityAndScaling) {
   EXPECT_EQ(amaxHistoryBytes(16), 16 + 4 * 16);
 }
 
+TEST(QuantizeArgs, AnEmptyTensorIsNothingToDoUnlessAScaleCoversNoElements) {
+  // Blocks of 1x128, 128x128, MX or 128x1: no codes, no scales, and null
+  // pointers (an empty tensor's data pointer), on the GPU and the CPU alike.
+  QuantizeTensors none;
+  for (Granularity g :
+       {Granularity::block(1, 128), Granularity::block(128, 128),
+        Granularity::mx(), Granularity::block(128, 1)}) {
+    QuantRecipe r = tiles();
+    r.granularity = g;
+    EXPECT_TRUE(checkQuantizeArgs(r, 0, 256, none).isOk()) << toString(g);
+    EXPECT_TRUE(checkQuantizeArgs(r, 256, 0, none).isOk()) << toString(g);
+    EXPECT_TRUE(quantizeOnHost(r, 0, 256, none).isOk()) << toString(g);
+  }
+  // A per-tensor scale, or a per-row one of rows of no columns, would be of
+  // an amax of nothing.
+  QuantRecipe r = tiles();
+  r.granularity = Granularity::perTensor();
+  EXPECT_NE(problem(r, 0, 256, tensors()).find("expected a non-empty tensor"),
+            std::string::npos)
+      << problem(r, 0, 256, tensors());
+  r.granularity = Granularity::perRow();
+  EXPECT_NE(problem(r, 8, 0, none).find("8 of them"), std::string::npos)
+      << problem(r, 8, 0, none);
+  EXPECT_TRUE(checkQuantizeArgs(r, 0, 8, none).isOk());
+}
+
 TEST(QuantizeArgs, RefusalsNameTheArgument) {
   QuantRecipe r = tiles();
   r.format = DType::BF16;
@@ -84,7 +111,7 @@ TEST(QuantizeArgs, RefusalsNameTheArgument) {
   t = tensors();
   t.scales = nullptr;
   EXPECT_NE(problem(tiles(), 8, 8, t)
-                .find("expected device pointers for x, codes and scales"),
+                .find("expected pointers to x, codes and scales"),
             std::string::npos);
   t = tensors();
   t.x = static_cast<char *>(fakePtr(1)) + 1;
