@@ -86,7 +86,8 @@ inline constexpr double kTuneOracleBound = 1e-5;
 /// neighbours the grid does not enumerate (192-row tiles, the tail split):
 /// its tile with the other rasterisation, tail splits of 1, 2 and 4, and
 /// 1x1, 1x2 and 2x1 clusters, each that the generator accepts (unless
-/// `options.neighbours` is off).
+/// `options.neighbours` is off). A dense GEMM of one band of tile rows is
+/// not timed in the other rasterisation: the same schedule.
 std::vector<TileConfig> tuneCandidates(const KernelSpec &spec, int64_t m,
                                        int smCount, const TuneOptions &options);
 

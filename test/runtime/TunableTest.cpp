@@ -115,6 +115,24 @@ TEST(Tunable, TimedGroupsAreValidAndTheFirstHoldsRows) {
   EXPECT_EQ(tuneGroups(masked, 256), (std::vector<int32_t>(3, 256)));
 }
 
+TEST(Tunable, OneBandOfTileRowsIsTimedInOneRasterisation) {
+  // Both rasterisations of one band of tile rows are the same schedule.
+  KernelSpec s = deepseek();
+  auto rasters = [&](int64_t m) {
+    std::vector<TileConfig> tiles = tuneCandidates(s, m, 132, {});
+    int alongM = 0, alongN = 0;
+    for (const TileConfig &t : tiles)
+      (t.raster == Raster::AlongM ? alongM : alongN) += 1;
+    return std::make_pair(alongM, alongN);
+  };
+  const auto [m128, n128] = rasters(128);
+  EXPECT_GT(n128, 0);
+  EXPECT_EQ(m128, 0) << "M = 128: one band of 128-row tiles";
+  const auto [m4096, n4096] = rasters(4096);
+  EXPECT_GT(m4096, 0) << "M = 4096 has many bands";
+  EXPECT_GT(n4096, 0);
+}
+
 TEST(Tunable, GroupedCandidatesAreTilesTheGroupedKernelBuilds) {
   for (GemmKind kind : {GemmKind::GroupedContiguous, GemmKind::GroupedMasked,
                         GemmKind::GroupedK}) {
