@@ -20,8 +20,9 @@
 //                  (+1.5: epilogue, fill; 2000: the per-tile cost fitted
 //                  over K, docs/results/h100-2026-11-22g/)
 //   memory       = DRAM bytes (B, A, D, split-K partials) / 1750 per clock
-//                  over whole waves, the last partial wave's at no more
-//                  than 20 bytes per clock and CTA (see kCtaBytesPerClock)
+//                  per wave, or the wave's CTAs' own rate where lower (at
+//                  most 20 bytes per clock and CTA, and no more than its
+//                  loads in flight per ~7000 clocks; see kCtaBytesPerClock)
 //                  + the last tile's epilogue (see kDramBytesPerClock)
 //   split-K      = + 4000 clocks (fences, arrival counter) + the last
 //                  slice's serial read of every slice's partials at ~60
@@ -42,15 +43,15 @@
 // NVRTC time on the kernels that are the slowest to compile
 // (docs/results/h100-2026-11-22j/). Overlap over N halves is slower
 // everywhere (A is read twice from shared memory) and is left to explicit
-// configs. BLOCK_M 64 (one consumer warpgroup) is only considered when
-// M <= 64; BLOCK_M 192 (three consumer warpgroups, 128 columns, no overlap,
-// no split-K) when M > 128: it wins every M = 4096 shape (+3% to +15% over
-// the best 128-row tiles, docs/results/h100-2026-11-22f/). 2-CTA clusters
-// (TMA multicast) measure between 2% slower and 4% faster than 1x1 tiles at
-// 128 rows, too close to call; 192x128 tiles pair in 1x2 clusters from 128
-// k-blocks on, or when their last partial wave splits (see kPairMinKBlocks,
-// kTailSplit). Split tails and the rasterisation are chosen after the tile.
-// Ties go to the larger tile.
+// configs. BLOCK_M 64 (one consumer warpgroup, widths that are multiples of
+// 64) is taken when M <= 64; BLOCK_M 192 (three consumer warpgroups, 128
+// columns, no overlap, no split-K) when M > 128: it wins every M = 4096 shape
+// (+3% to +15% over the best 128-row tiles, docs/results/h100-2026-11-22f/).
+// 2-CTA clusters (TMA multicast) measure between 2% slower and 4% faster than
+// 1x1 tiles at 128 rows, too close to call; 192x128 tiles pair in 1x2 clusters
+// from 128 k-blocks on, or when their last partial wave splits (see
+// kPairMinKBlocks, kTailSplit). Split tails and the rasterisation are chosen
+// after the tile. Ties go to the larger tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,20 +129,31 @@ constexpr int64_t kPairMinKBlocks = 128;
 /// picks measured +5% and +3.5% on the H100
 /// (docs/results/h100-2026-11-22h/).
 constexpr double kDramBytesPerClock = 1750.0;
-/// A memory-bound wave of fewer CTAs than it takes to reach that rate is
-/// bounded by each CTA's own: ~20 bytes per clock (40 GB/s at 1.98 GHz),
-/// the most one CTA was seen to stream (128x256 tiles, 72 CTAs, at
-/// 16x18432x16384 on the H200: 4.2 MB each in 103 us;
-/// docs/results/h200-2026-12-05-fit/). It makes the last partial wave of a
-/// decode GEMM's tiles cost what it streams alone, which the model knew
-/// nothing of: 64x64 tiles at 16x18432x16384 (288 CTAs, the last 24 alone)
-/// measured 126 us against 107 us for the 64x80 tiles the term picks, and
-/// 128x53248x16384 takes 128x144 tiles (249-255 us) instead of 128x112
-/// with overlap (283 us). Fitted on the bench and training shapes; on the
-/// held-out shapes, same H200 and run, it moved three decode picks:
+/// A CTA streams no faster than its own loads allow: at most ~20 bytes per
+/// clock (40 GB/s at 1.98 GHz), the most one CTA was seen to stream
+/// (128x256 tiles, 72 CTAs, at 16x18432x16384 on the H200: 4.2 MB each in
+/// 103 us; docs/results/h200-2026-12-05-fit/), and no more than the bytes
+/// its pipeline keeps in flight (stages x (B's width + A's loaded rows) x
+/// 128 per k-block) per load latency, ~7000 clocks. A wave whose CTAs
+/// together stream below the device's rate takes their rate instead:
+/// - A decode GEMM's last partial wave costs what it streams alone: 64x64
+///   tiles at 16x18432x16384 (288 CTAs, the last 24 alone) measured 126 us
+///   against 107 us for 64x80, and 128x53248x16384 takes 128x144 tiles
+///   (249-255 us) instead of 128x112 with overlap (283 us).
+/// - Narrow decode tiles stream slowly in every wave: on nine training
+///   weights at M = 16, 64x64 tiles (8 stages, 80 KB in flight) streamed
+///   10-11 bytes per clock and CTA, 64x128 tiles (8 stages, 144 KB) 24,
+///   and the 64x64 tiles lost to wider ones by 11-45% (latencies of
+///   4600-7700 clocks; fitted, 6500-8000 score alike; docs/results/
+///   h200-2026-12-05-decode/fit-decode.json; docs/journal/
+///   2026-12-05-decode-widths.md).
+/// Fitted on the bench and training shapes; on the held-out shapes, same
+/// H200 and run, the per-CTA cap alone moved three decode picks:
 /// 16x10240x8192 +21%, 16x29568x8192 +13%, 16x4096x14336 +2%
-/// (docs/results/h200-2026-12-05-decode/).
+/// (docs/results/h200-2026-12-05-decode/). The in-flight bound moves four
+/// held-out picks at M <= 16 to 64x128 tiles; those are not measured yet.
 constexpr double kCtaBytesPerClock = 20.0;
+constexpr double kLoadLatencyClocks = 7000.0;
 constexpr double kEpilogueClocksPerByte = 0.05;
 constexpr double kTileClocks = 2000.0;
 
@@ -162,18 +174,23 @@ constexpr double kTileClocks = 2000.0;
 constexpr double kSplitFixedClocks = 4000.0;
 constexpr double kSplitReadBytesPerClock = 60.0;
 
+/// The bytes per clock one CTA streams with `inFlight` bytes of loads
+/// outstanding (see kCtaBytesPerClock).
+double ctaBytesPerClock(double inFlight) {
+  return std::min(kCtaBytesPerClock, inFlight / kLoadLatencyClocks);
+}
+
 /// DRAM clocks of `ctas` work units moving `bytes` between them, in waves
-/// of `smCount`: whole waves at the device's rate, a last partial wave at
-/// its own CTAs' rate where they are too few to reach the device's (a CTA
-/// streams at most kCtaBytesPerClock).
-double dramClocks(double bytes, int64_t ctas, int smCount) {
+/// of `smCount`, each CTA streaming at most `ctaRate` bytes per clock: a
+/// wave takes the device's rate or, where its CTAs together fall short of
+/// it, theirs.
+double dramClocks(double bytes, int64_t ctas, int smCount, double ctaRate) {
   const double perCta = bytes / double(std::max<int64_t>(ctas, 1));
+  auto wave = [&](int64_t n) {
+    return perCta * std::max(double(n) / kDramBytesPerClock, 1.0 / ctaRate);
+  };
   const int64_t full = ctas / smCount, rest = ctas % smCount;
-  double clocks = perCta * double(full * smCount) / kDramBytesPerClock;
-  if (rest > 0)
-    clocks += perCta * std::max(double(rest) / kDramBytesPerClock,
-                                1.0 / kCtaBytesPerClock);
-  return clocks;
+  return double(full) * wave(smCount) + (rest > 0 ? wave(rest) : 0.0);
 }
 
 double blockClocks(int blockM, int blockN) {
@@ -351,8 +368,16 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
 
   ConfigChoice best;
   best.predictedCost = 1e300;
+  // Rows that fit a 64-row tile take one: a 128-row tile does twice the
+  // MMA work per byte of B on rows that are padding. The best 128-row
+  // tile measured 10-31% slower than the best 64-row one on each of nine
+  // training weights at M = 16 (H200, docs/results/h200-2026-12-05-decode/
+  // fit-decode.json). Taller tiles remain for specs no 64-row tile serves.
+  bool have64 = false;
   for (int bm : {64, 128, 192}) {
     if (bm == 64 && rows > 64)
+      continue;
+    if (bm > 64 && have64)
       continue;
     // 192 rows only as 192x128 (narrower ones measured 25-45% slower:
     // their B scale blocks sit at run-time columns or the tile is short of
@@ -377,6 +402,13 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       // sweep.log).
       if (decodeWidth > 0 && (bm != 64 || bn != decodeWidth))
         continue;
+      // Dense 64-row tiles at whole multiples of 64 columns: at M = 16 the
+      // widths between measured slower than their neighbours although the
+      // model favours them for filling the waves (64x96 against 64x128,
+      // 5-6% at 12288x12288 and 12288x28672; 64x80 against 64x192, 23% at
+      // 18432x16384; fit-decode.json above).
+      if (decodeWidth == 0 && bm == 64 && bn % 64 != 0)
+        continue;
       KernelSpec probe = spec;
       probe.tile = TileConfig();
       probe.tile.blockM = bm;
@@ -386,6 +418,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
       probe.tile.stages = std::min(sm90MaxStages(probe), 8);
       if (!checkSm90Spec(probe).isOk())
         continue;
+      have64 = have64 || bm == 64;
       const int64_t tiles =
           groups * ((rows + bm - 1) / bm) * ((n + bn - 1) / bn);
       const double kb = blockClocks(bm, bn);
@@ -404,10 +437,12 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
         const double chain = waves * ((kPerUnit + 1.5) * kb + kTileClocks);
         const double partials =
             split > 1 ? double(tiles) * split * bm * bn * 4.0 * 2.0 : 0.0;
+        const double inFlight = double(probe.tile.stages) * 128.0 *
+                                double(bn + std::min<int64_t>(rows, bm));
         const double dram =
             dramClocks(double(groups) * n * k + double(allRows) * k +
                            double(allRows) * n * outBytes + partials,
-                       ctas, smCount);
+                       ctas, smCount, ctaBytesPerClock(inFlight));
         double cost = 8000.0 + std::max(chain, dram + kEpilogueClocksPerByte *
                                                           bm * bn * outBytes);
         if (split > 1)

@@ -81,12 +81,17 @@ TEST(Sm90Heuristic, PicksTheMeasuredBestTileOnTheBenchShapes) {
       // DRAM rate is bounded by this pick and by 128x7168x16384's).
       {64, 32768, 512, 64, 128, O::None, 1, 1, 1, Raster::AlongN},
       // Training shapes whose last partial wave streams alone
-      // (kCtaBytesPerClock; H200, docs/results/h200-2026-12-05-fit/ and
-      // -decode/): 64x80 tiles, not 64x64 with 24 tiles left over (107 us
-      // against 126 us), and 128x144 tiles, not 128x112 (255 us against
-      // 283 us).
-      {16, 18432, 16384, 64, 80, O::AlternateK, 1, 1, 1, Raster::AlongN},
+      // (kCtaBytesPerClock; H200, docs/results/h200-2026-12-05-fit/):
+      // 128x144 tiles, not 128x112 (255 us against 283 us).
       {128, 53248, 16384, 128, 144, O::None, 1, 1, 1, Raster::AlongN},
+      // Decode weights, where narrow tiles stream slowly
+      // (kLoadLatencyClocks; H200, docs/results/h200-2026-12-05-decode/
+      // fit-decode.json): 64x192 at 16x18432x16384 (86.5 us; 64x80 107,
+      // 64x64 126), 64x128 at 16x16384x3072 (22.4-22.8 us; 64x64 25.2)
+      // and 64x192 at 16x24576x1536 (18.3 us; 64x64 20.0).
+      {16, 18432, 16384, 64, 192, O::None, 1, 1, 1, Raster::AlongN},
+      {16, 16384, 3072, 64, 128, O::None, 1, 1, 1, Raster::AlongN},
+      {16, 24576, 1536, 64, 192, O::None, 1, 1, 1, Raster::AlongN},
   };
   for (const Pick &p : picks) {
     SCOPED_TRACE(std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
@@ -107,6 +112,23 @@ TEST(Sm90Heuristic, PicksTheMeasuredBestTileOnTheBenchShapes) {
     EXPECT_TRUE(checkSm90Spec(chosen).isOk())
         << checkSm90Spec(chosen).message();
   }
+}
+
+TEST(Sm90Heuristic, RowsThatFitOneWarpgroupTakeA64RowTile) {
+  // Up to 64 rows a taller tile multiplies padding, and dense 64-row tiles
+  // come in whole multiples of 64 columns; N from narrow to 16 waves of
+  // 64-column tiles, K from one k-block to 128.
+  for (int64_t m : {1, 7, 16, 33, 64})
+    for (int64_t n : {256, 1000, 4096, 14336, 135168})
+      for (int64_t k : {128, 3584, 16384}) {
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" +
+                     std::to_string(k));
+        const ConfigChoice c = selectSm90Config(deepseek(m, n, k), 132);
+        EXPECT_EQ(c.tile.blockM, 64) << c.reason;
+        EXPECT_EQ(c.tile.blockN % 64, 0) << c.reason;
+      }
+  // 65 rows do not fit one warpgroup.
+  EXPECT_EQ(selectSm90Config(deepseek(65, 4096, 4096), 132).tile.blockM, 128);
 }
 
 TEST(Sm90Heuristic, FewerSMsMeanMoreWaves) {
