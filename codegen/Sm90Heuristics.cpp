@@ -193,6 +193,15 @@ double dramClocks(double bytes, int64_t ctas, int smCount, double ctaRate) {
   return double(full) * wave(smCount) + (rest > 0 ? wave(rest) : 0.0);
 }
 
+/// Gives `spec`'s tile `bm` x `bn` (a consumer warpgroup per 64 rows) and
+/// as many stages as fit, at most 8, after the tile's other fields are set.
+void shapeTile(KernelSpec &spec, int bm, int bn) {
+  spec.tile.blockM = bm;
+  spec.tile.mathWarpgroups = bm / 64;
+  spec.tile.blockN = bn;
+  spec.tile.stages = std::min(sm90MaxStages(spec), 8);
+}
+
 double blockClocks(int blockM, int blockN) {
   if (blockM == 192)
     return kBlockClocks192x128 * blockN / 128.0;
@@ -234,14 +243,11 @@ std::vector<TileConfig> sm90CandidateTiles(const KernelSpec &spec, int64_t m,
               continue;
             KernelSpec ks = spec;
             ks.tile = TileConfig();
-            ks.tile.blockM = bm;
-            ks.tile.mathWarpgroups = bm / 64;
-            ks.tile.blockN = bn;
             ks.tile.splitK = split;
             ks.tile.clusterM = clusters[ci][0];
             ks.tile.clusterN = clusters[ci][1];
             ks.tile.overlap = overlaps[oi];
-            ks.tile.stages = std::min(sm90MaxStages(ks), 8);
+            shapeTile(ks, bm, bn);
             if (!checkSm90Spec(ks))
               continue;
             const int64_t units =
@@ -356,10 +362,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
     for (int bn : {256, 224, 192, 160, 128}) {
       KernelSpec probe = spec;
       probe.tile = TileConfig();
-      probe.tile.blockM = 64;
-      probe.tile.mathWarpgroups = 1;
-      probe.tile.blockN = bn;
-      probe.tile.stages = std::min(sm90MaxStages(probe), 8);
+      shapeTile(probe, 64, bn);
       if (checkSm90Spec(probe).isOk()) {
         decodeWidth = bn;
         break;
@@ -411,11 +414,7 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
         continue;
       KernelSpec probe = spec;
       probe.tile = TileConfig();
-      probe.tile.blockM = bm;
-      probe.tile.mathWarpgroups = bm / 64;
-      probe.tile.blockN = bn;
-      probe.tile.stages = 2;
-      probe.tile.stages = std::min(sm90MaxStages(probe), 8);
+      shapeTile(probe, bm, bn);
       if (!checkSm90Spec(probe).isOk())
         continue;
       have64 = have64 || bm == 64;
