@@ -100,4 +100,20 @@ std::vector<uint16_t> randomTensorBF16(int64_t n, const RandomSpec &spec) {
   return out;
 }
 
+std::vector<uint8_t> randomCodes(int64_t n, DType format, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<uint8_t> table(4096);
+  for (uint8_t &c : table)
+    c = floatToFP8(float(rng.normal()), format);
+  std::vector<uint8_t> out(size_t(std::max<int64_t>(n, 0)));
+  // Five 12-bit indices from each 64 random bits.
+  size_t i = 0;
+  while (i < out.size()) {
+    uint64_t bits = rng.next();
+    for (int j = 0; j < 5 && i < out.size(); ++j, bits >>= 12)
+      out[i++] = table[bits & 4095];
+  }
+  return out;
+}
+
 } // namespace fp8::numerics

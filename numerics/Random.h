@@ -10,6 +10,8 @@
 #ifndef FP8_RUNTIME_NUMERICS_RANDOM_H
 #define FP8_RUNTIME_NUMERICS_RANDOM_H
 
+#include "core/Recipe.h"
+
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -45,6 +47,13 @@ std::vector<float> randomTensor(int64_t n, const RandomSpec &spec);
 
 /// The same values rounded to bf16 (nearest-even), as bit patterns.
 std::vector<uint16_t> randomTensorBF16(int64_t n, const RandomSpec &spec);
+
+/// `n` FP8 codes of `format` (E4M3FN, E5M2) as a benchmark's or a tuner's
+/// operands: N(0, 1) rounded to the format, from a table of 4096 such codes
+/// drawn once and indexed at random (12 bits of the uniform stream each).
+/// A conversion per element takes 30-90 ns and a GEMM's operands hold up
+/// to 10^9 codes; the table takes ~1-5 ns per code.
+std::vector<uint8_t> randomCodes(int64_t n, DType format, uint64_t seed);
 
 /// xoshiro256** seeded through splitmix64: the uniform source above.
 class Rng {

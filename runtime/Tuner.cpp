@@ -5,6 +5,7 @@
 #include "codegen/Gemm.h"
 #include "core/Env.h"
 #include "numerics/Formats.h"
+#include "numerics/Random.h"
 #include "runtime/DeviceBuffer.h"
 #include "runtime/Gemm.h"
 #include "runtime/GroupedGemm.h"
@@ -85,22 +86,8 @@ double flopsOf(const KernelSpec &s, int64_t m, const Operands &o) {
   return 2.0 * rows * double(s.n) * k;
 }
 
-std::vector<uint8_t> randomCodes(int64_t count, DType format,
-                                 std::mt19937_64 &rng) {
-  // A table of codes drawn once, indexed at random: a GEMM's operands hold
-  // up to 10^8 codes, and a conversion each would take seconds.
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<uint8_t> table(4096);
-  for (uint8_t &c : table)
-    c = numerics::floatToFP8(normal(rng), format);
-  std::vector<uint8_t> out(static_cast<size_t>(count));
-  for (uint8_t &c : out)
-    c = table[rng() & 4095];
-  return out;
-}
-
 /// C of an accumulating GEMM: U[-1, 1) in the output type (bf16 from a
-/// table of values, as randomCodes, f32 drawn each).
+/// table of values, as numerics::randomCodes, f32 drawn each).
 std::vector<uint8_t> randomC(int64_t count, DType out, std::mt19937_64 &rng) {
   std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
   std::vector<uint8_t> bytes(size_t(count) * sizeOf(out));
@@ -183,8 +170,8 @@ Expected<Operands> makeOperands(const KernelSpec &s, int64_t m) {
   const int64_t slabsB = stackB ? s.groups : 1;
   const int64_t dRows =
       grouped && s.kind != GemmKind::GroupedContiguous ? s.groups * m : m;
-  o.a = randomCodes(slabsA * m * s.k, s.a.format, rng);
-  o.b = randomCodes(slabsB * s.n * s.k, s.b.format, rng);
+  o.a = numerics::randomCodes(slabsA * m * s.k, s.a.format, rng());
+  o.b = numerics::randomCodes(slabsB * s.n * s.k, s.b.format, rng());
   o.scaleA = randomScales(slabsA * la.outer * la.pitch, ga.scale, rng);
   o.scaleB = randomScales(slabsB * lb.outer * lb.pitch, gb.scale, rng);
   auto up = [](DeviceBuffer &dst, const std::vector<uint8_t> &v,

@@ -76,3 +76,39 @@ TEST(Random, SameSeedSameTensorAndTheRequestedShape) {
   for (size_t i = 0; i < bf.size(); ++i)
     EXPECT_EQ(bf[i], floatToBF16(f[i]));
 }
+
+TEST(Random, CodesAreANormalRoundedToTheFormat) {
+  using fp8::DType;
+  EXPECT_TRUE(randomCodes(0, DType::E4M3FN, 1).empty());
+  EXPECT_EQ(randomCodes(7, DType::E4M3FN, 1).size(), 7u); // not 5 per draw
+  EXPECT_EQ(randomCodes(1000, DType::E5M2, 9),
+            randomCodes(1000, DType::E5M2, 9));
+  EXPECT_NE(randomCodes(1000, DType::E5M2, 9),
+            randomCodes(1000, DType::E5M2, 10));
+  for (DType f : {DType::E4M3FN, DType::E5M2}) {
+    const int64_t n = 200000;
+    const std::vector<uint8_t> c = randomCodes(n, f, 42);
+    double mean = 0, var = 0;
+    int64_t sameAsNext = 0;
+    std::vector<int> seen(256);
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = fp8ToFloat(c[size_t(i)], f);
+      ASSERT_TRUE(std::isfinite(v)) << int(c[size_t(i)]);
+      mean += v;
+      var += double(v) * v;
+      seen[c[size_t(i)]] = 1;
+      sameAsNext += i + 1 < n && c[size_t(i)] == c[size_t(i + 1)];
+    }
+    mean /= double(n);
+    var = var / double(n) - mean * mean;
+    EXPECT_NEAR(mean, 0.0, 0.03);
+    EXPECT_NEAR(var, 1.0, 0.06);
+    int distinct = 0;
+    for (int s : seen)
+      distinct += s;
+    EXPECT_GT(distinct, f == DType::E4M3FN ? 60 : 30);
+    // Independent draws: neighbours repeat about as often as any two codes
+    // match (a few percent), not every time the random bits are reused.
+    EXPECT_LT(sameAsNext, n / 10);
+  }
+}

@@ -3,6 +3,7 @@
 #include "tools/fp8-bench/Grouped.h"
 
 #include "numerics/Formats.h"
+#include "numerics/Random.h"
 #include "runtime/GroupedGemm.h"
 
 #include <algorithm>
@@ -36,21 +37,6 @@ int64_t slabRows(const GroupedShape &s) {
 }
 
 } // namespace
-
-std::vector<uint8_t> randomCodes(Context &ctx, size_t count) {
-  std::vector<uint8_t> table(4096);
-  for (auto &c : table)
-    c = numerics::floatToFP8(ctx.normal(ctx.rng), DType::E4M3FN);
-  std::vector<uint8_t> out(count);
-  uint64_t x = ctx.rng() | 1;
-  for (auto &c : out) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    c = table[x & 4095];
-  }
-  return out;
-}
 
 namespace {
 
@@ -86,8 +72,10 @@ GroupedData makeData(Context &ctx, const GroupedShape &s, uint64_t seed) {
   g.aRows = masked ? s.groups * g.slab : row;
   const int64_t kb = (s.k + 127) / 128, nb = (s.n + 127) / 128;
   // 16 spare rows: a padded peer GEMM of the last group reads past it.
-  std::vector<uint8_t> a = randomCodes(ctx, size_t((g.aRows + 16) * s.k));
-  std::vector<uint8_t> b = randomCodes(ctx, size_t(s.groups * s.n * s.k));
+  std::vector<uint8_t> a =
+      numerics::randomCodes((g.aRows + 16) * s.k, DType::E4M3FN, ctx.rng());
+  std::vector<uint8_t> b =
+      numerics::randomCodes(s.groups * s.n * s.k, DType::E4M3FN, ctx.rng());
   g.saPitch = masked ? g.slab : (g.aRows + 3) / 4 * 4;
   g.sa.resize(size_t(kb * g.saPitch * (masked ? s.groups : 1)));
   for (auto &v : g.sa)

@@ -28,10 +28,6 @@
 
 namespace fp8::bench {
 
-/// Random FP8 codes: normal samples, quantized once into a table and drawn
-/// with a fast generator (hundreds of MB per shape).
-std::vector<uint8_t> randomCodes(Context &ctx, size_t count);
-
 /// 1 - the similarity of two bf16 vectors (1 when either holds a
 /// non-finite value), as fp8-bench's rows report it.
 double bf16Difference(const uint16_t *a, const uint16_t *b, size_t count);

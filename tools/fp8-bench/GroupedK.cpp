@@ -12,6 +12,7 @@
 
 #include "tools/fp8-bench/Grouped.h"
 
+#include "numerics/Random.h"
 #include "runtime/GroupedGemm.h"
 
 #include <algorithm>
@@ -38,8 +39,10 @@ json measureAlongK(Context &ctx, const ShapeFile &file, const GroupedShape &s,
     v = 0.01f * ctx.uni(ctx.rng);
   for (auto &v : sb)
     v = 0.01f * ctx.uni(ctx.rng);
-  const std::vector<uint8_t> a = randomCodes(ctx, size_t(m * k));
-  const std::vector<uint8_t> b = randomCodes(ctx, size_t(n * k));
+  const std::vector<uint8_t> a =
+      numerics::randomCodes(m * k, DType::E4M3FN, ctx.rng());
+  const std::vector<uint8_t> b =
+      numerics::randomCodes(n * k, DType::E4M3FN, ctx.rng());
   DeviceBuffer dA = check(DeviceBuffer::fromHost(a), "A");
   DeviceBuffer dB = check(DeviceBuffer::fromHost(b), "B");
   DeviceBuffer dSa = check(DeviceBuffer::fromHost(sa), "A scales");

@@ -6,7 +6,7 @@
 
 #include "codegen/Sm90Heuristics.h"
 #include "core/RecipePresets.h"
-#include "numerics/Formats.h"
+#include "numerics/Random.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -52,12 +52,8 @@ namespace {
 Operands makeOperands(Context &ctx, const Shape &sh) {
   Operands o;
   const int64_t kb = (sh.k + 127) / 128, nb = (sh.n + 127) / 128;
-  o.a.resize(size_t(sh.m * sh.k));
-  o.b.resize(size_t(sh.n * sh.k));
-  for (auto &x : o.a)
-    x = numerics::floatToFP8(ctx.normal(ctx.rng), DType::E4M3FN);
-  for (auto &x : o.b)
-    x = numerics::floatToFP8(ctx.normal(ctx.rng), DType::E4M3FN);
+  o.a = numerics::randomCodes(sh.m * sh.k, DType::E4M3FN, ctx.rng());
+  o.b = numerics::randomCodes(sh.n * sh.k, DType::E4M3FN, ctx.rng());
   std::vector<float> saOuter(size_t(kb * sh.m)), saK(size_t(sh.m * kb));
   std::vector<float> sbOuter(size_t(kb * nb)), sbK(size_t(nb * kb));
   for (int64_t i = 0; i < sh.m; ++i)

@@ -53,7 +53,6 @@ struct Context {
   cublasLtHandle_t lt = nullptr;
   GemmRecipe recipe;
   std::mt19937_64 rng{42};
-  std::normal_distribution<float> normal{0.0f, 1.0f};
   std::uniform_real_distribution<float> uni{0.5f, 2.0f};
   int peerCombo = 0;        ///< the block-scaled peer's scale layout ...
   bool layoutKnown = false; ///< ... once a result matched ours
