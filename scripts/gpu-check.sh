@@ -162,9 +162,11 @@ fi
 # sizes, which the tile heuristic is never fitted to) with the heuristic's
 # tiles; then (step tune) fp8-tune measures every candidate of each into a
 # fresh tuning database, and fp8-bench runs them again with its tiles.
+# The cold-compile figures are the bench step's (--no-jit: three cold
+# compiles of each of 24 kernels would add ~30 s a run).
 heldout_bench() { # $1: output name; the environment says which tiles
   if "$build/bin/fp8-bench" --shapes "$root/bench/heldout.json" --iters 30 \
-       --json "$out/$1.json" >"$out/$1.log" 2>&1; then
+       --no-jit --json "$out/$1.json" >"$out/$1.log" 2>&1; then
     log '```'
     grep -E '^M |^[0-9]+ |^all |^lowest' "$out/$1.log" | tee -a "$summary" >/dev/null
     log '```'
