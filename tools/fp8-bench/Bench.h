@@ -3,6 +3,7 @@
 #define FP8_TOOLS_FP8_BENCH_BENCH_H
 
 #include "core/Status.h"
+#include "tools/shapes/ShapeFile.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -12,14 +13,11 @@
 namespace fp8::bench {
 
 /// One GEMM of the benchmark: D[M, N] = A[M, K] x B[N, K]^T.
-struct Shape {
-  int64_t m, n, k;
-};
+using Shape = DenseShape;
 
-/// The largest M of --m and of a shape file's entries; N and K are bounded
-/// by kMaxBenchNK. Operands of the largest shape hold 16 GiB of FP8.
-constexpr int64_t kMaxBenchM = 1 << 20;
-constexpr int64_t kMaxBenchNK = 1 << 17;
+/// The largest M of --m: a shape file's (kMaxShapeM; N and K at most
+/// kMaxShapeNK). Operands of the largest shape hold 16 GiB of FP8.
+constexpr int64_t kMaxBenchM = kMaxShapeM;
 
 /// Prints "fp8-bench: what: message" and exits with 1.
 [[noreturn]] inline void die(const Status &s, const char *what) {

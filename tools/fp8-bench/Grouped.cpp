@@ -11,32 +11,10 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <random>
 
 namespace fp8::bench {
 
 using json = nlohmann::json;
-
-namespace {
-
-/// Each group's rows, +-30% around M_per_group (a fixed seed per shape).
-std::vector<int32_t> drawRows(const GroupedShape &s, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.7, 1.3);
-  std::vector<int32_t> rows;
-  for (int64_t g = 0; g < s.groups; ++g)
-    rows.push_back(
-        std::max<int32_t>(1, int32_t(std::lround(s.mPerGroup * u(rng)))));
-  return rows;
-}
-
-/// A masked slab: the most rows a draw can give, in whole 64-row tiles.
-int64_t slabRows(const GroupedShape &s) {
-  const int64_t most = int64_t(std::ceil(1.3 * double(s.mPerGroup))) + 1;
-  return (most + 63) / 64 * 64;
-}
-
-} // namespace
 
 namespace {
 
@@ -55,11 +33,12 @@ struct GroupedData {
   GroupedGemmShape shape;
 };
 
-GroupedData makeData(Context &ctx, const GroupedShape &s, uint64_t seed) {
+GroupedData makeData(Context &ctx, const GroupedShape &s, size_t index) {
   GroupedData g;
-  g.rows = drawRows(s, seed);
+  const GroupedDraw draw = drawGrouped(s, index);
+  g.rows = draw.rows;
   const bool masked = s.kind == GemmKind::GroupedMasked;
-  g.slab = masked ? slabRows(s) : 0;
+  g.slab = masked ? draw.m : 0;
   std::vector<int32_t> groups;
   int64_t row = 0;
   if (!masked)
@@ -195,10 +174,10 @@ double difference(const GroupedData &g, const PeerLoop &p,
 }
 
 json measure(Context &ctx, const ShapeFile &file, const GroupedShape &s,
-             uint64_t seed) {
+             size_t index) {
   if (s.kind == GemmKind::GroupedK)
-    return measureAlongK(ctx, file, s, seed);
-  GroupedData g = makeData(ctx, s, seed);
+    return measureAlongK(ctx, file, s, index);
+  GroupedData g = makeData(ctx, s, index);
   int64_t valid = 0;
   for (int32_t r : g.rows)
     valid += r;
@@ -293,9 +272,9 @@ json runGrouped(Context &ctx, const ShapeFile &file) {
               "G", "M/grp", "N", "K", "TFLOP/s", "%peak", "tile from",
               "peer TF/s", "ratio", "%DRAM");
   std::map<std::string, std::vector<double>> tf, ratio, dram;
-  uint64_t seed = 2026;
-  for (const GroupedShape &s : shapes) {
-    json row = measure(ctx, file, s, seed++);
+  for (size_t index = 0; index < shapes.size(); ++index) {
+    const GroupedShape &s = shapes[index];
+    json row = measure(ctx, file, s, index);
     // grouped_k: M, and the range each group's K is drawn from.
     const std::string k = s.kind == GemmKind::GroupedK
                               ? std::to_string(s.kMin / 1024) + "-" +

@@ -32,9 +32,9 @@ namespace fp8::bench {
 /// non-finite value), as fp8-bench's rows report it.
 double bf16Difference(const uint16_t *a, const uint16_t *b, size_t count);
 
-/// One grouped_k row (GroupedK.cpp).
+/// One grouped_k row (GroupedK.cpp), of the file's `index`th grouped entry.
 nlohmann::json measureAlongK(Context &ctx, const ShapeFile &file,
-                             const GroupedShape &s, uint64_t seed);
+                             const GroupedShape &s, size_t index);
 
 /// Times our one launch of `shape` (a first call compiles the kernel and
 /// checks the extents; the timed calls skip that check): the row's kernel,

@@ -17,22 +17,19 @@
 
 #include <algorithm>
 #include <memory>
-#include <random>
 
 namespace fp8::bench {
 
 using json = nlohmann::json;
 
 json measureAlongK(Context &ctx, const ShapeFile &file, const GroupedShape &s,
-                   uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> draw(s.kMin / 128, s.kMax / 128);
-  std::vector<int32_t> ks, offsets{0};
-  for (int64_t g = 0; g < s.groups; ++g) {
-    ks.push_back(int32_t(draw(rng) * 128));
-    offsets.push_back(offsets.back() + ks.back());
-  }
-  const int64_t m = s.mPerGroup, n = s.n, k = offsets.back();
+                   size_t index) {
+  const GroupedDraw draw = drawGrouped(s, index);
+  const std::vector<int32_t> &ks = draw.ks;
+  std::vector<int32_t> offsets{0};
+  for (int32_t kg : ks)
+    offsets.push_back(offsets.back() + kg);
+  const int64_t m = draw.m, n = s.n, k = draw.k;
   const int64_t kb = k / 128, nb = (n + 127) / 128;
   std::vector<float> sa(size_t(kb * m)), sb(size_t(nb * kb));
   for (auto &v : sa)

@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
 
   json jsonRows = json::array();
   std::vector<Row> rows;
-  for (const Shape &sh : file.shapes) {
+  for (const Shape &sh : file.dense) {
     json sweep;
     rows.push_back(measureShape(ctx, sh, sweep));
     jsonRows.push_back(reportRow(rows.back(), file, sweep));
@@ -75,8 +75,8 @@ int main(int argc, char **argv) {
   // JIT figures on the first shape's kernel, and every kernel's cold
   // compile.
   json jit = json::object();
-  if (opt.jit && !file.shapes.empty())
-    jit = jitFigures(ctx.recipe, file.shapes, ctx.dev->smCount, *ctx.d,
+  if (opt.jit && !file.dense.empty())
+    jit = jitFigures(ctx.recipe, file.dense, ctx.dev->smCount, *ctx.d,
                      ctx.stream);
 
   if (!opt.jsonOut.empty())

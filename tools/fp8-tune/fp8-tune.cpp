@@ -28,6 +28,7 @@
 #include "runtime/KernelCache.h"
 #include "runtime/Tuner.h"
 #include "runtime/plan/Plan.h"
+#include "tools/shapes/ShapeFile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -97,35 +98,6 @@ std::vector<std::array<int64_t, 3>> parseShapes(const std::string &text) {
     }
     out.push_back(v);
     pos = end + 1;
-  }
-  return out;
-}
-
-/// The "dense" shapes of a shape file (bench/shapes.json's form).
-std::vector<std::array<int64_t, 3>> readShapeFile(const std::string &path) {
-  Expected<std::string> text = readInputFile(path, 16 << 20, "shape file");
-  if (!text)
-    die(text.message(), 2);
-  Expected<json> j = parseJsonInput(*text, "shape file '" + path + "'");
-  if (!j)
-    die(j.message(), 2);
-  if (!j->is_object() || !j->contains("dense") || !(*j)["dense"].is_array())
-    die("expected an object with a 'dense' array in '" + path + "'", 2);
-  std::vector<std::array<int64_t, 3>> out;
-  for (const json &e : (*j)["dense"]) {
-    std::array<int64_t, 3> v{};
-    const char *keys[] = {"M", "N", "K"};
-    for (int i = 0; i < 3; ++i) {
-      if (!e.is_object() || !e.contains(keys[i]) ||
-          !e[keys[i]].is_number_integer() || e[keys[i]].get<int64_t>() < 1 ||
-          e[keys[i]].get<int64_t>() > (int64_t(1) << 20))
-        die("expected integers M, N and K in [1, 2^20] in each entry of "
-            "'dense' in '" +
-                path + "', found " + e.dump().substr(0, 200),
-            2);
-      v[size_t(i)] = e[keys[i]].get<int64_t>();
-    }
-    out.push_back(v);
   }
   return out;
 }
@@ -276,12 +248,19 @@ std::vector<Problem> problemsOf(const Args &args) {
     problems = planProblems(args.get("plan"), args.get("dim"));
   } else {
     std::vector<std::array<int64_t, 3>> shapes;
-    if (args.has("shapes"))
-      shapes = readShapeFile(args.get("shapes"));
+    ShapeFile file;
+    if (args.has("shapes")) {
+      Expected<ShapeFile> read = readShapeFile(args.get("shapes"));
+      if (!read)
+        die(read.message(), 2);
+      file = std::move(*read);
+      for (const DenseShape &d : file.dense)
+        shapes.push_back({d.m, d.n, d.k});
+    }
     if (args.has("shape"))
       for (const auto &s : parseShapes(args.get("shape")))
         shapes.push_back(s);
-    if (shapes.empty())
+    if (shapes.empty() && file.grouped.empty())
       die("expected --shapes FILE, --shape MxNxK or --plan FILE (see --help)",
           2);
     std::vector<int64_t> ms;
@@ -302,6 +281,20 @@ std::vector<Problem> problemsOf(const Args &args) {
         problems.push_back(p);
       }
     }
+    // A grouped entry as fp8-bench launches it (its draw of each group's
+    // rows or K), so that the entry is keyed where fp8-bench looks it up.
+    for (size_t i = 0; i < file.grouped.size(); ++i) {
+      const GroupedShape &g = file.grouped[i];
+      const GroupedDraw draw = drawGrouped(g, i);
+      Problem p;
+      p.spec = specOfRecipe(args.get("recipe"), g.n, draw.k);
+      p.spec.kind = g.kind;
+      p.spec.groups = g.groups;
+      p.spec.m = draw.expectedM > 0 ? draw.expectedM : draw.m;
+      p.m = draw.m;
+      p.from = g.list + " " + std::to_string(i + 1);
+      problems.push_back(p);
+    }
   }
   return problems;
 }
@@ -312,9 +305,12 @@ int main(int argc, char **argv) {
   Args args(
       kTool,
       {{"db", "FILE", "the tuning database to update (created if missing)", ""},
-       {"shapes", "FILE", "a shape file: {\"dense\": [{M, N, K}...]}", ""},
+       {"shapes", "FILE",
+        "a shape file (bench/shapes.json's form): its dense shapes, and its "
+        "grouped ones as fp8-bench draws them",
+        ""},
        {"shape", "MxNxK,...", "shapes given inline", ""},
-       {"m", "M,...", "tune every shape's N, K at these M instead", ""},
+       {"m", "M,...", "tune every dense shape's N, K at these M instead", ""},
        {"recipe", "NAME", "the recipe of --shapes and --shape", "deepseek"},
        {"plan", "FILE", "tune the GEMM steps of a plan (dense and grouped)",
         ""},
