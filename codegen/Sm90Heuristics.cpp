@@ -130,9 +130,10 @@ constexpr int64_t kPairMinKBlocks = 128;
 /// (docs/results/h100-2026-11-22h/).
 constexpr double kDramBytesPerClock = 1750.0;
 /// A CTA streams no faster than its own loads allow: at most ~20 bytes per
-/// clock (40 GB/s at 1.98 GHz), the most one CTA was seen to stream
-/// (128x256 tiles, 72 CTAs, at 16x18432x16384 on the H200: 4.2 MB each in
-/// 103 us; docs/results/h200-2026-12-05-fit/), and no more than the bytes
+/// clock (40 GB/s at 1.98 GHz; 128x256 tiles, 72 CTAs, at 16x18432x16384
+/// on the H200: 4.2 MB each in 103 us, docs/results/h200-2026-12-05-fit/;
+/// wide 64-row tiles were seen at up to 30, which the cap undercounts and
+/// the in-flight bound below still ranks), and no more than the bytes
 /// its pipeline keeps in flight (stages x (B's width + A's loaded rows) x
 /// 128 per k-block) per load latency, ~7000 clocks. A wave whose CTAs
 /// together stream below the device's rate takes their rate instead:
