@@ -77,12 +77,13 @@ GroupedData makeData(Context &ctx, const GroupedShape &s, size_t index) {
   // A's scales [K/128][rows]: masked, one [K/128][slab] block per group.
   g.t.scaleALdOuter = 1;
   g.t.scaleALdK = g.saPitch;
+  // The launch as the draw states it, which fp8-tune keys its entry at.
   g.shape.kind = s.kind;
   g.shape.groups = s.groups;
-  g.shape.m = masked ? g.slab : g.aRows;
+  g.shape.m = draw.m;
   g.shape.n = s.n;
-  g.shape.k = s.k;
-  g.shape.expectedM = masked ? s.mPerGroup : 0;
+  g.shape.k = draw.k;
+  g.shape.expectedM = draw.expectedM;
   return g;
 }
 
