@@ -33,15 +33,18 @@
 //
 // Overlapped promotion over alternating k-blocks (TileConfig::overlap "k")
 // is chosen for unsplit tiles up to 64 columns (faster on every M = 4096
-// shape and by 0-1% at M = 128), and at 128 columns only for long units
-// (>= 64 k-blocks: K >= 8192 unsplit): with its stage descriptors in
-// uniform registers the non-overlapped loop wins at 128 columns up to
-// K = 7168 (4096x4096x7168: 1196 vs 1158 TF/s), and "k" wins at K = 11008
-// (mlp's 4096x4096x11008: 1181 vs 1147) and K = 16384 (1147 vs 1125;
-// docs/results/h100-2026-11-22e/). Split-K tiles (small M) do without it:
-// within 1% either way on the three M = 128 split shapes, and ~30% less
-// NVRTC time on the kernels that are the slowest to compile
-// (docs/results/h100-2026-11-22j/). Overlap over N halves is slower
+// shape and by 0-1% at M = 128), and for 64-row tiles of 128 columns at
+// long units (>= 64 k-blocks; within 2% either way on the H200's decode
+// timings, docs/results/h200-2026-12-05-decode/). Wider 128-row tiles
+// promote in place: on the H200's bench and training timings
+// (docs/results/h200-2026-12-05-fit/) the plain loop beat "k" at 128x128
+// on all 13 shapes of K >= 8192, by
+// 3-19% (2048x16384x16384: 0.924 vs 1.140 ms), and at 128x96 and 128x112
+// by 12% and 9% at geomean. (The kernel of 2026-11-22 measured the reverse
+// at K >= 11008 on the H100, docs/results/h100-2026-11-22e/.) Split-K tiles
+// (small M) do without it: within 1% either way on the three M = 128 split
+// shapes, and ~30% less NVRTC time on the kernels that are the slowest to
+// compile (docs/results/h100-2026-11-22j/). Overlap over N halves is slower
 // everywhere (A is read twice from shared memory) and is left to explicit
 // configs. BLOCK_M 64 (one consumer warpgroup, widths that are multiples of
 // 64) is taken when M <= 64; BLOCK_M 192 (three consumer warpgroups, 128
@@ -451,7 +454,8 @@ ConfigChoice selectSm90Config(const KernelSpec &spec, int smCount) {
         if (cost < best.predictedCost * 0.995) {
           best.tile = probe.tile;
           best.tile.overlap = PromotionOverlap::None;
-          if (split == 1 && (bn <= 64 || (bn <= 128 && kPerUnit >= 64))) {
+          if (split == 1 &&
+              (bn <= 64 || (bm == 64 && bn <= 128 && kPerUnit >= 64))) {
             KernelSpec ov = probe;
             ov.tile.overlap = PromotionOverlap::AlternateK;
             if (checkSm90Spec(ov).isOk())

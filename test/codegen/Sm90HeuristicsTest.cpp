@@ -131,6 +131,33 @@ TEST(Sm90Heuristic, RowsThatFitOneWarpgroupTakeA64RowTile) {
   EXPECT_EQ(selectSm90Config(deepseek(65, 4096, 4096), 132).tile.blockM, 128);
 }
 
+TEST(Sm90Heuristic, WideTilesOfTwoWarpgroupsPromoteInPlace) {
+  // Overlapped promotion ("k") lost at 128x128 on every training shape of
+  // K >= 8192 (H200, docs/results/h200-2026-12-05-fit/): 128-row tiles
+  // wider than 64 columns promote in place, also over long units; those of
+  // 64 columns or fewer keep it.
+  int wide = 0, narrow = 0;
+  for (int64_t m : {65, 200, 257, 1000, 2500})
+    for (int64_t n : {2048, 5120, 16384, 28672})
+      for (int64_t k : {2048, 8192, 13824, 53248}) {
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" +
+                     std::to_string(k));
+        const TileConfig t = selectSm90Config(deepseek(m, n, k), 132).tile;
+        if (t.blockM != 128 || t.splitK != 1)
+          continue;
+        if (t.blockN > 64) {
+          ++wide;
+          EXPECT_EQ(t.overlap, PromotionOverlap::None) << toJSON(t);
+        } else {
+          ++narrow;
+          EXPECT_EQ(t.overlap, PromotionOverlap::AlternateK) << toJSON(t);
+        }
+      }
+  // The grid reaches both sides of the rule.
+  EXPECT_GT(wide, 5);
+  EXPECT_GT(narrow, 0);
+}
+
 TEST(Sm90Heuristic, FewerSMsMeanMoreWaves) {
   // The same shape on a part with fewer SMs is predicted slower.
   const KernelSpec s = deepseek(4096, 4096, 7168);
