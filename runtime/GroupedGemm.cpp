@@ -36,11 +36,7 @@ int64_t groupValues(GemmKind kind, int64_t groups) {
 
 /// The spec of a recipe's grouped GEMM (M: the rows the tile is chosen for).
 KernelSpec specOf(const GemmRecipe &r, const GroupedGemmShape &s) {
-  const bool hint = s.kind == GemmKind::GroupedMasked && s.expectedM > 0;
-  KernelSpec spec = recipeSpec(r, hint ? s.expectedM : s.m, s.n, s.k);
-  spec.kind = s.kind;
-  spec.groups = s.groups;
-  return spec;
+  return groupedSpec(recipeSpec(r, s.m, s.n, s.k), s);
 }
 
 /// The checks of a grouped call that the dense ones do not make.
@@ -104,6 +100,17 @@ Status checkAll(const KernelSpec &s, int64_t m, const GroupedGemmTensors &t,
 }
 
 } // namespace
+
+KernelSpec groupedSpec(KernelSpec base, const GroupedGemmShape &shape) {
+  base.kind = shape.kind;
+  base.groups = shape.groups;
+  base.m = shape.kind == GemmKind::GroupedMasked && shape.expectedM > 0
+               ? shape.expectedM
+               : shape.m;
+  base.n = shape.n;
+  base.k = shape.k;
+  return base;
+}
 
 int64_t groupedTileRows(const KernelSpec &spec, int64_t m) {
   return spec.kind == GemmKind::GroupedMasked && spec.m > 0 ? spec.m : m;

@@ -71,6 +71,12 @@ struct GroupedGemmTensors : GemmTensors {
   int64_t scaleAGroupStride = 0, scaleBGroupStride = 0;
 };
 
+/// `base` (a recipe's spec: formats, granularities, promotion, output) as
+/// the grouped GEMM of `shape`: its form, groups, N, K and, as M, the rows
+/// its tile is chosen for (a masked shape's expected rows, when set, else
+/// GroupedGemmShape::m).
+KernelSpec groupedSpec(KernelSpec base, const GroupedGemmShape &shape);
+
 /// The rows a grouped GEMM's tile is chosen for and a tuning database
 /// entry is keyed at: a masked spec's expected rows (its M, when set), else
 /// `m` (GroupedGemmShape::m's rows).

@@ -177,6 +177,40 @@ TEST(GroupedGemmArgs, TileForTheShape) {
   EXPECT_EQ(small->m, 20);
 }
 
+TEST(GroupedGemmArgs, SpecKeepsTheRecipeAndTakesTheTileRows) {
+  // A recipe's spec as a grouped GEMM: the formats and granularities stay,
+  // the form, groups, N and K are the shape's, and M is the rows the tile
+  // is chosen for: a masked shape's expected rows when set, else its m.
+  KernelSpec base;
+  base.a.granularity = Granularity::block(1, 128);
+  base.b.granularity = Granularity::block(128, 128);
+  base.b.format = DType::E5M2;
+  GroupedGemmShape masked = contiguous();
+  masked.kind = GemmKind::GroupedMasked;
+  masked.groups = 32;
+  masked.m = 128;
+  masked.expectedM = 20;
+  KernelSpec s = groupedSpec(base, masked);
+  EXPECT_EQ(s.kind, GemmKind::GroupedMasked);
+  EXPECT_EQ(s.groups, 32);
+  EXPECT_EQ(s.m, 20);
+  EXPECT_EQ(s.n, 4096);
+  EXPECT_EQ(s.k, 7168);
+  EXPECT_EQ(s.b.format, DType::E5M2);
+  EXPECT_EQ(s.b.granularity, base.b.granularity);
+  EXPECT_EQ(groupedTileRows(s, masked.m), 20);
+  masked.expectedM = 0;
+  EXPECT_EQ(groupedSpec(base, masked).m, 128);
+  // Only the masked form has expected rows.
+  GroupedGemmShape c = contiguous();
+  c.expectedM = 20;
+  EXPECT_EQ(groupedSpec(base, c).m, 32768);
+  // The runtime's own spec of a recipe's grouped GEMM is the same one.
+  auto launched = groupedGemmKernelSpec(deepseek(), contiguous(), 132, {});
+  ASSERT_TRUE(launched.isOk()) << launched.message();
+  EXPECT_EQ(launched->m, groupedSpec(base, contiguous()).m);
+}
+
 /// Without a driver the call says so; with one, the driver does not know
 /// these addresses. Either way nothing is launched.
 TEST(GroupedGemmArgs, RefusedWithoutADriverOrDeviceMemory) {

@@ -25,6 +25,7 @@
 #include "core/Target.h"
 #include "runtime/CudaDriver.h"
 #include "runtime/Gemm.h"
+#include "runtime/GroupedGemm.h"
 #include "runtime/KernelCache.h"
 #include "runtime/Tuner.h"
 #include "runtime/plan/Plan.h"
@@ -286,11 +287,16 @@ std::vector<Problem> problemsOf(const Args &args) {
     for (size_t i = 0; i < file.grouped.size(); ++i) {
       const GroupedShape &g = file.grouped[i];
       const GroupedDraw draw = drawGrouped(g, i);
+      GroupedGemmShape shape;
+      shape.kind = g.kind;
+      shape.groups = g.groups;
+      shape.m = draw.m;
+      shape.n = g.n;
+      shape.k = draw.k;
+      shape.expectedM = draw.expectedM;
       Problem p;
-      p.spec = specOfRecipe(args.get("recipe"), g.n, draw.k);
-      p.spec.kind = g.kind;
-      p.spec.groups = g.groups;
-      p.spec.m = draw.expectedM > 0 ? draw.expectedM : draw.m;
+      p.spec =
+          groupedSpec(specOfRecipe(args.get("recipe"), g.n, draw.k), shape);
       p.m = draw.m;
       p.from = g.list + " " + std::to_string(i + 1);
       problems.push_back(p);
