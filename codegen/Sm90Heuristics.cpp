@@ -38,13 +38,13 @@
 // timings, docs/results/h200-2026-12-05-decode/). Wider 128-row tiles
 // promote in place: on the H200's bench and training timings
 // (docs/results/h200-2026-12-05-fit/) the plain loop beat "k" at 128x128
-// on all 13 shapes of K >= 8192, by
-// 3-19% (2048x16384x16384: 0.924 vs 1.140 ms), and at 128x96 and 128x112
-// by 12% and 9% at geomean. (The kernel of 2026-11-22 measured the reverse
-// at K >= 11008 on the H100, docs/results/h100-2026-11-22e/.) Split-K tiles
-// (small M) do without it: within 1% either way on the three M = 128 split
-// shapes, and ~30% less NVRTC time on the kernels that are the slowest to
-// compile (docs/results/h100-2026-11-22j/). Overlap over N halves is slower
+// on all 13 shapes of K >= 8192, by 3-19% (2048x16384x16384: 0.924 vs
+// 1.140 ms), and at 128x96 and 128x112 by 12% and 9% at geomean. (The
+// kernel of 2026-11-22 measured the reverse at K >= 11008 on the H100,
+// docs/results/h100-2026-11-22e/.) Split-K tiles (small M) do without it:
+// within 1% either way on the three M = 128 split shapes, and ~30% less
+// NVRTC time on the kernels that are the slowest to compile
+// (docs/results/h100-2026-11-22j/). Overlap over N halves is slower
 // everywhere (A is read twice from shared memory) and is left to explicit
 // configs. BLOCK_M 64 (one consumer warpgroup, widths that are multiples of
 // 64) is taken when M <= 64; BLOCK_M 192 (three consumer warpgroups, 128
