@@ -78,12 +78,7 @@ GroupedData makeData(Context &ctx, const GroupedShape &s, size_t index) {
   g.t.scaleALdOuter = 1;
   g.t.scaleALdK = g.saPitch;
   // The launch as the draw states it, which fp8-tune keys its entry at.
-  g.shape.kind = s.kind;
-  g.shape.groups = s.groups;
-  g.shape.m = draw.m;
-  g.shape.n = s.n;
-  g.shape.k = draw.k;
-  g.shape.expectedM = draw.expectedM;
+  g.shape = launchShape(s, draw);
   return g;
 }
 

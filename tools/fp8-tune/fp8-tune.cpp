@@ -287,16 +287,9 @@ std::vector<Problem> problemsOf(const Args &args) {
     for (size_t i = 0; i < file.grouped.size(); ++i) {
       const GroupedShape &g = file.grouped[i];
       const GroupedDraw draw = drawGrouped(g, i);
-      GroupedGemmShape shape;
-      shape.kind = g.kind;
-      shape.groups = g.groups;
-      shape.m = draw.m;
-      shape.n = g.n;
-      shape.k = draw.k;
-      shape.expectedM = draw.expectedM;
       Problem p;
-      p.spec =
-          groupedSpec(specOfRecipe(args.get("recipe"), g.n, draw.k), shape);
+      p.spec = groupedSpec(specOfRecipe(args.get("recipe"), g.n, draw.k),
+                           launchShape(g, draw));
       p.m = draw.m;
       p.from = g.list + " " + std::to_string(i + 1);
       problems.push_back(p);

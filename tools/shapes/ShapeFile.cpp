@@ -158,4 +158,15 @@ GroupedDraw drawGrouped(const GroupedShape &s, size_t index) {
   return d;
 }
 
+GroupedGemmShape launchShape(const GroupedShape &s, const GroupedDraw &d) {
+  GroupedGemmShape shape;
+  shape.kind = s.kind;
+  shape.groups = s.groups;
+  shape.m = d.m;
+  shape.n = s.n;
+  shape.k = d.k;
+  shape.expectedM = d.expectedM;
+  return shape;
+}
+
 } // namespace fp8

@@ -16,6 +16,7 @@
 
 #include "core/KernelSpec.h"
 #include "core/Status.h"
+#include "runtime/GroupedGemm.h"
 
 #include <cstdint>
 #include <string>
@@ -68,6 +69,10 @@ struct GroupedDraw {
 /// M_per_group (at least 1), K a multiple of 128 in [K_min, K_max]; a
 /// masked slab the most rows a draw can give, in whole 64-row tiles.
 GroupedDraw drawGrouped(const GroupedShape &s, size_t index);
+
+/// The grouped GEMM an entry and its draw describe: what fp8-bench launches
+/// and what fp8-tune tunes and keys its database entry at.
+GroupedGemmShape launchShape(const GroupedShape &s, const GroupedDraw &d);
 
 } // namespace fp8
 
