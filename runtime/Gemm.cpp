@@ -249,6 +249,22 @@ Expected<std::optional<TileConfig>> tuningDbTile(const KernelSpec &spec,
   return std::optional<TileConfig>(c->tile);
 }
 
+Expected<std::optional<TileConfig>>
+knownTuningTile(const KernelSpec &spec, int64_t m, const TuningDevice &device) {
+  KernelSpec s = spec;
+  s.m = m;
+  std::lock_guard<std::mutex> lock(gConfigMutex);
+  if (!gDbRead)
+    FP8_RETURN_IF_ERROR(readTuningDb(env::tuningDb()));
+  // A tile chosen before in this process (on the runtime's device), else
+  // the database's for `device`, not remembered: no launch chose it yet.
+  if (auto it = gConfigs.find(s.problemKey()); it != gConfigs.end())
+    return std::string(it->second.source) == "heuristic"
+               ? std::optional<TileConfig>()
+               : std::optional<TileConfig>(it->second.tile);
+  return tunedTile(s, m, &device);
+}
+
 void setFirstUseTuner(FirstUseTuner tuner) {
   std::lock_guard<std::mutex> tuning(gTuneMutex);
   std::lock_guard<std::mutex> lock(gConfigMutex);

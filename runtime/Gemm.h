@@ -173,6 +173,15 @@ Expected<std::optional<TileConfig>> tuningDbTile(const KernelSpec &spec,
                                                  CUstream stream = nullptr,
                                                  bool *deferred = nullptr);
 
+/// What tuningDbTile gives `spec` at M = m on `device`, looked up only: a
+/// tile chosen earlier in this process (tuned on first use, or the
+/// database's), else the database's entry for that GPU (not remembered);
+/// never tunes, needs no GPU. nullopt: the caller's own tile stands.
+/// compilePlanKernels compiles a plan step's GEMM with it, so that the kernel
+/// it lists is the one launched.
+Expected<std::optional<TileConfig>>
+knownTuningTile(const KernelSpec &spec, int64_t m, const TuningDevice &device);
+
 /// The kernel spec the runtime would launch for this problem (its tile from
 /// `tile` if given, else the tuning database's entry for this GPU, N, K and
 /// M bucket, else the heuristic for `smCount` SMs).

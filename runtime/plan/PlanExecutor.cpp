@@ -30,11 +30,12 @@ int64_t scaleBytes(const Granularity &g) {
 //===----------------------------------------------------------------------===//
 
 Expected<std::vector<CompiledPlanKernel>>
-compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount) {
+compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount,
+                   const TuningDevice *device) {
   std::vector<CompiledPlanKernel> out;
   for (const PlanStep &s : plan.steps) {
     GeneratedKernel kernel;
-    std::string name;
+    std::string name, tileSource;
     if (s.kind == StepKind::Gemm) {
       const Shape &as = shapes.shapes.at(s.inputs[0]);
       const Geometry a = geometry(as);
@@ -45,11 +46,22 @@ compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount) {
       // A grouped GEMM's tile is chosen for the rows it launches with (a
       // masked GEMM's expected rows), as fp8::groupedGemm chooses it.
       const KernelSpec launch = gemmLaunchValues(s, as);
-      Expected<KernelSpec> spec = gemmLaunchSpec(
-          launch,
-          launch.kind == GemmKind::Dense ? a.rows
-                                         : groupedTileRows(launch, a.rows),
-          smCount, o);
+      const int64_t rows = launch.kind == GemmKind::Dense
+                               ? a.rows
+                               : groupedTileRows(launch, a.rows);
+      // On a known GPU, the tile GpuPlan::gemmOptions will launch with: a
+      // database entry of that GPU over the compiled-in one.
+      if (device && !s.runtimeTile) {
+        Expected<std::optional<TileConfig>> t =
+            knownTuningTile(launch, rows, *device);
+        if (!t)
+          return t.status().withContext("step '" + s.name + "'");
+        if (*t) {
+          o.tile = **t;
+          tileSource = "tuning database";
+        }
+      }
+      Expected<KernelSpec> spec = gemmLaunchSpec(launch, rows, smCount, o);
       if (!spec)
         return spec.status().withContext("step '" + s.name + "'");
       auto g = emitGemm(*spec);
@@ -70,6 +82,7 @@ compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount) {
     CompiledPlanKernel c;
     c.step = s.name;
     c.name = name;
+    c.tileSource = tileSource;
     c.origin = cubin->origin;
     c.seconds = cubin->seconds;
     c.cubinBytes = cubin->kernel->cubin.size();

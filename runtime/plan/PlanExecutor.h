@@ -31,6 +31,9 @@ namespace fp8 {
 struct CompiledPlanKernel {
   std::string step; ///< the step that launches it
   std::string name; ///< the kernel (for GEMMs: the spec's kernel name)
+  /// "tuning database" when a GEMM step's compiled-in tile gave way to the
+  /// database's entry for the GPU; else empty (the plan's tile).
+  std::string tileSource;
   CubinOrigin origin = CubinOrigin::Compiled;
   double seconds = 0; ///< compile or disk-cache load
   size_t cubinBytes = 0;
@@ -39,9 +42,13 @@ struct CompiledPlanKernel {
 
 /// JIT-compiles (or finds in the cache) every kernel of the plan's steps
 /// for its arch, without a GPU. GEMM steps whose tile the runtime chooses
-/// get the heuristic's tile for M = dims' value on `smCount` SMs.
+/// get the heuristic's tile for M = dims' value on `smCount` SMs. With
+/// `device` (the GPU the plan will run on), a GEMM step with a compiled-in
+/// tile gets the tuning database's tile for that GPU where it has one
+/// (knownTuningTile), as GpuPlan launches it.
 Expected<std::vector<CompiledPlanKernel>>
-compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount);
+compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount,
+                   const TuningDevice *device = nullptr);
 
 /// Memory a GpuPlan uses but does not own (runtime/plan/PlanBinding.h: a
 /// plan bound to the caller's tensors).

@@ -328,11 +328,17 @@ int runCpu(const Options &o, json &results, const Plan &plan,
 Expected<size_t> compileKernels(const Options &o, json &results,
                                 const Plan &plan, const ResolvedPlan &shapes) {
   int smCount = o.smCount;
+  // The GPU at hand: its SM count, and its tuning database entries, which
+  // the GEMM steps launch with (so the kernels listed are those that run).
+  std::optional<TuningDevice> device;
   if (!o.compileOnly)
-    if (auto dev = CudaDevice::get())
+    if (auto dev = CudaDevice::get()) {
       smCount = (*dev)->smCount;
+      device = tuningDevice(**dev);
+    }
   auto t0 = std::chrono::steady_clock::now();
-  auto kernels = compilePlanKernels(plan, shapes, smCount);
+  auto kernels =
+      compilePlanKernels(plan, shapes, smCount, device ? &*device : nullptr);
   if (!kernels)
     return kernels.status();
   size_t cubinBytes = 0, compiled = 0;
@@ -343,17 +349,22 @@ Expected<size_t> compileKernels(const Options &o, json &results,
       cubinBytes += k.cubinBytes;
       compiled += k.origin == CubinOrigin::Compiled;
     }
-    std::printf("  kernel %-12s %-58s %-10s %6.3f s %7zu B cubin, %d regs\n",
-                k.step.c_str(), k.name.c_str(),
-                std::string(toString(k.origin)).c_str(), k.seconds,
-                k.cubinBytes, k.registers);
-    jk.push_back({{"step", k.step},
-                  {"name", k.name},
-                  {"origin", std::string(toString(k.origin))},
-                  {"seconds", k.seconds},
-                  {"cubin_bytes", k.cubinBytes},
-                  {"registers", k.registers},
-                  {"spill_bytes", k.spillBytes}});
+    std::printf(
+        "  kernel %-12s %-58s %-10s %6.3f s %7zu B cubin, %d regs%s\n",
+        k.step.c_str(), k.name.c_str(), std::string(toString(k.origin)).c_str(),
+        k.seconds, k.cubinBytes, k.registers,
+        k.tileSource.empty() ? ""
+                             : (", tile from the " + k.tileSource).c_str());
+    json one = {{"step", k.step},
+                {"name", k.name},
+                {"origin", std::string(toString(k.origin))},
+                {"seconds", k.seconds},
+                {"cubin_bytes", k.cubinBytes},
+                {"registers", k.registers},
+                {"spill_bytes", k.spillBytes}};
+    if (!k.tileSource.empty())
+      one["tile_source"] = k.tileSource;
+    jk.push_back(one);
   }
   const std::string cache = env::cacheDir();
   std::printf("jit: %zu kernels for %zu steps (%zu compiled, %zu from the "
