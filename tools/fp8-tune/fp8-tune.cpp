@@ -8,9 +8,10 @@
 //
 // For each GEMM: every candidate tile the generator builds (runtime/Tuner.h)
 // compiled in parallel, timed on the GPU, the winner checked against the
-// CPU oracle; the winners merged into the tuning database (codegen/
-// TuningDb.h, safe when several processes update it), which fp8::gemm,
-// fp8-run and fp8-bench read through FP8_TUNING_DB.
+// CPU oracle; each winner merged into the tuning database (codegen/
+// TuningDb.h, safe when several processes update it) as soon as it is
+// measured, so that a run stopped part-way keeps the GEMMs it finished;
+// fp8::gemm, fp8-run and fp8-bench read it through FP8_TUNING_DB.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <unistd.h>
 
@@ -300,6 +302,103 @@ std::vector<Problem> problemsOf(const Args &args) {
 
 } // namespace
 
+/// One GEMM's line of the --json report: every candidate's time.
+json reportOf(const Problem &p, const TuneResult &r) {
+  json cands = json::array();
+  for (const TunedTile &c : r.candidates)
+    cands.push_back({{"tile", json::parse(toJSON(c.tile))},
+                     {"ms", c.ms},
+                     {"spread", c.spread},
+                     {"error", c.error}});
+  return {{"kind", toString(p.spec.kind)},
+          {"groups", p.spec.groups},
+          {"m", p.m},
+          {"n", p.spec.n},
+          {"k", p.spec.k},
+          {"best", json::parse(toJSON(r.spec.tile))},
+          {"ms", r.ms},
+          {"heuristic", json::parse(toJSON(r.heuristicTile))},
+          {"heuristic_ms", r.heuristicMs},
+          {"oracle_difference", r.oracleDiff},
+          {"candidates", cands}};
+}
+
+/// Writes `j` to `path` through a temporary file renamed over it, so that
+/// a reader (or a run stopped mid-write) never sees half a report.
+Status writeJson(const std::string &path, const json &j) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp);
+    f << j.dump(1);
+    if (!f)
+      return errorf("cannot write '", tmp, "'");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec)
+    return errorf("cannot rename '", tmp, "' to '", path, "': ", ec.message());
+  return Status::ok();
+}
+
+/// Tunes every problem on `device`. Each GEMM's entry is merged into the
+/// database `db`, and the report `jsonPath` (if any) rewritten, as soon as
+/// it is measured: a run stopped part-way keeps the GEMMs it finished. A
+/// GEMM that fails is reported and the others go on; the exit status is
+/// then 1.
+int tuneAll(const std::vector<Problem> &problems, TuneOptions o,
+            const TuningDevice &device, const std::string &db,
+            const std::string &jsonPath) {
+  // The database is read (and created if missing) before the first GEMM's
+  // minutes are spent: a file that cannot be used fails now.
+  if (Status s = TuningDb::update(db, {}); !s)
+    die(s.message());
+  Progress progress(problems.size());
+  std::vector<std::string> failed;
+  size_t merged = 0;
+  json report = json::array();
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const Problem &p = problems[i];
+    o.progress = [&](const TuneProgress &tp) {
+      progress.update(i, shapeText(p), tp);
+    };
+    Expected<TuneResult> r = tuneGemm(p.spec, p.m, o);
+    if (!r) {
+      failed.push_back(shapeText(p) + " (" + p.from + "): " + r.message());
+      progress.line("fp8-tune: " + failed.back());
+      continue;
+    }
+    char line[512];
+    std::snprintf(
+        line, sizeof(line),
+        "%s: %.1f TF/s (%.4f ms) with %s; the heuristic's %.1f TF/s: %.3fx; "
+        "oracle difference %.1e on %lldx%lld",
+        shapeText(p).c_str(), r->tflops, r->ms, toJSON(r->spec.tile).c_str(),
+        r->heuristicMs > 0 ? r->tflops * r->ms / r->heuristicMs : 0.0,
+        r->heuristicMs > 0 ? r->heuristicMs / r->ms : 0.0, r->oracleDiff,
+        (long long)r->oracleRows, (long long)r->oracleCols);
+    progress.line(line);
+    if (Status s = TuningDb::update(db, {tuningEntry(*r, device, "fp8-tune")});
+        !s)
+      die(s.message());
+    ++merged;
+    report.push_back(reportOf(p, *r));
+    if (!jsonPath.empty())
+      if (Status s = writeJson(
+              jsonPath, {{"device", device.describe()}, {"gemms", report}});
+          !s)
+        die(s.message());
+  }
+  std::printf("%zu entries merged into %s (%.0f s)\n", merged, db.c_str(),
+              progress.seconds());
+  if (failed.empty())
+    return 0;
+  std::fprintf(stderr, "fp8-tune: %zu of %zu GEMMs failed:\n", failed.size(),
+               problems.size());
+  for (const std::string &f : failed)
+    std::fprintf(stderr, "  %s\n", f.c_str());
+  return 1;
+}
+
 int main(int argc, char **argv) {
   Args args(
       kTool,
@@ -378,6 +477,14 @@ int main(int argc, char **argv) {
     return compileOnly(problems, o, targetInfo(Arch::SM90a).smCount);
   if (!args.has("db"))
     die("expected --db FILE (the tuning database to update)", 2);
+  // A database that exists must load before any GPU time is spent on it
+  // (a missing one is created by the first GEMM's merge).
+  if (std::error_code ec; std::filesystem::exists(args.get("db"), ec))
+    if (Expected<TuningDb> old = TuningDb::load(args.get("db")); !old)
+      die(old.status()
+              .withContext("not updating '" + args.get("db") +
+                           "' (left as it is)")
+              .message());
   auto dev = CudaDevice::get();
   if (!dev)
     die("no GPU to time on: " + dev.message() +
@@ -385,55 +492,6 @@ int main(int argc, char **argv) {
   const TuningDevice device = tuningDevice(**dev);
   std::printf("device: %s\n", device.describe().c_str());
 
-  Progress progress(problems.size());
-  std::vector<TuningEntry> entries;
-  json report = json::array();
-  for (size_t i = 0; i < problems.size(); ++i) {
-    const Problem &p = problems[i];
-    o.progress = [&](const TuneProgress &tp) {
-      progress.update(i, shapeText(p), tp);
-    };
-    Expected<TuneResult> r = tuneGemm(p.spec, p.m, o);
-    if (!r)
-      die(shapeText(p) + " (" + p.from + "): " + r.message());
-    char line[512];
-    std::snprintf(
-        line, sizeof(line),
-        "%s: %.1f TF/s (%.4f ms) with %s; the heuristic's %.1f TF/s: %.3fx; "
-        "oracle difference %.1e on %lldx%lld",
-        shapeText(p).c_str(), r->tflops, r->ms, toJSON(r->spec.tile).c_str(),
-        r->heuristicMs > 0 ? r->tflops * r->ms / r->heuristicMs : 0.0,
-        r->heuristicMs > 0 ? r->heuristicMs / r->ms : 0.0, r->oracleDiff,
-        (long long)r->oracleRows, (long long)r->oracleCols);
-    progress.line(line);
-    entries.push_back(tuningEntry(*r, device, "fp8-tune"));
-    json cands = json::array();
-    for (const TunedTile &c : r->candidates)
-      cands.push_back({{"tile", json::parse(toJSON(c.tile))},
-                       {"ms", c.ms},
-                       {"spread", c.spread},
-                       {"error", c.error}});
-    report.push_back({{"kind", toString(p.spec.kind)},
-                      {"groups", p.spec.groups},
-                      {"m", p.m},
-                      {"n", p.spec.n},
-                      {"k", p.spec.k},
-                      {"best", json::parse(toJSON(r->spec.tile))},
-                      {"ms", r->ms},
-                      {"heuristic", json::parse(toJSON(r->heuristicTile))},
-                      {"heuristic_ms", r->heuristicMs},
-                      {"oracle_difference", r->oracleDiff},
-                      {"candidates", cands}});
-  }
-  if (Status s = TuningDb::update(args.get("db"), entries); !s)
-    die(s.message());
-  std::printf("%zu entries merged into %s (%.0f s)\n", entries.size(),
-              args.get("db").c_str(), progress.seconds());
-  if (args.has("json")) {
-    std::ofstream f(args.get("json"));
-    f << json{{"device", device.describe()}, {"gemms", report}}.dump(1);
-    if (!f)
-      die("cannot write '" + args.get("json") + "'");
-  }
-  return 0;
+  return tuneAll(problems, o, device, args.get("db"),
+                 args.has("json") ? args.get("json") : "");
 }
