@@ -106,16 +106,16 @@ TuneGate tuneGate(const LaunchSite &site) {
 }
 
 /// The tile remembered for the problem, else the database's (remembered
-/// when chosen with the GPU at hand: another GPU's entries do not count
-/// for later launches). gConfigMutex held.
+/// when chosen with the GPU at hand and `remember`: another GPU's entries
+/// do not count for later launches). gConfigMutex held.
 std::optional<Chosen> knownTile(const KernelSpec &spec, int64_t m,
                                 const TuningDevice *device,
-                                const std::string &key) {
+                                const std::string &key, bool remember = true) {
   if (auto it = gConfigs.find(key); it != gConfigs.end())
     return it->second;
   if (std::optional<TileConfig> t = tunedTile(spec, m, device)) {
     Chosen c{*t, "tuning database"};
-    if (device)
+    if (device && remember)
       gConfigs.emplace(key, c);
     return c;
   }
@@ -256,13 +256,13 @@ knownTuningTile(const KernelSpec &spec, int64_t m, const TuningDevice &device) {
   std::lock_guard<std::mutex> lock(gConfigMutex);
   if (!gDbRead)
     FP8_RETURN_IF_ERROR(readTuningDb(env::tuningDb()));
-  // A tile chosen before in this process (on the runtime's device), else
-  // the database's for `device`, not remembered: no launch chose it yet.
-  if (auto it = gConfigs.find(s.problemKey()); it != gConfigs.end())
-    return std::string(it->second.source) == "heuristic"
-               ? std::optional<TileConfig>()
-               : std::optional<TileConfig>(it->second.tile);
-  return tunedTile(s, m, &device);
+  // Not remembered: no launch chose it yet, and `device` need not be the
+  // runtime's.
+  std::optional<Chosen> c =
+      knownTile(s, m, &device, s.problemKey(), /*remember=*/false);
+  if (!c || std::string(c->source) == "heuristic")
+    return std::optional<TileConfig>();
+  return std::optional<TileConfig>(c->tile);
 }
 
 void setFirstUseTuner(FirstUseTuner tuner) {
