@@ -9,7 +9,8 @@ namespace fp8 {
 
 Status launchElementwise(const ElementwiseSpec &spec,
                          const std::vector<ElementwiseEntryLaunch> &launches,
-                         const fp8k::EwParams &p, CUstream stream) {
+                         const fp8k::EwParams &p, CUstream stream,
+                         bool afterPriorKernel) {
   auto drv = CudaDriver::get();
   if (!drv)
     return drv.status();
@@ -18,7 +19,8 @@ Status launchElementwise(const ElementwiseSpec &spec,
   // (programmatic dependent launch): each entry point waits for its
   // predecessor before touching memory (fp8k::after_prior_grid), so their
   // launches and table fills overlap its tail. The first kernel keeps the
-  // stream's full order with whatever precedes the step.
+  // stream's full order with whatever precedes the step, unless the caller
+  // allows it (a plan's steps, all built to wait).
   CUlaunchAttribute overlap{};
   overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
   overlap.value.programmaticStreamSerializationAllowed = 1;
@@ -40,7 +42,7 @@ Status launchElementwise(const ElementwiseSpec &spec,
     cfg.blockDimZ = l.launch.block[2];
     cfg.sharedMemBytes = 0;
     cfg.hStream = stream;
-    if (&l != &launches.front()) {
+    if (&l != &launches.front() || afterPriorKernel) {
       cfg.attrs = &overlap;
       cfg.numAttrs = 1;
     }

@@ -22,10 +22,14 @@
 namespace fp8 {
 
 /// Launches `launches` (entry points of `spec`, in order) with parameter
-/// `p` on `stream`. Errors name the kernel.
+/// `p` on `stream`. The second and later overlap the one before; with
+/// `afterPriorKernel` the first also overlaps the stream's kernel before it
+/// (GemmOptions::afterPriorKernel says what that means). Errors name the
+/// kernel.
 Status launchElementwise(const ElementwiseSpec &spec,
                          const std::vector<ElementwiseEntryLaunch> &launches,
-                         const fp8k::EwParams &p, CUstream stream);
+                         const fp8k::EwParams &p, CUstream stream,
+                         bool afterPriorKernel = false);
 
 } // namespace fp8
 

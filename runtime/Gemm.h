@@ -92,6 +92,14 @@ struct GemmOptions {
   /// Check with the driver that every buffer is device memory large enough
   /// for the shape (a few microseconds; prevents faults from bad extents).
   bool checkExtents = true;
+  /// Launch with programmatic dependent launch: the kernel may be scheduled
+  /// while the stream's kernel before it finishes, its setup overlapping
+  /// that kernel's tail; it waits in the kernel (fp8k::after_prior_grid)
+  /// before any access to global memory, so the results are those of the
+  /// stream's full order. Off, the launch keeps the stream's full order (a
+  /// caller's stream may hold kernels of its own before this one: those
+  /// are waited for either way).
+  bool afterPriorKernel = false;
 };
 
 /// What a call did (for tools and benchmarks).

@@ -527,14 +527,20 @@ Status launchSm90(const CudaDevice &dev, const KernelSpec &s, int64_t m,
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.sharedMemBytes = unsigned(li.sharedBytes);
   cfg.hStream = stream;
-  CUlaunchAttribute attr[1];
+  CUlaunchAttribute attr[2];
+  cfg.attrs = attr;
+  cfg.numAttrs = 0;
   if (li.clusterX > 1) {
-    attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr[0].value.clusterDim.x = unsigned(li.clusterX);
-    attr[0].value.clusterDim.y = 1;
-    attr[0].value.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    CUlaunchAttribute &a = attr[cfg.numAttrs++];
+    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a.value.clusterDim.x = unsigned(li.clusterX);
+    a.value.clusterDim.y = 1;
+    a.value.clusterDim.z = 1;
+  }
+  if (options.afterPriorKernel) {
+    CUlaunchAttribute &a = attr[cfg.numAttrs++];
+    a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a.value.programmaticStreamSerializationAllowed = 1;
   }
   Status ls = cuCheck(d.cuLaunchKernelEx(&cfg, kn.function, args, nullptr),
                       "cuLaunchKernelEx");

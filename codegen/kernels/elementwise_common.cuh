@@ -9,27 +9,11 @@
 
 #include "fp8/elementwise_params.h"
 #include "fp8/fp8_functions.h"
+#include "fp8/grid_dependency.h"
 
 namespace fp8k {
 
 static_assert(sizeof(EwParams) == 128, "must match the host's EwParams");
-
-/// Every entry point calls this before its first access to global memory
-/// (what comes before it, a table's fill, touches shared memory only).
-/// Programmatic dependent launch (PTX griddepcontrol, sm_90 and later):
-/// the kernel lets the next kernel of the stream start now, where that one
-/// was launched to allow it (runtime/ElementwiseLaunch.cpp: a step's second
-/// and later kernels), and waits until the kernel before it in the stream
-/// has completed and its writes are visible, where this one was launched
-/// so. Without the launch attribute both are no-ops. The next kernel's CTAs
-/// then take SM slots as this grid's leave and wait there: its launch and
-/// its table fill overlap this kernel's tail.
-__device__ __forceinline__ void after_prior_grid() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
 
 /// atomicAdd with release and acquire semantics at GPU scope: the calling
 /// thread's earlier writes (its atomics too) are visible to any thread that

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "fp8/grid_dependency.h"
+
 namespace fp8k {
 
 typedef unsigned int u32;

@@ -141,6 +141,10 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
     cluster_sync();
   else
     __syncthreads();
+  // Launched after another kernel with programmatic dependent launch (a
+  // plan's steps, runtime/Sm90Launch.cpp), the setup above overlaps that
+  // kernel's tail; nothing below may touch global memory before it is done.
+  wait_prior_grid();
 
   Schedule<C> sched(p);
   const int my_units = sched.my_units();

@@ -87,6 +87,17 @@ public:
   /// default; microseconds of host time per GEMM): off where the caller
   /// has checked the buffers' sizes itself.
   void setCheckExtents(bool check) { checkExtents_ = check; }
+  /// Whether a step of at most kOverlapMaxRows rows (a decode step's) may
+  /// start while the stream's kernel before it finishes (programmatic
+  /// dependent launch; on by default): every kernel a plan launches waits
+  /// in the kernel before it touches global memory, so only launch latency
+  /// and setup overlap, never the steps' memory. Off, or for larger steps,
+  /// a step's first kernel keeps the stream's full order (fp8-run
+  /// --serial-steps turns it off, to compare).
+  void setOverlapSteps(bool overlap) { overlapSteps_ = overlap; }
+  /// The most rows (M; batch * rows of a non-GEMM step) of a step that
+  /// overlaps the one before (overlapsPriorStep has the measurements).
+  static constexpr int64_t kOverlapMaxRows = 128;
   /// Copies buffer `name` to `out` (shaped and typed as the plan says).
   Status download(const std::string &name, HostTensor &out) const;
 
@@ -146,6 +157,9 @@ private:
   /// this GPU over the plan's, tuningDbTile), the extent checks.
   Expected<GemmOptions> gemmOptions(const PlanStep &s, const KernelSpec &spec,
                                     size_t index, int64_t m);
+  /// Whether a step of `rows` rows overlaps the one before
+  /// (setOverlapSteps).
+  bool overlapsPriorStep(int64_t rows) const;
   /// What fp8::gemm or fp8::groupedGemm reported for step `index`.
   void recordGemm(size_t index, const GemmReport &rep);
   /// Where a GEMM reads scales from when not from its input (a mirror, or
@@ -173,6 +187,7 @@ private:
   std::vector<char> gemmScaleATma_, gemmScaleBTma_;
   size_t deviceBytes_ = 0;
   bool checkExtents_ = true;    ///< fp8::gemm checks buffer extents
+  bool overlapSteps_ = true;    ///< setOverlapSteps
   CUgraphExec graph_ = nullptr; ///< the run phase, once captured
 };
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <regex>
 
 using namespace fp8;
 
@@ -364,6 +365,52 @@ TEST(Sm90Emit, TracedKernelsStampTheClockAndKeepTheWgmmaPipeline) {
     ASSERT_TRUE(c.isOk()) << c.message();
     EXPECT_FALSE(c->wgmmaSerialized) << c->log;
     EXPECT_EQ(c->spillBytes, 0) << c->log;
+  }
+}
+
+// A plan launches its GEMMs with programmatic dependent launch
+// (GemmOptions::afterPriorKernel): the kernel may be resident while the
+// stream's kernel before it still writes the GEMM's operands, so its one
+// griddepcontrol.wait must come before its first access to global memory
+// (a load, store or atomic outside shared, local, parameter and constant
+// space, or a TMA copy). Dense with a TMA store, with C read back (f32,
+// accumulating), split K (its counters), and grouped in a 1x2 cluster (its
+// group offsets). It lets the next kernel start only as its CTAs exit.
+TEST(Sm90Emit, WaitsForThePriorGridBeforeGlobalMemory) {
+  static const std::regex global(
+      R"(\b(ld|st|atom|red)\.(?!(param|shared|local|const)\b)|\bcp\.(reduce\.)?async\.bulk\b)");
+  KernelSpec dense = variantSpec(kVariants[0], 4096, 7168, 128);
+  dense.tile.blockN = 128;
+  KernelSpec acc = variantSpec(kVariants[2], 4096, 2048, 128);
+  acc.accumulate = true;
+  acc.tile.blockN = 128;
+  KernelSpec split = variantSpec(kVariants[0], 2048, 7168, 64);
+  split.tile.blockN = 128;
+  split.tile.splitK = 4;
+  KernelSpec grouped = variantSpec(kVariants[0], 4096, 2048, 128);
+  grouped.kind = GemmKind::GroupedContiguous;
+  grouped.groups = 8;
+  grouped.tile.blockN = 128;
+  grouped.tile.clusterN = 2;
+  for (KernelSpec *s : {&dense, &acc, &split, &grouped}) {
+    s->tile.stages = sm90MaxStages(*s);
+    auto g = emitSm90Gemm(*s);
+    ASSERT_TRUE(g.isOk()) << g.message();
+    auto ptx = compileToPtx(*g);
+    ASSERT_TRUE(ptx.isOk()) << g->name << ": " << ptx.message();
+    size_t waits = 0;
+    for (size_t at = ptx->find("griddepcontrol.wait;"); at != std::string::npos;
+         at = ptx->find("griddepcontrol.wait;", at + 1))
+      ++waits;
+    ASSERT_EQ(waits, 1u) << g->name;
+    // (no early trigger: fp8k::wait_prior_grid says why)
+    EXPECT_EQ(ptx->find("griddepcontrol.launch_dependents;"), std::string::npos)
+        << g->name;
+    std::smatch first;
+    ASSERT_TRUE(std::regex_search(*ptx, first, global)) << g->name;
+    EXPECT_LT(ptx->find("griddepcontrol.wait;"), size_t(first.position(0)))
+        << g->name << ": global memory accessed before the wait ('"
+        << ptx->substr(size_t(first.position(0)), 40) << "')";
   }
 }
 

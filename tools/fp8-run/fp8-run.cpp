@@ -4,6 +4,7 @@
 //                [--outputs DIR | --no-outputs] [--verify] [--bench [--iters
 //                N]]
 //                [--compile-only] [--cpu] [--json FILE] [--sm-count N]
+//                [--serial-steps]
 //
 // Loads a plan (fp8-translate --fp8-to-plan), JIT-compiles its kernels
 // through the runtime's cache, allocates its buffers, runs the prepare steps
@@ -73,6 +74,7 @@ struct Options {
   std::string jsonOut;
   std::string tuningDb; ///< --tuning-db; else FP8_TUNING_DB's
   bool tuneOnFirstUse = false;
+  bool serialSteps = false; ///< GpuPlan::setOverlapSteps(false)
 };
 
 [[noreturn]] void usage(int code) {
@@ -83,7 +85,7 @@ struct Options {
       "               [--bench [--iters N]] [--compile-only] [--cpu]\n"
       "               [--json FILE] [--sm-count N] [--similarity-bound X]\n"
       "               [--save-inputs DIR] [--tuning-db FILE]\n"
-      "               [--tune-on-first-use]\n"
+      "               [--tune-on-first-use] [--serial-steps]\n"
       "Runs a plan written by fp8-translate --fp8-to-plan.\n"
       "  --dim NAME=SIZE  size of a dynamic dimension (every one needs one)\n"
       "  --inputs DIR     read DIR/<buffer>.npy for every input and weight\n"
@@ -115,8 +117,14 @@ struct Options {
       "                   (fp8-tune's measurement) at its first launch; with\n"
       "                   --tuning-db the entries are merged into FILE\n"
       "                   (created if missing), else kept for this run\n"
+      "  --serial-steps   launch each step's first kernel in the stream's\n"
+      "                   full order (by default a step of at most %lld rows\n"
+      "                   may start while the step before finishes, waiting\n"
+      "                   in the kernel for that step's results:\n"
+      "                   programmatic dependent launch)\n"
       "Exit status: 0 ok, 1 error or failed verification, 2 usage, 3 no GPU\n"
-      "(the kernels were compiled, nothing ran).\n");
+      "(the kernels were compiled, nothing ran).\n",
+      static_cast<long long>(GpuPlan::kOverlapMaxRows));
   std::exit(code);
 }
 
@@ -201,6 +209,8 @@ Options parseArgs(int argc, char **argv) {
       o.tuningDb = next();
     } else if (a == "--tune-on-first-use") {
       o.tuneOnFirstUse = true;
+    } else if (a == "--serial-steps") {
+      o.serialSteps = true;
     } else if (a == "--sm-count") {
       o.smCount = int(number("--sm-count", next(), 1, kMaxSmCount,
                              "an integer in [1, 4096]"));
@@ -221,18 +231,18 @@ Options parseArgs(int argc, char **argv) {
     std::fprintf(stderr, "fp8-run: expected a plan file\n");
     usage(kUsage);
   }
-  if (o.tuneOnFirstUse && (o.cpu || o.compileOnly)) {
-    std::fprintf(stderr,
-                 "fp8-run: --tune-on-first-use times GEMMs on the "
-                 "GPU; it cannot be combined with %s\n",
-                 o.cpu ? "--cpu" : "--compile-only");
-    std::exit(kUsage);
-  }
-  if (o.cpu && o.bench) {
-    std::fprintf(stderr, "fp8-run: --bench times the GPU; it cannot be "
-                         "combined with --cpu\n");
-    std::exit(kUsage);
-  }
+  // Options that act on the GPU alone.
+  const std::pair<bool, const char *> gpuOnly[] = {
+      {o.tuneOnFirstUse, "--tune-on-first-use times GEMMs"},
+      {o.serialSteps, "--serial-steps orders the steps' launches"},
+      {o.bench && o.cpu, "--bench times the steps"}};
+  for (const auto &[given, what] : gpuOnly)
+    if (given && (o.cpu || o.compileOnly)) {
+      std::fprintf(stderr,
+                   "fp8-run: %s on the GPU; it cannot be combined with %s\n",
+                   what, o.cpu ? "--cpu" : "--compile-only");
+      std::exit(kUsage);
+    }
   return o;
 }
 
@@ -451,6 +461,11 @@ int runGpu(const Options &o, json &results, const Plan &plan,
     return fail(o, results, gpu.status());
   std::printf("buffers: %s on the device\n",
               mib(double((*gpu)->deviceBytes())).c_str());
+  (*gpu)->setOverlapSteps(!o.serialSteps);
+  std::printf("steps of at most %lld rows overlap the one before: %s\n",
+              static_cast<long long>(GpuPlan::kOverlapMaxRows),
+              o.serialSteps ? "no (--serial-steps)" : "yes");
+  results["overlap_steps"] = !o.serialSteps;
   // The scales some GEMMs read in their TMA layout: A's transposed, B's
   // with a padded pitch (runtime/plan/PlanScaleMirror.h).
   reportScaleMirrors(results, **gpu, plan);
