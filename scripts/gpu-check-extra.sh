@@ -88,18 +88,22 @@ for entry in "${examples[@]}"; do
 done
 
 # Decode (M = 16): launch-bound, so the run phase as one CUDA graph against
-# the steps launched back to back.
+# the steps launched back to back; then again with every step in the
+# stream's order (--serial-steps: no step overlaps the one before).
 decode=("mlp" "attention-proj" "moe" "llama-layer" "mlp.fused"
         "llama-layer.fused")
 for ex in "${decode[@]}"; do
-  timeout 300 "$run" "$root/examples/plans/$ex.sm_90a.plan.json" --dim M=16 \
-      --random --bench --iters 50 --no-outputs \
-      --json "$out/pipeline-$ex-decode.json" >"$out/pipeline-$ex-decode.log" 2>&1
-  rc=$?
-  if [ $rc != 0 ]; then
-    status=1
-    log "- $ex decode bench: FAILED (exit $rc; pipeline-$ex-decode.log)"
-  fi
+  for serial in "" "-serial"; do
+    timeout 300 "$run" "$root/examples/plans/$ex.sm_90a.plan.json" --dim M=16 \
+        --random --bench --iters 50 --no-outputs ${serial:+--serial-steps} \
+        --json "$out/pipeline-$ex-decode$serial.json" \
+        >"$out/pipeline-$ex-decode$serial.log" 2>&1
+    rc=$?
+    if [ $rc != 0 ]; then
+      status=1
+      log "- $ex decode bench${serial:+ (--serial-steps)}: FAILED (exit $rc; pipeline-$ex-decode$serial.log)"
+    fi
+  done
 done
 
 # Generated models (test/models/Inputs, see test/models/plans.test): deeper
@@ -185,19 +189,23 @@ out, examples = sys.argv[1], sys.argv[2:]
 def fmt(x, spec=".4f"):
     return "n/a" if x is None or x < 0 else format(x, spec)
 print()
-print("Decode, M=16 (median of 50): the run phase launched step by step and as one CUDA graph")
+print("Decode, M=16 (median of 50): the run phase launched step by step and as one CUDA graph;")
+print("the graph again with every step in the stream's order (--serial-steps)")
 print()
-print("| example | steps back to back ms | sum of the steps ms | as one CUDA graph ms |")
-print("|---|---|---|---|")
-for ex in examples:
+print("| example | steps back to back ms | sum of the steps ms | as one CUDA graph ms | as a graph, --serial-steps ms |")
+print("|---|---|---|---|---|")
+def bench(ex, suffix):
     try:
-        with open(os.path.join(out, f"pipeline-{ex}-decode.json")) as f:
-            b = json.load(f).get("bench", {})
+        with open(os.path.join(out, f"pipeline-{ex}-decode{suffix}.json")) as f:
+            return json.load(f).get("bench", {})
     except (OSError, ValueError):
-        b = {}
+        return {}
+def graph(b):
     g = b.get("graph_ms")
-    graph = fmt(g) if g is not None else "n/a (" + (b.get("graph_note") or "did not run") + ")"
-    print(f"| {ex} | {fmt(b.get('total_ms'))} | {fmt(b.get('step_sum_ms'))} | {graph} |")
+    return fmt(g) if g is not None else "n/a (" + (b.get("graph_note") or "did not run") + ")"
+for ex in examples:
+    b, s = bench(ex, ""), bench(ex, "-serial")
+    print(f"| {ex} | {fmt(b.get('total_ms'))} | {fmt(b.get('step_sum_ms'))} | {graph(b)} | {graph(s)} |")
 EOF
 then
   log "- the decode table could not be written (python3 needed); see $out/pipeline-*-decode.log"
