@@ -94,7 +94,7 @@ struct GemmOptions {
   bool checkExtents = true;
   /// Launch with programmatic dependent launch: the kernel may be scheduled
   /// while the stream's kernel before it finishes, its setup overlapping
-  /// that kernel's tail; it waits in the kernel (fp8k::after_prior_grid)
+  /// that kernel's tail; it waits in the kernel (fp8k::wait_prior_grid)
   /// before any access to global memory, so the results are those of the
   /// stream's full order. Off, the launch keeps the stream's full order (a
   /// caller's stream may hold kernels of its own before this one: those

@@ -20,10 +20,8 @@ namespace fp8k {
 /// waits only: the next kernel is scheduled as its CTAs exit (the implicit
 /// trigger). With the trigger at its start, the next kernel's CTAs could
 /// take the multiprocessors' spare registers and shared memory beside the
-/// GEMM's and wait there through it; mlp at M = 4096, every step
-/// overlapped, as one CUDA graph took 1.003-1.006 ms so, 0.976-0.986 with
-/// the GEMM waiting only, 0.949-0.958 in the stream's order (H100,
-/// docs/results/h100-2026-12-05-step-overlap/; runtime/plan's
+/// GEMM's and wait there through it; a large plan's graph measured slower
+/// so than with the GEMM waiting only (docs/journal/2026-12-05-step-overlap.md;
 /// GpuPlan::overlapsPriorStep keeps large steps in order).
 __device__ __forceinline__ void wait_prior_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
