@@ -214,10 +214,12 @@ def FP8SelectConfig : Pass<"fp8-select-config", "ModuleOp"> {
     * else the runtime's heuristic (codegen/Sm90Heuristics.h) for `sm-count`
       SMs.
 
-    A dynamic M is configured for `m-hint` rows; `m-hint=0` leaves the
-    choice to the runtime at launch, for the actual M
-    (`fp8.tile_source = "runtime"`; the tile recorded is the one for
-    M = 4096, which the recipe and shape must suit). A grouped GEMM with
+    A dynamic M is configured for `m-hint` rows, and the plan then runs
+    every M with that tile (fp8-run notes where the runtime's heuristic
+    would pick another); `m-hint=0` leaves the choice to the runtime at
+    launch, for the actual M (`fp8.tile_source = "runtime"`; the tile
+    recorded is the one for M = 4096, which the recipe and shape must
+    suit). A grouped GEMM with
     data-dependent groups (an MoE layer's experts) always leaves it to the
     runtime: its rows are the routing's. Needs the module's `fp8.target`
     (run `--fp8-verify-target` first).

@@ -35,7 +35,7 @@ compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount,
   std::vector<CompiledPlanKernel> out;
   for (const PlanStep &s : plan.steps) {
     GeneratedKernel kernel;
-    std::string name, tileSource;
+    std::string name, tileSource, heuristicKernel;
     if (s.kind == StepKind::Gemm) {
       const Shape &as = shapes.shapes.at(s.inputs[0]);
       const Geometry a = geometry(as);
@@ -69,6 +69,18 @@ compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount,
         return g.status().withContext("step '" + s.name + "'");
       kernel = std::move(*g);
       name = kernel.name;
+      // A dense GEMM whose tile the heuristic chose when the plan was
+      // compiled, for another M (m-hint) or SM count: what the runtime would
+      // pick for this M, so that fp8-run can say so.
+      if (!s.runtimeTile && tileSource.empty() &&
+          launch.kind == GemmKind::Dense &&
+          s.tileSource.rfind("heuristic", 0) == 0) {
+        GemmOptions h;
+        h.selectTile = true;
+        Expected<KernelSpec> chosen = gemmLaunchSpec(launch, rows, smCount, h);
+        if (chosen && !(chosen->tile == spec->tile))
+          heuristicKernel = chosen->kernelName();
+      }
     } else {
       auto ks = emitElementwise(s.aux);
       if (!ks)
@@ -83,6 +95,7 @@ compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount,
     c.step = s.name;
     c.name = name;
     c.tileSource = tileSource;
+    c.heuristicKernel = heuristicKernel;
     c.origin = cubin->origin;
     c.seconds = cubin->seconds;
     c.cubinBytes = cubin->kernel->cubin.size();

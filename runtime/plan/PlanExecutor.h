@@ -34,6 +34,11 @@ struct CompiledPlanKernel {
   /// "tuning database" when a GEMM step's compiled-in tile gave way to the
   /// database's entry for the GPU; else empty (the plan's tile).
   std::string tileSource;
+  /// A GEMM step launching the plan's compiled-in heuristic tile (chosen
+  /// for the plan's m-hint, or another SM count) where the runtime's
+  /// heuristic picks another for this run's M: that kernel's name (what a
+  /// plan compiled with m-hint=0 launches); else empty.
+  std::string heuristicKernel;
   CubinOrigin origin = CubinOrigin::Compiled;
   double seconds = 0; ///< compile or disk-cache load
   size_t cubinBytes = 0;

@@ -3,6 +3,7 @@
 #include "tools/fp8-run/Report.h"
 
 #include <cstdio>
+#include <regex>
 
 namespace fp8 {
 
@@ -45,7 +46,33 @@ json similarityJson(const SimilarityCheck &c, BoundSource source) {
   return j;
 }
 
+/// The tile part of a GEMM kernel's name (192x128x128s4w3c1x1rn8...).
+std::string tileOfName(const std::string &name) {
+  static const std::regex tile("_([0-9]+x[0-9]+x[0-9]+s[0-9]+w[0-9]+c[^_]*)");
+  std::smatch m;
+  return std::regex_search(name, m, tile) ? m[1].str() : name;
+}
+
 } // namespace
+
+void printCompiledTileNotes(const std::vector<CompiledPlanKernel> &kernels) {
+  bool first = true;
+  for (const CompiledPlanKernel &k : kernels) {
+    if (k.heuristicKernel.empty())
+      continue;
+    if (first)
+      std::printf("note: these GEMM steps launch the tile compiled into the "
+                  "plan (its heuristic's for another M or SM count); the "
+                  "runtime's heuristic picks another for these dims:\n");
+    first = false;
+    std::printf("  %-12s %s, the runtime's %s\n", k.step.c_str(),
+                tileOfName(k.name).c_str(),
+                tileOfName(k.heuristicKernel).c_str());
+  }
+  if (!first)
+    std::printf("  (a plan compiled with --fp8-compile=\"... m-hint=0\" "
+                "chooses each GEMM's tile at launch, for the actual M)\n");
+}
 
 /// Prints the outputs against the plan on the CPU oracle.
 void printVsOracle(const std::vector<OutputCheck> &checks) {

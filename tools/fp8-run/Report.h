@@ -10,6 +10,7 @@
 
 #include "core/Target.h"
 #include "runtime/plan/PlanBench.h"
+#include "runtime/plan/PlanExecutor.h"
 #include "runtime/plan/PlanVerify.h"
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,11 @@ nlohmann::ordered_json reportStepChecks(const std::vector<StepCheck> &steps);
 /// passed.
 bool reportVerdict(const VerifyVerdict &verdict, nlohmann::ordered_json &v,
                    const std::string &suffix);
+
+/// Notes the GEMM steps that launch the tile compiled into the plan where
+/// the runtime's heuristic picks another for this run's M (a plan compiled
+/// for another M: --fp8-compile's m-hint), each with both tiles.
+void printCompiledTileNotes(const std::vector<CompiledPlanKernel> &kernels);
 
 /// Prints the benchmark's table (the memory-bound steps' rates against
 /// `roof`, the device's DRAM bandwidth: core/Target.h); returns it as JSON.

@@ -382,6 +382,7 @@ Expected<size_t> compileKernels(const Options &o, json &results,
               distinct.size(), kernels->size(), compiled,
               distinct.size() - compiled, secondsSince(t0), cubinBytes / 1024,
               cache.empty() ? "memory only" : cache.c_str());
+  printCompiledTileNotes(*kernels);
   results["kernels"] = jk;
   return distinct.size();
 }

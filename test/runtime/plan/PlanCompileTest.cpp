@@ -5,7 +5,9 @@
 // compiles the tuning database's tile for that GPU, as GpuPlan launches it,
 // and says so; another GPU's entry, and no GPU at all, leave the plan's
 // tile. Before, fp8-run listed (and compiled) the plan's kernel while the
-// step launched the database's.
+// step launched the database's. A compiled-in heuristic tile that the
+// runtime's heuristic would not pick for the actual M (a plan compiled at
+// an m-hint, run at a decode's M) names the kernel the runtime would pick.
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,6 +124,59 @@ TEST(PlanCompile, GemmStepsTakeTheDatabaseTileOfTheirGpu) {
   }
   // The other steps are the plan's either way.
   EXPECT_EQ(onH100["quantize_6"], onCpu["quantize_6"]);
+}
+
+/// Each GEMM step's kernel and heuristicKernel at M = `m`.
+std::map<std::string, std::pair<std::string, std::string>>
+gemmKernels(const Plan &plan, int64_t m) {
+  std::map<std::string, std::pair<std::string, std::string>> out;
+  auto dims = resolveDims(plan, {{"M", m}});
+  EXPECT_TRUE(dims.isOk()) << dims.message();
+  if (!dims)
+    return out;
+  auto shapes = resolvePlan(plan, *dims);
+  EXPECT_TRUE(shapes.isOk()) << shapes.message();
+  if (!shapes)
+    return out;
+  auto ks = compilePlanKernels(plan, *shapes, 132, nullptr);
+  EXPECT_TRUE(ks.isOk()) << ks.message();
+  if (ks)
+    for (const CompiledPlanKernel &k : *ks)
+      if (k.step.rfind("gemm_", 0) == 0)
+        out[k.step] = {k.name, k.heuristicKernel};
+  return out;
+}
+
+TEST(PlanCompile, NamesTheRuntimeTileWhereTheCompiledInOneDiffers) {
+  auto runtime = loadPlan(FP8_EXAMPLE_PLANS "/mlp.sm_90a.plan.json");
+  ASSERT_TRUE(runtime.isOk()) << runtime.message();
+  auto hinted = mlpWithCompiledInTiles();
+  ASSERT_TRUE(hinted.isOk()) << hinted.message();
+
+  // At a decode's M the runtime-tile plan compiles the heuristic's tile for
+  // 16 rows; the hinted plan compiles its own and names that one.
+  const auto rt16 = gemmKernels(*runtime, 16);
+  const auto hinted16 = gemmKernels(*hinted, 16);
+  ASSERT_EQ(rt16.size(), 3u);
+  ASSERT_EQ(hinted16.size(), 3u);
+  for (const auto &[step, k] : hinted16) {
+    EXPECT_EQ(k.first, stepNamed(*hinted, step)->kernelName()) << step;
+    EXPECT_EQ(k.second, rt16.at(step).first) << step;
+    EXPECT_NE(k.second, k.first) << step;
+    EXPECT_EQ(rt16.at(step).second, "") << step;
+  }
+  // At the hint's M both launch the same tile, and nothing is named.
+  const auto rt4096 = gemmKernels(*runtime, 4096);
+  for (const auto &[step, k] : gemmKernels(*hinted, 4096)) {
+    EXPECT_EQ(k.first, rt4096.at(step).first) << step;
+    EXPECT_EQ(k.second, "") << step;
+  }
+  // A tile from the plan's tuning database is not the heuristic's: never
+  // named.
+  for (PlanStep &s : hinted->steps)
+    s.tileSource = "tuning-db: exact 4096x11008x4096";
+  for (const auto &[step, k] : gemmKernels(*hinted, 16))
+    EXPECT_EQ(k.second, "") << step;
 }
 
 } // namespace
