@@ -132,7 +132,10 @@ std::string problemPart(const KernelSpec &s, bool withK) {
   return p;
 }
 
-std::string tilePart(const TileConfig &t) {
+} // namespace
+
+std::string TileConfig::name() const {
+  const TileConfig &t = *this;
   std::string p = std::to_string(t.blockM) + "x" + std::to_string(t.blockN) +
                   "x" + std::to_string(t.blockK);
   p += "s" + std::to_string(t.stages) + "w" + std::to_string(t.mathWarpgroups);
@@ -151,10 +154,9 @@ std::string tilePart(const TileConfig &t) {
     p += t.overlap == PromotionOverlap::AlternateK ? "ovk" : "ovn";
   return p;
 }
-} // namespace
 
 std::string KernelSpec::kernelName() const {
-  return problemPart(*this, false) + "_" + tilePart(tile);
+  return problemPart(*this, false) + "_" + tile.name();
 }
 
 std::string KernelSpec::problemKey() const {

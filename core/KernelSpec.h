@@ -95,7 +95,13 @@ struct TileConfig {
 
   bool operator==(const TileConfig &o) const;
   bool operator!=(const TileConfig &o) const { return !(*this == o); }
+  /// The tile's part of a kernel's name (192x128x128s4w3c1x1rn8, ...).
+  std::string name() const;
 };
+
+/// How a GEMM's recorded tile source (`fp8.tile_source`, a plan step's
+/// `tile_source`) begins when the heuristic chose the tile at compile time.
+inline constexpr char kHeuristicTileSource[] = "heuristic";
 
 /// A GEMM whose result leaves the kernel quantized: the epilogue rounds
 /// each value to the spec's `out` type (as a GEMM writing `out` would), runs

@@ -130,8 +130,8 @@ struct SelectConfigPass
     if (::fp8::Status legal = ::fp8::checkGemmSpec(sized); !legal)
       return op->emitOpError("has no legal tile configuration on ")
              << ::fp8::toString(arch) << ": " << legal.message();
-    return record(sized.tile,
-                  "heuristic" + hint + ", " + std::to_string(smCount) + " SMs");
+    return record(sized.tile, ::fp8::kHeuristicTileSource + hint + ", " +
+                                  std::to_string(smCount) + " SMs");
   }
 };
 

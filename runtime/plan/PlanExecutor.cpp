@@ -35,7 +35,8 @@ compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount,
   std::vector<CompiledPlanKernel> out;
   for (const PlanStep &s : plan.steps) {
     GeneratedKernel kernel;
-    std::string name, tileSource, heuristicKernel;
+    std::string name, tileSource;
+    std::optional<TileConfig> tile, heuristicTile;
     if (s.kind == StepKind::Gemm) {
       const Shape &as = shapes.shapes.at(s.inputs[0]);
       const Geometry a = geometry(as);
@@ -69,17 +70,18 @@ compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount,
         return g.status().withContext("step '" + s.name + "'");
       kernel = std::move(*g);
       name = kernel.name;
+      tile = spec->tile;
       // A dense GEMM whose tile the heuristic chose when the plan was
       // compiled, for another M (m-hint) or SM count: what the runtime would
       // pick for this M, so that fp8-run can say so.
       if (!s.runtimeTile && tileSource.empty() &&
           launch.kind == GemmKind::Dense &&
-          s.tileSource.rfind("heuristic", 0) == 0) {
+          s.tileSource.rfind(kHeuristicTileSource, 0) == 0) {
         GemmOptions h;
         h.selectTile = true;
         Expected<KernelSpec> chosen = gemmLaunchSpec(launch, rows, smCount, h);
-        if (chosen && !(chosen->tile == spec->tile))
-          heuristicKernel = chosen->kernelName();
+        if (chosen && chosen->tile != spec->tile)
+          heuristicTile = chosen->tile;
       }
     } else {
       auto ks = emitElementwise(s.aux);
@@ -95,7 +97,8 @@ compilePlanKernels(const Plan &plan, const ResolvedPlan &shapes, int smCount,
     c.step = s.name;
     c.name = name;
     c.tileSource = tileSource;
-    c.heuristicKernel = heuristicKernel;
+    c.tile = tile;
+    c.heuristicTile = heuristicTile;
     c.origin = cubin->origin;
     c.seconds = cubin->seconds;
     c.cubinBytes = cubin->kernel->cubin.size();

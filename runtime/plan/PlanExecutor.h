@@ -22,6 +22,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,11 +35,13 @@ struct CompiledPlanKernel {
   /// "tuning database" when a GEMM step's compiled-in tile gave way to the
   /// database's entry for the GPU; else empty (the plan's tile).
   std::string tileSource;
+  /// A GEMM step's tile, as launched.
+  std::optional<TileConfig> tile;
   /// A GEMM step launching the plan's compiled-in heuristic tile (chosen
   /// for the plan's m-hint, or another SM count) where the runtime's
-  /// heuristic picks another for this run's M: that kernel's name (what a
-  /// plan compiled with m-hint=0 launches); else empty.
-  std::string heuristicKernel;
+  /// heuristic picks another for this run's M: that tile (what a plan
+  /// compiled with m-hint=0 launches); else none.
+  std::optional<TileConfig> heuristicTile;
   CubinOrigin origin = CubinOrigin::Compiled;
   double seconds = 0; ///< compile or disk-cache load
   size_t cubinBytes = 0;

@@ -3,7 +3,6 @@
 #include "tools/fp8-run/Report.h"
 
 #include <cstdio>
-#include <regex>
 
 namespace fp8 {
 
@@ -46,19 +45,12 @@ json similarityJson(const SimilarityCheck &c, BoundSource source) {
   return j;
 }
 
-/// The tile part of a GEMM kernel's name (192x128x128s4w3c1x1rn8...).
-std::string tileOfName(const std::string &name) {
-  static const std::regex tile("_([0-9]+x[0-9]+x[0-9]+s[0-9]+w[0-9]+c[^_]*)");
-  std::smatch m;
-  return std::regex_search(name, m, tile) ? m[1].str() : name;
-}
-
 } // namespace
 
 void printCompiledTileNotes(const std::vector<CompiledPlanKernel> &kernels) {
   bool first = true;
   for (const CompiledPlanKernel &k : kernels) {
-    if (k.heuristicKernel.empty())
+    if (!k.tile || !k.heuristicTile)
       continue;
     if (first)
       std::printf("note: these GEMM steps launch the tile compiled into the "
@@ -66,8 +58,7 @@ void printCompiledTileNotes(const std::vector<CompiledPlanKernel> &kernels) {
                   "runtime's heuristic picks another for these dims:\n");
     first = false;
     std::printf("  %-12s %s, the runtime's %s\n", k.step.c_str(),
-                tileOfName(k.name).c_str(),
-                tileOfName(k.heuristicKernel).c_str());
+                k.tile->name().c_str(), k.heuristicTile->name().c_str());
   }
   if (!first)
     std::printf("  (a plan compiled with --fp8-compile=\"... m-hint=0\" "

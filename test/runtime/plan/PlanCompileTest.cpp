@@ -39,7 +39,8 @@ Expected<Plan> mlpWithCompiledInTiles() {
       if (s.kind == StepKind::Gemm) {
         EXPECT_TRUE(s.runtimeTile) << s.name;
         s.runtimeTile = false;
-        s.tileSource = "heuristic for M = 4096 (m-hint), 132 SMs";
+        s.tileSource = std::string(kHeuristicTileSource) +
+                       " for M = 4096 (m-hint), 132 SMs";
       }
   return plan;
 }
@@ -126,10 +127,10 @@ TEST(PlanCompile, GemmStepsTakeTheDatabaseTileOfTheirGpu) {
   EXPECT_EQ(onH100["quantize_6"], onCpu["quantize_6"]);
 }
 
-/// Each GEMM step's kernel and heuristicKernel at M = `m`.
-std::map<std::string, std::pair<std::string, std::string>>
-gemmKernels(const Plan &plan, int64_t m) {
-  std::map<std::string, std::pair<std::string, std::string>> out;
+/// Each GEMM step's launched tile and heuristicTile at M = `m`.
+std::map<std::string, std::pair<TileConfig, std::optional<TileConfig>>>
+gemmTiles(const Plan &plan, int64_t m) {
+  std::map<std::string, std::pair<TileConfig, std::optional<TileConfig>>> out;
   auto dims = resolveDims(plan, {{"M", m}});
   EXPECT_TRUE(dims.isOk()) << dims.message();
   if (!dims)
@@ -142,8 +143,10 @@ gemmKernels(const Plan &plan, int64_t m) {
   EXPECT_TRUE(ks.isOk()) << ks.message();
   if (ks)
     for (const CompiledPlanKernel &k : *ks)
-      if (k.step.rfind("gemm_", 0) == 0)
-        out[k.step] = {k.name, k.heuristicKernel};
+      if (k.step.rfind("gemm_", 0) == 0) {
+        EXPECT_TRUE(k.tile.has_value()) << k.step;
+        out[k.step] = {k.tile.value_or(TileConfig{}), k.heuristicTile};
+      }
   return out;
 }
 
@@ -155,28 +158,29 @@ TEST(PlanCompile, NamesTheRuntimeTileWhereTheCompiledInOneDiffers) {
 
   // At a decode's M the runtime-tile plan compiles the heuristic's tile for
   // 16 rows; the hinted plan compiles its own and names that one.
-  const auto rt16 = gemmKernels(*runtime, 16);
-  const auto hinted16 = gemmKernels(*hinted, 16);
+  const auto rt16 = gemmTiles(*runtime, 16);
+  const auto hinted16 = gemmTiles(*hinted, 16);
   ASSERT_EQ(rt16.size(), 3u);
   ASSERT_EQ(hinted16.size(), 3u);
   for (const auto &[step, k] : hinted16) {
-    EXPECT_EQ(k.first, stepNamed(*hinted, step)->kernelName()) << step;
-    EXPECT_EQ(k.second, rt16.at(step).first) << step;
-    EXPECT_NE(k.second, k.first) << step;
-    EXPECT_EQ(rt16.at(step).second, "") << step;
+    EXPECT_EQ(k.first, stepNamed(*hinted, step)->gemm.tile) << step;
+    ASSERT_TRUE(k.second.has_value()) << step;
+    EXPECT_EQ(*k.second, rt16.at(step).first) << step;
+    EXPECT_NE(*k.second, k.first) << step;
+    EXPECT_FALSE(rt16.at(step).second.has_value()) << step;
   }
   // At the hint's M both launch the same tile, and nothing is named.
-  const auto rt4096 = gemmKernels(*runtime, 4096);
-  for (const auto &[step, k] : gemmKernels(*hinted, 4096)) {
+  const auto rt4096 = gemmTiles(*runtime, 4096);
+  for (const auto &[step, k] : gemmTiles(*hinted, 4096)) {
     EXPECT_EQ(k.first, rt4096.at(step).first) << step;
-    EXPECT_EQ(k.second, "") << step;
+    EXPECT_FALSE(k.second.has_value()) << step;
   }
   // A tile from the plan's tuning database is not the heuristic's: never
   // named.
   for (PlanStep &s : hinted->steps)
     s.tileSource = "tuning-db: exact 4096x11008x4096";
-  for (const auto &[step, k] : gemmKernels(*hinted, 16))
-    EXPECT_EQ(k.second, "") << step;
+  for (const auto &[step, k] : gemmTiles(*hinted, 16))
+    EXPECT_FALSE(k.second.has_value()) << step;
 }
 
 } // namespace
