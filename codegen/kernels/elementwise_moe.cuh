@@ -33,38 +33,50 @@ __device__ __forceinline__ i64 moe_chunk_end(i64 c, i64 n) {
   return (c + 1) * kRouteChunk < n ? (c + 1) * kRouteChunk : n;
 }
 
-/// Routing slot i's expert (-1 at or past `end`, or outside [0, E): a
-/// dropped slot), the lanes of the warp with the same one, and how many of
-/// them come before this lane.
+/// This thread's routing slots of chunk c, one a pass (pass k: slot
+/// c * kRouteChunk + k * kRouteThreads + threadIdx.x; -1 at or past `end`),
+/// loaded together before any is used: one memory latency a chunk, not one
+/// a pass.
+__device__ __forceinline__ void moe_chunk_ids(const int *ids, i64 c, i64 end,
+                                              int (&id)[kRoutePasses]) {
+  const i64 i0 = c * kRouteChunk + threadIdx.x;
+#pragma unroll
+  for (int k = 0; k < kRoutePasses; ++k) {
+    const i64 i = i0 + i64(k) * kRouteThreads;
+    id[k] = i < end ? ids[i] : -1;
+  }
+}
+
+/// A routing slot's expert (-1 for a dropped slot: past the slots, or an id
+/// outside [0, E)), the lanes of the warp with the same one, and how many
+/// of them come before this lane.
 struct SlotPeers {
   int id;
   u32 peers;
   int lower;
 };
-__device__ __forceinline__ SlotPeers slot_peers(const int *ids, i64 i, i64 end,
-                                                i64 experts) {
+__device__ __forceinline__ SlotPeers slot_peers(int id, i64 experts) {
   SlotPeers s;
-  s.id = i < end ? ids[i] : -1;
-  if (s.id < 0 || s.id >= experts)
-    s.id = -1;
+  s.id = id >= 0 && id < experts ? id : -1;
   s.peers = __match_any_sync(0xffffffffu, s.id);
   s.lower = __popc(s.peers & ((1u << (threadIdx.x & 31)) - 1));
   return s;
 }
 
-/// Chunk c's count of slots per expert, into hist[0, E) (shared memory; every
-/// thread of the CTA calls it; returns after a barrier); ids outside [0, E)
-/// are not counted (their slots are dropped).
+/// A chunk's count of slots per expert, into hist[0, E) (shared memory;
+/// every thread of the CTA calls it with its slots' ids, moe_chunk_ids;
+/// returns after a barrier); ids outside [0, E) are not counted (their
+/// slots are dropped).
 __device__ __forceinline__ void
-moe_chunk_histogram(const int *ids, i64 c, i64 n, i64 experts, int *hist) {
-  const int t = int(threadIdx.x);
-  for (i64 e = t; e < experts; e += kRouteThreads)
+moe_chunk_histogram(const int (&id)[kRoutePasses], i64 experts, int *hist) {
+  for (i64 e = threadIdx.x; e < experts; e += kRouteThreads)
     hist[e] = 0;
   __syncthreads();
-  const i64 end = moe_chunk_end(c, n);
-  for (i64 i0 = c * kRouteChunk; i0 < end; i0 += kRouteThreads) {
-    // One shared-memory add per expert and warp.
-    const SlotPeers s = slot_peers(ids, i0 + t, end, experts);
+#pragma unroll
+  for (int k = 0; k < kRoutePasses; ++k) {
+    // One shared-memory add per expert and warp (a pass past the chunk's
+    // slots, all -1, adds nothing).
+    const SlotPeers s = slot_peers(id[k], experts);
     if (s.id >= 0 && s.lower == 0)
       atomicAdd(&hist[s.id], __popc(s.peers));
   }
@@ -79,7 +91,10 @@ __device__ __forceinline__ void moe_count_body(const EwParams &p) {
   const i64 experts = p.scaleRows, n = p.batch * p.mirrorStrideRows;
   const int t = int(threadIdx.x);
   for (i64 c = blockIdx.x; c < moe_route_chunks(n); c += gridDim.x) {
-    moe_chunk_histogram(ids, c, n, experts, hist);
+    int id[kRoutePasses];
+    const i64 end = moe_chunk_end(c, n);
+    moe_chunk_ids(ids, c, end, id);
+    moe_chunk_histogram(id, experts, hist);
     for (i64 e = t; e < experts; e += kRouteThreads)
       counts[c * experts + e] = hist[e];
     __syncthreads();
@@ -115,11 +130,15 @@ __device__ __forceinline__ void moe_route_body(const EwParams &p) {
   const i64 e0 = t * q < experts ? t * q : experts;
   const i64 e1 = e0 + q < experts ? e0 + q : experts;
   for (i64 c = blockIdx.x; c < chunks; c += gridDim.x) {
+    const i64 end = moe_chunk_end(c, n);
+    int id[kRoutePasses];
     // One chunk: its counts, counted here, wait in next[] (each thread
     // reads its own experts' before the barriers of the scan below, and
     // only then sets their next[]).
-    if (chunks == 1)
-      moe_chunk_histogram(ids, c, n, experts, next);
+    if (chunks == 1) {
+      moe_chunk_ids(ids, c, end, id);
+      moe_chunk_histogram(id, experts, next);
+    }
     int total[kPerThread], before[kPerThread];
     int mine = 0;
     for (i64 e = e0; e < e1; ++e) {
@@ -161,16 +180,23 @@ __device__ __forceinline__ void moe_route_body(const EwParams &p) {
     for (i64 r = rowsUsed + c * kRouteThreads + t; r < p.rows;
          r += chunks * kRouteThreads)
       source[r] = -1;
+    if (chunks > 1)
+      moe_chunk_ids(ids, c, end, id);
     for (i64 e = t; e < kWarps * experts; e += kRouteThreads)
       ahead[e / experts][e % experts] = 0;
     __syncthreads();
     // Passes of a slot a thread, in slot order: a slot's row is its
     // expert's next row, plus the earlier warps' slots of that expert, plus
     // the earlier lanes' of its own warp.
-    const i64 end = moe_chunk_end(c, n);
-    for (i64 i0 = c * kRouteChunk; i0 < end; i0 += kRouteThreads) {
-      const i64 i = i0 + t;
-      const SlotPeers s = slot_peers(ids, i, end, experts);
+    // (Not unrolled: id[] shifts down a pass at a time, so it stays in
+    // registers; four unrolled passes made ptxas spill.)
+#pragma unroll 1
+    for (int k = 0; k < kRoutePasses; ++k) {
+      const i64 i = c * kRouteChunk + i64(k) * kRouteThreads + t;
+      const SlotPeers s = slot_peers(id[0], experts);
+#pragma unroll
+      for (int j = 0; j + 1 < kRoutePasses; ++j)
+        id[j] = id[j + 1];
       if (s.id >= 0 && s.lower == 0)
         ahead[w][s.id] = __popc(s.peers);
       __syncthreads();

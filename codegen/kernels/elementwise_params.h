@@ -250,6 +250,9 @@ enum : int { kMaxMoeExperts = 1024 };
 /// slots in chunks of kRouteChunk, a CTA of kRouteThreads each, and keeps
 /// [chunks, experts] int32 counters in a scratch between its two kernels.
 enum : int { kRouteThreads = 256, kRouteChunk = 1024 };
+/// The passes of a chunk, a slot a thread each.
+enum : int { kRoutePasses = kRouteChunk / kRouteThreads };
+static_assert(kRouteChunk % kRouteThreads == 0, "whole passes a chunk");
 
 /// The chunks (CTAs) of a routing of `slots` slots: at least one.
 FP8K_RULE i64 moe_route_chunks(i64 slots) {
