@@ -20,6 +20,7 @@
 #include "runtime/plan/PlanExecutor.h"
 #include "runtime/plan/PlanOracle.h"
 
+#include <cctype>
 #include <cstdio>
 
 namespace fp8::bench {
@@ -248,6 +249,15 @@ Expected<MemoryBoundRow> measure(const Context &ctx, const Form &f,
 }
 } // namespace
 
+bool memoryStepSelected(const std::string &name, const std::string &text) {
+  auto lower = [](std::string v) {
+    for (char &ch : v)
+      ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    return v;
+  };
+  return lower(name).find(lower(text)) != std::string::npos;
+}
+
 std::vector<std::string> memoryBoundSteps() {
   std::vector<std::string> out;
   for (const Form &f : forms(8192)) // (the names do not depend on the size)
@@ -272,7 +282,7 @@ nlohmann::json runMemoryBound(const Context &ctx) {
   nlohmann::json rowsJson = nlohmann::json::array();
   int failures = 0;
   for (const Form &f : forms(cols)) {
-    if (f.name.find(ctx.opt.memoryOnly) == std::string::npos)
+    if (!memoryStepSelected(f.name, ctx.opt.memoryOnly))
       continue;
     auto r = measure(ctx, f, rows, cols);
     if (!r) {

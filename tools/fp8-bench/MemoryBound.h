@@ -29,6 +29,11 @@ nlohmann::json runMemoryBound(const Context &ctx);
 /// The names of the steps runMemoryBound measures, in its order.
 std::vector<std::string> memoryBoundSteps();
 
+/// Whether --memory-only's `text` selects the step `name`: part of it,
+/// ignoring case ("MX" and "swiglu" select "quantize mx (1x32 ue8m0)" and
+/// "SwiGLU + quantize 1x128").
+bool memoryStepSelected(const std::string &name, const std::string &text);
+
 } // namespace fp8::bench
 
 #endif // FP8_TOOLS_FP8_BENCH_MEMORYBOUND_H

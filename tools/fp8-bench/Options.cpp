@@ -56,7 +56,7 @@ namespace {
       "  --memory-shape RxC  its tensor: rows and columns in [1, 65536]\n"
       "                 (ragged ones too: every kernel takes them)\n"
       "  --memory-only TEXT  only the memory-bound steps whose name holds\n"
-      "                 TEXT (e.g. per-tensor, 1x128, SwiGLU)\n"
+      "                 TEXT, in any case (e.g. per-tensor, 1x128, MX)\n"
       "  --trace        compile our kernels with FP8_KERNEL_TRACE=1 and print\n"
       "                 each one's pipeline timeline (clock medians per\n"
       "                 k-block); the stamps cost time, so its TF/s are not\n"
@@ -158,7 +158,7 @@ Options parseArgs(int argc, char **argv) {
       o.memoryOnly = next();
       const std::vector<std::string> steps = memoryBoundSteps();
       if (std::none_of(steps.begin(), steps.end(), [&](const std::string &s) {
-            return s.find(o.memoryOnly) != std::string::npos;
+            return memoryStepSelected(s, o.memoryOnly);
           })) {
         std::string names;
         for (const std::string &s : steps)
