@@ -180,6 +180,9 @@ __device__ __forceinline__ void moe_route_body(const EwParams &p) {
     for (i64 r = rowsUsed + c * kRouteThreads + t; r < p.rows;
          r += chunks * kRouteThreads)
       source[r] = -1;
+    // Several chunks: the slots are loaded here, after the counts and the
+    // scan (loaded before them, the slots stay live through both, and ptxas
+    // spills).
     if (chunks > 1)
       moe_chunk_ids(ids, c, end, id);
     for (i64 e = t; e < kWarps * experts; e += kRouteThreads)
