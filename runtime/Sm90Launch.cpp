@@ -313,6 +313,16 @@ std::optional<ScaleBox> scaleBox(const KernelSpec &s, bool isA,
   return b;
 }
 
+/// The rows of A's box and of its K scales' box for this launch
+/// (fp8k::gemmABoxRows), 0 for the tile's: only a dense kernel whose CTAs
+/// do not share A in a cluster takes the smaller boxes (the kernel's
+/// kSmallBox).
+int aBoxRows(const KernelSpec &s, const LaunchInfo &li, int64_t m) {
+  if (s.kind != GemmKind::Dense || li.clusterN > 1)
+    return 0;
+  return fp8k::gemmABoxRows<int64_t>(m, li.blockM);
+}
+
 /// Loads the kernel variant for `scaleTma` and encodes its TMA descriptors,
 /// in kernel-parameter order: A, B, D, the K scales of A and B that come by
 /// TMA, and C where the kernel loads it by TMA (unused slots stay zero). A
@@ -330,6 +340,7 @@ Expected<const LoadedKernel *> loadWithMaps(const CudaDriver &d,
     if (!kernel)
       return kernel.status();
     const LoadedKernel *loaded = *kernel;
+    const int aRows = aBoxRows(s, loaded->launch, m);
     std::memset(maps, 0, sizeof(maps));
     int refused = 0;
     for (const TmaPlan &p : loaded->launch.tma) {
@@ -337,7 +348,8 @@ Expected<const LoadedKernel *> loadWithMaps(const CudaDriver &d,
       int slot = 0;
       switch (p.operand) {
       case TmaPlan::Operand::A:
-        map = encodeTensorMap2D(d, t.a, 1, m, k, o.lda, p.boxOuter, p.boxInner,
+        map = encodeTensorMap2D(d, t.a, 1, m, k, o.lda,
+                                aRows > 0 ? aRows : p.boxOuter, p.boxInner,
                                 p.swizzleBytes, "A");
         break;
       case TmaPlan::Operand::B:
@@ -362,10 +374,11 @@ Expected<const LoadedKernel *> loadWithMaps(const CudaDriver &d,
         const bool isA = p.operand == TmaPlan::Operand::ScaleA;
         const ScaleBox b = *scaleBox(s, isA, t, o);
         slot = isA ? 3 : 4;
-        map = encodeTensorMap2D(d, b.base, 4, uint64_t(b.outer),
-                                uint64_t(b.inner), uint64_t(b.pitch) * 4,
-                                p.boxOuter, p.boxInner, 0,
-                                isA ? "the scales of A" : "the scales of B");
+        map =
+            encodeTensorMap2D(d, b.base, 4, uint64_t(b.outer),
+                              uint64_t(b.inner), uint64_t(b.pitch) * 4,
+                              p.boxOuter, isA && aRows > 0 ? aRows : p.boxInner,
+                              0, isA ? "the scales of A" : "the scales of B");
         if (!map)
           refused |= isA ? kSm90ScaleTmaA : kSm90ScaleTmaB;
         break;
@@ -501,6 +514,7 @@ Status launchSm90(const CudaDevice &dev, const KernelSpec &s, int64_t m,
   Expected<Sm90Params> params = sm90Params(d, stream, li, g, m, scaleTma, t, o);
   if (!params)
     return params.status();
+  params->a_box_rows = aBoxRows(s, li, m); // as loadWithMaps encoded A
 
   // Read once, like FP8_SCALE_TMA: a process is traced or not (fp8-bench
   // --trace sets it before its first call), and the call path stays free of

@@ -168,8 +168,21 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       constexpr int kSbKBlock = C::kSbKBlock > 0 ? C::kSbKBlock : 1 << 30;
       constexpr int scale_tma = C::kScaleTma & ((KS::kA ? kScaleTmaA : 0) |
                                                 (KS::kB ? kScaleTmaB : 0));
-      constexpr u32 scale_bytes =
-          ((scale_tma & kScaleTmaA) ? L::kSaBox * 4 : 0) +
+      // A dense GEMM whose M lies in one tile loads only A's rows up to M
+      // (rounded to a swizzle atom) and their scales: boxes the host
+      // encoded a_box_rows high (gemmABoxRows), so the stage's byte count
+      // is a launch argument. With the whole tile's box, the rows past M
+      // that the TMA unit fills with zeros held a 64x64 tile's weight
+      // stream at 62% of DRAM bandwidth at M = 16, against 70% with this
+      // box (H100, docs/results/h100-2026-12-06-a-box/).
+      constexpr bool kSmallBox = C::kClusterN == 1 && C::kGrouped == kDenseGemm;
+      const int a_rows =
+          kSmallBox && p.a_box_rows > 0 ? p.a_box_rows : C::kBlockM;
+      const u32 stage_bytes =
+          (u32)a_rows * 128 + L::kTileBBytes +
+          ((scale_tma & kScaleTmaA)
+               ? (kSmallBox && p.a_box_rows > 0 ? a_rows : L::kSaBox) * 4
+               : 0) +
           ((scale_tma & kScaleTmaB) ? KS::kNb * 16 : 0);
       int it = 0;
       KTrace tr;
@@ -191,8 +204,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
           mbar_wait(bar_empty + s * 8, ph ^ 1);
           tr.stamp(1);
           const u32 full = bar_full + s * 8;
-          mbar_arrive_expect_tx(full,
-                                L::kTileABytes + L::kTileBBytes + scale_bytes);
+          mbar_arrive_expect_tx(full, stage_bytes);
           if (scale_tma & kScaleTmaA)
             tma_load_2d(base + L::kSmemScaleTma + s * L::kSaTma * 4, &tmap_sa,
                         full, L::kSaPad ? t.m0 & ~3 : t.m0,

@@ -61,6 +61,9 @@ struct GemmParams {
   void *q_mirror;
   int q_mirror_rows, q_mirror_cols;
   int q_cols;
+  /// Rows of A's TMA box (and of its K scales' box) when M is below one
+  /// tile: gemmABoxRows. 0: the whole tile's rows.
+  int a_box_rows;
 };
 static_assert(sizeof(GemmParams) == 200, "GemmParams layout changed");
 
@@ -88,6 +91,16 @@ template <class I>
 FP8K_HOST_DEVICE constexpr I gemmUnits(I groups, int splitK, I tailFirst,
                                        int tailSplit) {
   return (tailFirst + (groups - tailFirst) * tailSplit) * splitK;
+}
+
+/// The rows of A a stage loads when all of M lies in one tile of
+/// `tileRows` rows: M rounded up to a whole 8-row swizzle atom, so the box
+/// carries no rows past M for the TMA unit to fill with zeros (0: the
+/// whole tile). Rows of the stage past the box are never written; they
+/// only feed accumulator rows past M, which no epilogue stores.
+template <class I>
+FP8K_HOST_DEVICE constexpr int gemmABoxRows(I m, int tileRows) {
+  return m < tileRows ? int((m + 7) / 8 * 8) : 0;
 }
 
 } // namespace fp8k

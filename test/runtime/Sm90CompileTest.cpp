@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Sm90Gemm.h"
+#include "codegen/kernels/sm90_params.h"
 #include "runtime/Nvrtc.h"
 
 #include <gtest/gtest.h>
@@ -231,6 +232,27 @@ INSTANTIATE_TEST_SUITE_P(
               : std::get<4>(info.param) == 2 ? "_c2x1"
                                              : "");
     });
+
+// A's box when M lies in one tile: whole 8-row swizzle atoms covering M and
+// no more than the tile; the tile's rows (0) from M = tile on.
+TEST(Sm90Params, ABoxCoversMInWholeSwizzleAtoms) {
+  for (int tile : {64, 128, 192, 256})
+    for (int64_t m = 1; m <= tile + 9; ++m) {
+      const int rows = fp8k::gemmABoxRows<int64_t>(m, tile);
+      SCOPED_TRACE("tile " + std::to_string(tile) + ", M " + std::to_string(m));
+      if (m >= tile) {
+        EXPECT_EQ(rows, 0);
+        continue;
+      }
+      EXPECT_EQ(rows % 8, 0);
+      EXPECT_GE(rows, m);
+      EXPECT_LT(rows - m, 8);
+      EXPECT_LE(rows, tile);
+    }
+  EXPECT_EQ(fp8k::gemmABoxRows<int64_t>(1, 64), 8);
+  EXPECT_EQ(fp8k::gemmABoxRows<int64_t>(16, 64), 16);
+  EXPECT_EQ(fp8k::gemmABoxRows<int64_t>(129, 192), 136);
+}
 
 TEST(Sm90Emit, NvrtcReportsSerialisedWgmmas) {
   CompiledKernel k;
