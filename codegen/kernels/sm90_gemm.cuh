@@ -176,13 +176,12 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       // stream at 62% of DRAM bandwidth at M = 16, against 70% with this
       // box (H100, docs/results/h100-2026-12-06-a-box/).
       constexpr bool kSmallBox = C::kClusterN == 1 && C::kGrouped == kDenseGemm;
-      const int a_rows =
-          kSmallBox && p.a_box_rows > 0 ? p.a_box_rows : C::kBlockM;
+      const bool small_box = kSmallBox && p.a_box_rows > 0;
+      const int a_rows = small_box ? p.a_box_rows : C::kBlockM;
       const u32 stage_bytes =
           (u32)a_rows * 128 + L::kTileBBytes +
-          ((scale_tma & kScaleTmaA)
-               ? (kSmallBox && p.a_box_rows > 0 ? a_rows : L::kSaBox) * 4
-               : 0) +
+          ((scale_tma & kScaleTmaA) ? (small_box ? a_rows : L::kSaBox) * 4
+                                    : 0) +
           ((scale_tma & kScaleTmaB) ? KS::kNb * 16 : 0);
       int it = 0;
       KTrace tr;
