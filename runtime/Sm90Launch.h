@@ -4,7 +4,8 @@
 // GroupedGemm.h) share below their own argument checks: the operands'
 // geometry as stored, the pointer and alignment checks, the driver's extent
 // checks, the kernel variant and its TMA descriptors, the grid, the kernel
-// parameter and the launch. Internal to runtime/.
+// parameter and the launch (the operands and their checks in
+// Sm90Operands.cpp, the rest in Sm90Launch.cpp). Internal to runtime/.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FP8_RUNTIME_SM90LAUNCH_H
@@ -69,6 +70,11 @@ Operands operandsOf(const KernelSpec &s, int64_t m, const GemmTensors &t,
 /// pointers, the pitches and the alignments TMA needs.
 Status checkSm90Tensors(const KernelSpec &s, int64_t m, const GemmTensors &t,
                         const Operands &o);
+
+/// Asks the driver whether every buffer is device memory as large as the
+/// shape needs.
+Status checkExtents(const CudaDriver &d, const KernelSpec &s,
+                    const GemmTensors &t, const Operands &o);
 
 /// Launches the checked spec `s` (tile chosen) over `m` rows of A as
 /// stored, on `stream`.
