@@ -40,6 +40,10 @@ struct LaunchInfo {
   int tailSplit = 1;    ///< TileConfig::tailSplit (the most K slices of a tail)
   int kSlices = 1;      ///< K slices a tile can have (promotion groups of K)
   bool tmaStore = true; ///< D written with TMA (else predicated stores)
+  /// sm_90a: the tail-box variant, whose last M tile loads A and its K
+  /// scales through two more descriptors after those of `tma` (their boxes
+  /// GemmParams::a_box_rows high).
+  bool tailBox = false;
   std::vector<TmaPlan> tma; ///< descriptors, in kernel-parameter order
 };
 

@@ -143,17 +143,29 @@ int sm90ScaleTmaOperands(const KernelSpec &s) {
          (sm90ScaleBlocksB(s) > 0 ? kSm90ScaleTmaB : 0);
 }
 
-std::string sm90KernelName(const KernelSpec &s, int scaleTma) {
+bool sm90HasTailBox(const KernelSpec &s) {
+  return s.kind == GemmKind::Dense && s.tile.clusterN == 1;
+}
+
+bool sm90TailBox(const KernelSpec &s, int64_t m) {
+  return sm90HasTailBox(s) && m > s.tile.blockM &&
+         fp8k::gemmABoxRows<int64_t>(m, s.tile.blockM) > 0;
+}
+
+std::string sm90KernelName(const KernelSpec &s, int scaleTma, bool tailBox) {
   const int loaded = sm90ScaleTmaOperands(s) & ~scaleTma;
   std::string name = s.kernelName();
   if (loaded)
     name += std::string("_ld") + (loaded & kSm90ScaleTmaA ? "a" : "") +
             (loaded & kSm90ScaleTmaB ? "b" : "");
+  if (tailBox)
+    name += "_tail";
   return name;
 }
 
 Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
-                                       std::optional<int> scaleTmaArg) {
+                                       std::optional<int> scaleTmaArg,
+                                       std::optional<bool> tailBoxArg) {
   FP8_RETURN_IF_ERROR(env::checkEnvironment());
   FP8_RETURN_IF_ERROR(checkSm90Spec(s));
   const int canTma = sm90ScaleTmaOperands(s);
@@ -165,6 +177,13 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
                   " (bit 0 A, bit 1 B: f32 scales varying along K), "
                   "found ",
                   scaleTma);
+  const bool tailBox =
+      tailBoxArg.value_or(s.m != kDynamic && sm90TailBox(s, s.m));
+  if (tailBox && !sm90HasTailBox(s))
+    return errorf("expected a dense GEMM without a 1x2 cluster along N for "
+                  "the tail-box kernel, found a ",
+                  toString(s.kind), " GEMM with clusters ", s.tile.clusterM,
+                  "x", s.tile.clusterN);
   const Sm90ScalePlan pa = *planSm90Scales(s, true);
   const Sm90ScalePlan pb = *planSm90Scales(s, false);
   const TileConfig &t = s.tile;
@@ -172,7 +191,7 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
   const int smem = sm90SharedBytes(s);
 
   GeneratedKernel g;
-  g.name = sm90KernelName(s, scaleTma);
+  g.name = sm90KernelName(s, scaleTma, tailBox);
   g.arch = Arch::SM90a;
   LaunchInfo &l = g.launch;
   l.threads = threads;
@@ -187,6 +206,7 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
   l.tailSplit = t.tailSplit;
   l.kSlices = int(sm90KSlices(s));
   l.tmaStore = tmaStore(s);
+  l.tailBox = tailBox;
   // With a cluster each CTA loads (and multicasts) half of the shared tile.
   l.tma.push_back({TmaPlan::Operand::A, 1, 128,
                    t.clusterN > 1 ? t.blockM / 2 : t.blockM, 128});
@@ -265,6 +285,9 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
      << "  // K scales by TMA with each stage: bit 0 A, bit 1 B (else "
         "loaded).\n"
      << "  static constexpr int kScaleTma = " << scaleTma << ";\n"
+     << "  // The last M tile's A through descriptors of its own (tail box).\n"
+     << "  static constexpr bool kATail = " << (tailBox ? "true" : "false")
+     << ";\n"
      << "  static constexpr bool kOutF32 = "
      << (s.out == DType::F32 ? "true" : "false") << ";\n"
      << "  static constexpr bool kAccumulate = "
@@ -301,6 +324,9 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
      << "    const __grid_constant__ fp8k::TmaDesc tmap_sa,\n"
      << "    const __grid_constant__ fp8k::TmaDesc tmap_sb,\n"
      << "    const __grid_constant__ fp8k::TmaDesc tmap_c,\n"
+     << (tailBox ? "    const __grid_constant__ fp8k::TmaDesc tmap_a_tail,\n"
+                   "    const __grid_constant__ fp8k::TmaDesc tmap_sa_tail,\n"
+                 : "")
      << "    const fp8k::GemmParams params) {\n"
      << (env::kernelDebug()
              ? "  if (threadIdx.x == 0 && blockIdx.x == 0)\n"
@@ -309,7 +335,9 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
              : "")
      << "  fp8k::gemm_body<fp8k::Cfg>(tmap_a, tmap_b, tmap_d, tmap_sa, "
         "tmap_sb,\n"
-     << "                             tmap_c, params);\n"
+     << "                             tmap_c, "
+     << (tailBox ? "tmap_a_tail, tmap_sa_tail" : "tmap_a, tmap_sa")
+     << ", params);\n"
      << "}\n";
   g.source = os.str();
   return g;

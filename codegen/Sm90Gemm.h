@@ -103,17 +103,34 @@ inline constexpr int kSm90ScaleTmaB = fp8k::kScaleTmaB;
 /// bits): the default kernel takes all of them that way.
 int sm90ScaleTmaOperands(const KernelSpec &spec);
 
+/// Whether `spec`'s kernel can load a ragged last M tile through
+/// descriptors of its own, boxes as high as the tile's rows below M (the
+/// tail-box variant, Cfg::kATail): a dense GEMM whose CTAs do not share A
+/// in a cluster.
+bool sm90HasTailBox(const KernelSpec &spec);
+
+/// Whether a launch of `spec` over `m` rows takes the tail-box variant: it
+/// has one and M leaves the last of several M tiles ragged
+/// (fp8k::gemmABoxRows). Whole tiles, and an M within one tile (whose A
+/// descriptors take the small box), keep the default kernel's producer.
+bool sm90TailBox(const KernelSpec &spec, int64_t m);
+
 /// The name of `spec`'s kernel that takes by TMA the K scales of the
 /// operands in `scaleTma` (a subset of sm90ScaleTmaOperands(spec)): the
 /// spec's kernelName() for the default, with "_ld" and the operands whose
-/// scales the consumers load ("a", "b") otherwise.
-std::string sm90KernelName(const KernelSpec &spec, int scaleTma);
+/// scales the consumers load ("a", "b") otherwise, and "_tail" for the
+/// tail-box variant.
+std::string sm90KernelName(const KernelSpec &spec, int scaleTma,
+                           bool tailBox = false);
 
 /// Emits the kernel for `spec` (checked with checkSm90Spec first), taking
 /// the K scales of the operands in `scaleTma` by TMA (default: all that
-/// can, sm90ScaleTmaOperands).
+/// can, sm90ScaleTmaOperands), the tail-box variant where `tailBox`
+/// (sm90HasTailBox must hold; default: where the spec's M, when known,
+/// asks for it, sm90TailBox).
 Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &spec,
-                                       std::optional<int> scaleTma = {});
+                                       std::optional<int> scaleTma = {},
+                                       std::optional<bool> tailBox = {});
 
 } // namespace fp8
 

@@ -62,34 +62,41 @@ std::optional<ScaleBox> scaleBox(const KernelSpec &s, bool isA,
   return b;
 }
 
-/// The rows of A's box and of its K scales' box for this launch
-/// (fp8k::gemmABoxRows), 0 for the tile's: only a dense kernel whose CTAs
-/// do not share A in a cluster takes the smaller boxes (the kernel's
-/// kSmallBox).
-int aBoxRows(const KernelSpec &s, const LaunchInfo &li, int64_t m) {
-  if (s.kind != GemmKind::Dense || li.clusterN > 1)
+/// The rows of A's box and of its K scales' box for the last M tile of
+/// this launch (fp8k::gemmABoxRows), 0 for the tile's: only a kernel with a
+/// tail box (sm90HasTailBox) takes the smaller boxes, through A's own
+/// descriptors where M lies in one tile (the kernel's kSmallBox), else
+/// through the tail-box variant's.
+int aBoxRows(const KernelSpec &s, int64_t m) {
+  if (!sm90HasTailBox(s))
     return 0;
-  return fp8k::gemmABoxRows<int64_t>(m, li.blockM);
+  return fp8k::gemmABoxRows<int64_t>(m, s.tile.blockM);
 }
 
-/// Loads the kernel variant for `scaleTma` and encodes its TMA descriptors,
-/// in kernel-parameter order: A, B, D, the K scales of A and B that come by
-/// TMA, and C where the kernel loads it by TMA (unused slots stay zero). A
-/// scale descriptor the driver refuses sends that operand's scales to the
-/// consumers: the variant that loads them (`scaleTma` is updated).
+/// Loads the kernel variant for `scaleTma` (and the tail box where M asks
+/// for it) and encodes its TMA descriptors, in kernel-parameter order: A,
+/// B, D, the K scales of A and B that come by TMA, C where the kernel loads
+/// it by TMA, and the tail-box variant's A and A scales (unused slots stay
+/// zero). A scale descriptor the driver refuses sends that operand's
+/// scales to the consumers: the variant that loads them (`scaleTma` is
+/// updated).
 Expected<const LoadedKernel *> loadWithMaps(const CudaDriver &d,
                                             const KernelSpec &s, int64_t m,
                                             const GemmTensors &t,
                                             const Operands &o, int &scaleTma,
-                                            CUtensorMap (&maps)[6]) {
+                                            CUtensorMap (&maps)[8]) {
   const int64_t n = s.n, k = s.k;
+  const bool tailBox = sm90TailBox(s, m);
+  const int aRows = aBoxRows(s, m);
+  // A's own box: the tail's where every tile is the last.
+  const int aOwnRows = tailBox ? 0 : aRows;
   for (;;) {
-    auto kernel = loadKernel(sm90KernelName(s, scaleTma),
-                             [&] { return emitSm90Gemm(s, scaleTma); });
+    auto kernel = loadKernel(sm90KernelName(s, scaleTma, tailBox), [&] {
+      return emitSm90Gemm(s, scaleTma, tailBox);
+    });
     if (!kernel)
       return kernel.status();
     const LoadedKernel *loaded = *kernel;
-    const int aRows = aBoxRows(s, loaded->launch, m);
     std::memset(maps, 0, sizeof(maps));
     int refused = 0;
     for (const TmaPlan &p : loaded->launch.tma) {
@@ -98,8 +105,16 @@ Expected<const LoadedKernel *> loadWithMaps(const CudaDriver &d,
       switch (p.operand) {
       case TmaPlan::Operand::A:
         map = encodeTensorMap2D(d, t.a, 1, m, k, o.lda,
-                                aRows > 0 ? aRows : p.boxOuter, p.boxInner,
-                                p.swizzleBytes, "A");
+                                aOwnRows > 0 ? aOwnRows : p.boxOuter,
+                                p.boxInner, p.swizzleBytes, "A");
+        if (map && tailBox) {
+          Expected<CUtensorMap> tail =
+              encodeTensorMap2D(d, t.a, 1, m, k, o.lda, aRows, p.boxInner,
+                                p.swizzleBytes, "A's last M tile");
+          if (!tail)
+            return tail.status();
+          maps[6] = *tail;
+        }
         break;
       case TmaPlan::Operand::B:
         slot = 1;
@@ -123,11 +138,21 @@ Expected<const LoadedKernel *> loadWithMaps(const CudaDriver &d,
         const bool isA = p.operand == TmaPlan::Operand::ScaleA;
         const ScaleBox b = *scaleBox(s, isA, t, o);
         slot = isA ? 3 : 4;
-        map =
-            encodeTensorMap2D(d, b.base, 4, uint64_t(b.outer),
-                              uint64_t(b.inner), uint64_t(b.pitch) * 4,
-                              p.boxOuter, isA && aRows > 0 ? aRows : p.boxInner,
-                              0, isA ? "the scales of A" : "the scales of B");
+        auto encode = [&](int rows, const char *what) {
+          return encodeTensorMap2D(d, b.base, 4, uint64_t(b.outer),
+                                   uint64_t(b.inner), uint64_t(b.pitch) * 4,
+                                   p.boxOuter, rows, 0, what);
+        };
+        map = encode(isA && aOwnRows > 0 ? aOwnRows : p.boxInner,
+                     isA ? "the scales of A" : "the scales of B");
+        if (map && isA && tailBox) {
+          Expected<CUtensorMap> tail =
+              encode(aRows, "the scales of A's last M tile");
+          if (tail)
+            maps[7] = *tail;
+          else
+            map = tail;
+        }
         if (!map)
           refused |= isA ? kSm90ScaleTmaA : kSm90ScaleTmaB;
         break;
@@ -252,7 +277,7 @@ Status launchSm90(const CudaDevice &dev, const KernelSpec &s, int64_t m,
   for (int bit : {kSm90ScaleTmaA, kSm90ScaleTmaB})
     if ((canTma & bit) && scaleBox(s, bit == kSm90ScaleTmaA, t, o))
       scaleTma |= bit;
-  CUtensorMap maps[6];
+  CUtensorMap maps[8];
   Expected<const LoadedKernel *> loaded =
       loadWithMaps(d, s, m, t, o, scaleTma, maps);
   if (!loaded)
@@ -263,7 +288,7 @@ Status launchSm90(const CudaDevice &dev, const KernelSpec &s, int64_t m,
   Expected<Sm90Params> params = sm90Params(d, stream, li, g, m, scaleTma, t, o);
   if (!params)
     return params.status();
-  params->a_box_rows = aBoxRows(s, li, m); // as loadWithMaps encoded A
+  params->a_box_rows = aBoxRows(s, m); // as loadWithMaps encoded A
 
   // Read once, like FP8_SCALE_TMA: a process is traced or not (fp8-bench
   // --trace sets it before its first call), and the call path stays free of
@@ -281,8 +306,11 @@ Status launchSm90(const CudaDevice &dev, const KernelSpec &s, int64_t m,
     params->trace = reinterpret_cast<unsigned *>(gTrace);
   }
 
-  void *args[] = {&maps[0], &maps[1], &maps[2], &maps[3],
-                  &maps[4], &maps[5], &*params};
+  // The tail-box variant takes two more descriptors before the parameters.
+  void *args[] = {&maps[0], &maps[1], &maps[2], &maps[3], &maps[4],
+                  &maps[5], &maps[6], &maps[7], &*params};
+  if (!li.tailBox)
+    args[6] = &*params;
   CUlaunchConfig cfg{};
   cfg.gridDimX = unsigned(g.grid);
   cfg.gridDimY = cfg.gridDimZ = 1;

@@ -87,6 +87,7 @@ template <class C>
 __device__ __forceinline__ void
 gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
           const TmaDesc &tmap_sa, const TmaDesc &tmap_sb, const TmaDesc &tmap_c,
+          const TmaDesc &tmap_a_tail, const TmaDesc &tmap_sa_tail,
           const GemmParams &p) {
   using L = Layout<C>;
   constexpr int kAcc = C::kAcc; // accumulator floats per thread = BLOCK_N / 2
@@ -134,6 +135,11 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       tma_prefetch_desc(&tmap_d);
     if (L::kCTma)
       tma_prefetch_desc(&tmap_c);
+    if (C::kATail) {
+      tma_prefetch_desc(&tmap_a_tail);
+      if (C::kScaleTma & kScaleTmaA)
+        tma_prefetch_desc(&tmap_sa_tail);
+    }
   }
   // The peer's barriers must be initialised before any multicast or remote
   // arrive reaches them.
@@ -168,21 +174,30 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       constexpr int kSbKBlock = C::kSbKBlock > 0 ? C::kSbKBlock : 1 << 30;
       constexpr int scale_tma = C::kScaleTma & ((KS::kA ? kScaleTmaA : 0) |
                                                 (KS::kB ? kScaleTmaB : 0));
-      // A dense GEMM whose M lies in one tile loads only A's rows up to M
-      // (rounded to a swizzle atom) and their scales: boxes the host
-      // encoded a_box_rows high (gemmABoxRows), so the stage's byte count
-      // is a launch argument. With the whole tile's box, the rows past M
-      // that the TMA unit fills with zeros held a 64x64 tile's weight
-      // stream at 62% of DRAM bandwidth at M = 16, against 70% with this
-      // box (H100, docs/results/h100-2026-12-06-a-box/).
+      // A dense GEMM's last M tile loads only A's rows up to M (rounded to
+      // a swizzle atom) and their scales: boxes the host encoded a_box_rows
+      // high (gemmABoxRows), so the stage's byte count is a launch argument.
+      // Where M lies in one tile, A's own descriptors have that box; the
+      // tail-box kernel (kATail, built for an M that leaves a ragged last
+      // tile) loads that tile through descriptors of its own. With the
+      // whole tile's box, the rows past M that the TMA unit fills with
+      // zeros held a 64x64 tile's weight stream at 62% of DRAM bandwidth
+      // at M = 16, against 70% with this box (H100,
+      // docs/results/h100-2026-12-06-a-box/); a ragged last tile's zero
+      // rows held 128x128 tiles at 1000x29568x8192 to 1165-1170 TFLOP/s,
+      // against 1306 with the tail box (docs/results/
+      // h100-2026-12-06-tail-box/).
       constexpr bool kSmallBox = C::kClusterN == 1 && C::kGrouped == kDenseGemm;
       const bool small_box = kSmallBox && p.a_box_rows > 0;
-      const int a_rows = small_box ? p.a_box_rows : C::kBlockM;
-      const u32 stage_bytes =
-          (u32)a_rows * 128 + L::kTileBBytes +
-          ((scale_tma & kScaleTmaA) ? (small_box ? a_rows : L::kSaBox) * 4
-                                    : 0) +
-          ((scale_tma & kScaleTmaB) ? KS::kNb * 16 : 0);
+      auto bytes_of_stage = [&](bool boxed) {
+        const int a_rows = boxed ? p.a_box_rows : C::kBlockM;
+        return (u32)a_rows * 128 + L::kTileBBytes +
+               ((scale_tma & kScaleTmaA) ? (boxed ? a_rows : L::kSaBox) * 4
+                                         : 0) +
+               ((scale_tma & kScaleTmaB) ? KS::kNb * 16 : 0);
+      };
+      const u32 stage_bytes = bytes_of_stage(small_box && !C::kATail);
+      const u32 tail_bytes = C::kATail ? bytes_of_stage(small_box) : 0;
       int it = 0;
       KTrace tr;
       tr.init(true, my_units);
@@ -195,6 +210,11 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
         // B's group among the stacked scale tensors (groups along K share
         // one B).
         const int sb_group = C::kGrouped == kGroupedK ? 0 : t.g;
+        // The tail-box kernel's descriptors, chosen once a work unit.
+        const bool tail = C::kATail && small_box && t.m0 + C::kBlockM > p.m;
+        const TmaDesc *map_a = tail ? &tmap_a_tail : &tmap_a;
+        const TmaDesc *map_sa = tail ? &tmap_sa_tail : &tmap_sa;
+        const u32 unit_bytes = tail ? tail_bytes : stage_bytes;
         for (int kb = kb0; kb < kb1; ++kb, ++it) {
           const int s = it % C::kStages;
           const u32 ph = (it / C::kStages) & 1;
@@ -203,9 +223,9 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
           mbar_wait(bar_empty + s * 8, ph ^ 1);
           tr.stamp(1);
           const u32 full = bar_full + s * 8;
-          mbar_arrive_expect_tx(full, stage_bytes);
+          mbar_arrive_expect_tx(full, unit_bytes);
           if (scale_tma & kScaleTmaA)
-            tma_load_2d(base + L::kSmemScaleTma + s * L::kSaTma * 4, &tmap_sa,
+            tma_load_2d(base + L::kSmemScaleTma + s * L::kSaTma * 4, map_sa,
                         full, L::kSaPad ? t.m0 & ~3 : t.m0,
                         kb * 128 / kSaKBlock);
           // (A box's first element along the contiguous dimension must be
@@ -225,7 +245,7 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
                                   full, kb * 128, t.m0 + sched.rank * kARows,
                                   0x3);
           else
-            tma_load_2d(a_dst, &tmap_a, full, kb * 128, t.m0);
+            tma_load_2d(a_dst, map_a, full, kb * 128, t.m0);
           if (C::kClusterM > 1)
             tma_load_2d_multicast(b_dst + sched.rank * kBRows * 128, &tmap_b,
                                   full, kb * 128,

@@ -61,8 +61,10 @@ struct GemmParams {
   void *q_mirror;
   int q_mirror_rows, q_mirror_cols;
   int q_cols;
-  /// Rows of A's TMA box (and of its K scales' box) when M is below one
-  /// tile: gemmABoxRows. 0: the whole tile's rows.
+  /// Rows of A's TMA box (and of its K scales' box) for the last M tile
+  /// (gemmABoxRows); 0: the whole tile's rows. Where M lies in one tile
+  /// every tile's box; otherwise the tail-box kernel's (Cfg::kATail) tail
+  /// descriptors.
   int a_box_rows;
 };
 static_assert(sizeof(GemmParams) == 200, "GemmParams layout changed");
@@ -93,14 +95,19 @@ FP8K_HOST_DEVICE constexpr I gemmUnits(I groups, int splitK, I tailFirst,
   return (tailFirst + (groups - tailFirst) * tailSplit) * splitK;
 }
 
-/// The rows of A a stage loads when all of M lies in one tile of
-/// `tileRows` rows: M rounded up to a whole 8-row swizzle atom, so the box
-/// carries no rows past M for the TMA unit to fill with zeros (0: the
-/// whole tile). Rows of the stage past the box are never written; they
-/// only feed accumulator rows past M, which no epilogue stores.
+/// The rows of A a stage loads for the last M tile of `tileRows` rows: the
+/// rows of M that tile holds, rounded up to a whole 8-row swizzle atom, so
+/// the box carries no rows past M for the TMA unit to fill with zeros. 0
+/// (the whole tile) where M fills the last tile or the rounding reaches the
+/// tile's rows. Rows of the stage past the box keep what an earlier stage
+/// left there; they only feed accumulator rows past M, which no epilogue
+/// stores.
 template <class I>
 FP8K_HOST_DEVICE constexpr int gemmABoxRows(I m, int tileRows) {
-  return m < tileRows ? int((m + 7) / 8 * 8) : 0;
+  if (m <= 0)
+    return 0;
+  const int rows = int(((m - 1) % tileRows + 1 + 7) / 8 * 8);
+  return rows < tileRows ? rows : 0;
 }
 
 } // namespace fp8k

@@ -10,6 +10,7 @@
 #include "codegen/Sm90Gemm.h"
 #include "codegen/kernels/sm90_params.h"
 #include "runtime/Nvrtc.h"
+#include "test/runtime/Sm90TestVariants.h"
 
 #include <gtest/gtest.h>
 
@@ -17,57 +18,9 @@
 #include <regex>
 
 using namespace fp8;
+using namespace fp8::test;
 
 namespace {
-struct Variant {
-  const char *name;
-  Granularity a, b;
-  int64_t promotion;
-  DType out = DType::BF16;
-  bool accumulate = false;
-  DType fa = DType::E4M3FN, fb = DType::E4M3FN;
-};
-
-const Variant kVariants[] = {
-    {"deepseek", Granularity::block(1, 128), Granularity::block(128, 128), 128},
-    {"deepseek_p32", Granularity::block(1, 128), Granularity::block(128, 128),
-     32},
-    {"deepseek_p64_f32", Granularity::block(1, 128),
-     Granularity::block(128, 128), 64, DType::F32},
-    {"wgrad_1x128", Granularity::block(1, 128), Granularity::block(1, 128),
-     128},
-    {"per_tensor_p0", Granularity::perTensor(), Granularity::perTensor(), 0},
-    {"per_tensor_p512", Granularity::perTensor(), Granularity::perTensor(),
-     512},
-    {"per_row", Granularity::perRow(), Granularity::perRow(), 128},
-    {"ue8m0", Granularity::block(1, 128, ScaleFormat::UE8M0),
-     Granularity::block(128, 128, ScaleFormat::UE8M0), 128},
-    {"e5m2_acc", Granularity::block(1, 128), Granularity::block(128, 128), 128,
-     DType::BF16, true, DType::E5M2, DType::E4M3FN},
-    // Intervals that neither divide nor are a multiple of a k-block: the
-    // promotion steps are chosen at run time.
-    {"per_row_p96", Granularity::perRow(), Granularity::perRow(), 96},
-    {"per_tensor_p160_f32", Granularity::perTensor(), Granularity::perTensor(),
-     160, DType::F32},
-};
-
-/// The variant's recipe for an N x K GEMM with BLOCK_M rows per tile.
-KernelSpec variantSpec(const Variant &v, int64_t n, int64_t k, int blockM) {
-  KernelSpec s;
-  s.n = n;
-  s.k = k;
-  s.a.granularity = v.a;
-  s.b.granularity = v.b;
-  s.a.format = v.fa;
-  s.b.format = v.fb;
-  s.promotionInterval = promotionFromInt(v.promotion);
-  s.out = v.out;
-  s.accumulate = v.accumulate;
-  s.tile.blockM = blockM;
-  s.tile.mathWarpgroups = blockM / 64;
-  return s;
-}
-
 /// The variant's B block scales start at a run-time column of a
 /// block_n-wide tile (neither divides the other).
 bool bBlocksAtRuntimeColumn(const Variant &v, int blockN) {
@@ -232,27 +185,6 @@ INSTANTIATE_TEST_SUITE_P(
               : std::get<4>(info.param) == 2 ? "_c2x1"
                                              : "");
     });
-
-// A's box when M lies in one tile: whole 8-row swizzle atoms covering M and
-// no more than the tile; the tile's rows (0) from M = tile on.
-TEST(Sm90Params, ABoxCoversMInWholeSwizzleAtoms) {
-  for (int tile : {64, 128, 192, 256})
-    for (int64_t m = 1; m <= tile + 9; ++m) {
-      const int rows = fp8k::gemmABoxRows<int64_t>(m, tile);
-      SCOPED_TRACE("tile " + std::to_string(tile) + ", M " + std::to_string(m));
-      if (m >= tile) {
-        EXPECT_EQ(rows, 0);
-        continue;
-      }
-      EXPECT_EQ(rows % 8, 0);
-      EXPECT_GE(rows, m);
-      EXPECT_LT(rows - m, 8);
-      EXPECT_LE(rows, tile);
-    }
-  EXPECT_EQ(fp8k::gemmABoxRows<int64_t>(1, 64), 8);
-  EXPECT_EQ(fp8k::gemmABoxRows<int64_t>(16, 64), 16);
-  EXPECT_EQ(fp8k::gemmABoxRows<int64_t>(129, 192), 136);
-}
 
 TEST(Sm90Emit, NvrtcReportsSerialisedWgmmas) {
   CompiledKernel k;

@@ -282,6 +282,10 @@ std::string info(const KernelSpec &s, const GeneratedKernel &g,
        << t.boxInner << " x " << t.boxOuter << " of " << t.elemBytes
        << "-byte elements, swizzle " << swizzleName(t.swizzleBytes) << "\n";
   }
+  if (l.tailBox && s.m != kDynamic)
+    os << "tail box    the last M tile loads A and its scales in boxes "
+       << fp8k::gemmABoxRows<int64_t>(s.m, l.blockM)
+       << " rows high (two more descriptors)\n";
   if (s.arch == Arch::SM100a) {
     Sm100Plan p = *planSm100Gemm(s);
     std::ostringstream idesc;
