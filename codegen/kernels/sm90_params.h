@@ -104,7 +104,7 @@ FP8K_HOST_DEVICE constexpr I gemmUnits(I groups, int splitK, I tailFirst,
 /// stores.
 template <class I>
 FP8K_HOST_DEVICE constexpr int gemmABoxRows(I m, int tileRows) {
-  if (m <= 0)
+  if (m <= 0 || tileRows <= 0)
     return 0;
   const int rows = int(((m - 1) % tileRows + 1 + 7) / 8 * 8);
   return rows < tileRows ? rows : 0;

@@ -41,6 +41,7 @@ TEST(Sm90Params, ABoxCoversTheLastTilesRowsInWholeSwizzleAtoms) {
       EXPECT_LT(rows, tile);
     }
   EXPECT_EQ(fp8k::gemmABoxRows<int64_t>(0, 64), 0);
+  EXPECT_EQ(fp8k::gemmABoxRows<int64_t>(100, 0), 0); // no tile chosen
   EXPECT_EQ(fp8k::gemmABoxRows<int64_t>(1, 64), 8);
   EXPECT_EQ(fp8k::gemmABoxRows<int64_t>(16, 64), 16);
   EXPECT_EQ(fp8k::gemmABoxRows<int64_t>(65, 64), 8);
