@@ -15,6 +15,7 @@
 #include "runtime/plan/PlanExecutor.h"
 
 #include "codegen/Gemm.h"
+#include "codegen/Sm90Gemm.h"
 #include "codegen/TuningDb.h"
 #include "runtime/Gemm.h"
 
@@ -119,8 +120,16 @@ TEST(PlanCompile, GemmStepsTakeTheDatabaseTileOfTheirGpu) {
   EXPECT_EQ(onH100["gemm_5"].first, e.spec.kernelName());
   EXPECT_EQ(onH100["gemm_7"].first, stepNamed(*plan, "gemm_7")->kernelName());
   EXPECT_EQ(onH100["gemm_7"].second, "");
+  // Elsewhere the plan's tile: 192 rows, which leave M = 256's last tile
+  // ragged, so the launch loads its tail-box variant (sm90TailBox).
+  KernelSpec planned = gate->gemm;
+  planned.m = 256;
+  ASSERT_TRUE(sm90TailBox(planned, planned.m));
+  const std::string plannedKernel =
+      sm90KernelName(planned, sm90ScaleTmaOperands(planned), true);
+  EXPECT_EQ(plannedKernel, gate->kernelName() + "_tail");
   for (auto *run : {&onH200, &onCpu}) {
-    EXPECT_EQ((*run)["gemm_4"].first, gate->kernelName());
+    EXPECT_EQ((*run)["gemm_4"].first, plannedKernel);
     EXPECT_EQ((*run)["gemm_4"].second, "");
   }
   // The other steps are the plan's either way.
