@@ -158,6 +158,20 @@ TEST(Sm90Heuristic, WideTilesOfTwoWarpgroupsPromoteInPlace) {
   EXPECT_GT(narrow, 0);
 }
 
+TEST(Sm90Heuristic, ACtaPaysItsPipelineFillOnce) {
+  // A CTA's next tile loads during its epilogue, so two tiles a CTA cost
+  // less than twice one (docs/results/h100-2026-12-06-refit/). On the
+  // training shape 8192x1000x2048 the H100 measured 128x256 tiles (two
+  // waves) 9.1% slower than 128x128 (four), and 192x128 tiles (three) 4.6-
+  // 5.4% faster than 128x256: the pick is no longer the wide tile.
+  const ConfigChoice c = selectSm90Config(deepseek(8192, 1000, 2048), 132);
+  EXPECT_NE(c.tile.blockN, 256) << c.reason;
+  // Both tiles of a CTA still pay their k-blocks: the same shape with K
+  // eight times as deep is predicted more than four times as slow.
+  EXPECT_GT(selectSm90Config(deepseek(8192, 1000, 16384), 132).predictedCost,
+            4 * c.predictedCost);
+}
+
 TEST(Sm90Heuristic, FewerSMsMeanMoreWaves) {
   // The same shape on a part with fewer SMs is predicted slower.
   const KernelSpec s = deepseek(4096, 4096, 7168);
