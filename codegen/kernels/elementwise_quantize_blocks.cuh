@@ -246,8 +246,11 @@ __device__ __forceinline__ void quantize_apply_body(const EwParams &p) {
     return;
   if (Q::kBlockRows == 0 && Q::kBlockCols == 0) {
     if constexpr (Q::kDelayed) {
-      for (i64 b = 0; b < p.batch; ++b)
+      const bool backward = tensor_walks_backward<Prog>(p);
+      for (i64 j = 0; j < p.batch; ++j) {
+        const i64 b = backward ? p.batch - 1 - j : j;
         tensor_codes<Prog, Q>(p, b, load_scale<Q>(p.scale, b));
+      }
     } else {
       tensor_codes_making_scales<Prog, Q>(p);
     }

@@ -78,16 +78,17 @@ class EmulatedKernels
 // in a row-sum quantize's registers, a short last block; 4104, the long
 // rows' entry with chunks past the row; then past them (8264; 5001, not
 // whole 16-byte chunks: the entry that keeps nothing); 4096 and 8192,
-// every chunk of each keeping entry. Then a
-// tensor of more 16-byte chunks than a grid of one SM's striding CTAs has
-// threads (tensorKernels(); 12288 chunks: current scaling's codes pass of
-// 32 x 256 threads takes one or two a thread, pass 1's one wave of 8 or 5
-// CTAs and delayed scaling's codes pass of 8 six to ten): the per-tensor
-// walks' steps of two with their second chunk in and out.
-const Shape3 kShapes[] = {
-    {1, 70, 300}, {3, 20, 200}, {1, 5, 31},   {2, 1, 64},   {2, 48, 80},
-    {2, 2, 3000}, {1, 2, 4104}, {2, 2, 2100}, {1, 3, 8264}, {2, 3, 4096},
-    {2, 2, 8192}, {1, 2, 5001}, {1, 96, 1024}};
+// every chunk of each keeping entry. Then a tensor of more 16-byte chunks
+// than a grid of one SM's striding CTAs has threads (tensorKernels(); 12288
+// chunks: current scaling's codes pass of 32 x 256 threads takes one or two
+// a thread, pass 1's one wave of 8 or 5 CTAs and delayed scaling's codes
+// pass of 8 six to ten): the per-tensor walks' steps of two with their
+// second chunk in and out. Last, over 22 MiB of bf16: walked backward.
+const Shape3 kShapes[] = {{1, 70, 300},  {3, 20, 200},    {1, 5, 31},
+                          {2, 1, 64},    {2, 48, 80},     {2, 2, 3000},
+                          {1, 2, 4104},  {2, 2, 2100},    {1, 3, 8264},
+                          {2, 3, 4096},  {2, 2, 8192},    {1, 2, 5001},
+                          {1, 96, 1024}, {1, 1409, 8192}, {2, 1409, 8192}};
 constexpr int kShortShapes = 5, kLongShapes = 12;
 
 TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
