@@ -174,7 +174,8 @@ std::vector<bool> usedInputs(const EwProgram &p) {
 /// loads in flight before the first is needed: struct `raw` holds what the
 /// loads of elements i .. i + N - 1 bring (the inputs of `p` marked
 /// `loaded`), `load` issues them (the caller gives the elements' row: no
-/// division here), and each of `evals` runs its program over them.
+/// division here; its kLastUse marks the full-size inputs' loads as their
+/// last use, load_words), and each of `evals` runs its program over them.
 void emitRawPhases(std::ostringstream &os, const EwProgram &p,
                    const std::vector<bool> &loaded, const char *raw,
                    const char *load, const std::vector<RawEval> &evals) {
@@ -189,7 +190,7 @@ void emitRawPhases(std::ostringstream &os, const EwProgram &p,
          << ", N>::kCount];\n";
   }
   os << "  };\n\n"
-     << "  template <int N>\n"
+     << "  template <int N, bool kLastUse = false>\n"
      << "  static __device__ __forceinline__ void " << load
      << "(const EwParams &p, "
         "i64 i, i64 row, "
@@ -202,7 +203,7 @@ void emitRawPhases(std::ostringstream &os, const EwProgram &p,
     const std::string in = "p.in[" + std::to_string(i) + "]";
     switch (p.broadcastOf(i)) {
     case EwBroadcast::None:
-      os << "    load_words<" << t << ", N>(" << in << ", i, r.w" << i
+      os << "    load_words<" << t << ", N, kLastUse>(" << in << ", i, r.w" << i
          << ");\n";
       break;
     case EwBroadcast::Col:

@@ -54,10 +54,36 @@ __device__ __forceinline__ void store_elem(void *p, i64 i, float v) {
     static_cast<float *>(p)[i] = v;
 }
 
+/// *p, or with kLastUse a load that marks its lines first to leave the L2
+/// (ld.global.cs, PTX ISA 9.7.9.8: evict-first in L1 and L2): for a pass
+/// that reads data for the last time while a later part of the same data,
+/// read once before, is still to be reused from the L2.
+template <bool kLastUse, class V>
+__device__ __forceinline__ V load_hinted(const V *p) {
+#if defined(__CUDA_ARCH__)
+  if (kLastUse)
+    return __ldcs(p);
+#endif
+  return *p;
+}
+
+/// *p = v, or with kStream a store whose lines leave the L2 first
+/// (st.global.cs): output that should not displace input still to be reused.
+template <bool kStream, class V>
+__device__ __forceinline__ void store_hinted(V *p, V v) {
+#if defined(__CUDA_ARCH__)
+  if (kStream) {
+    __stcs(p, v);
+    return;
+  }
+#endif
+  *p = v;
+}
+
 /// The N * sizeof(T) bytes at element i of a tensor of element type T as
 /// 32-bit words, in the widest loads that fit (16, 8 or 4 bytes; i a
-/// multiple of N, the tensor aligned to the load).
-template <int T, int N>
+/// multiple of N, the tensor aligned to the load); kLastUse: load_hinted.
+template <int T, int N, bool kLastUse = false>
 __device__ __forceinline__ void load_words(const void *p, i64 i,
                                            u32 w[N * (T == kF32 ? 4 : 2) / 4]) {
   constexpr int kBytes = N * (T == kF32 ? 4 : 2);
@@ -66,18 +92,19 @@ __device__ __forceinline__ void load_words(const void *p, i64 i,
   if (kBytes >= 16) {
 #pragma unroll
     for (int h = 0; h < kBytes / 16; ++h) {
-      const uint4 q = reinterpret_cast<const uint4 *>(at)[h];
+      const uint4 q =
+          load_hinted<kLastUse>(reinterpret_cast<const uint4 *>(at) + h);
       w[(4 * h) % (kBytes / 4)] = q.x;
       w[(4 * h + 1) % (kBytes / 4)] = q.y;
       w[(4 * h + 2) % (kBytes / 4)] = q.z;
       w[(4 * h + 3) % (kBytes / 4)] = q.w;
     }
   } else if (kBytes == 8) {
-    const uint2 q = *reinterpret_cast<const uint2 *>(at);
+    const uint2 q = load_hinted<kLastUse>(reinterpret_cast<const uint2 *>(at));
     w[0] = q.x;
     w[1 % (kBytes / 4)] = q.y;
   } else {
-    w[0] = *reinterpret_cast<const u32 *>(at);
+    w[0] = load_hinted<kLastUse>(reinterpret_cast<const unsigned *>(at));
   }
 }
 
@@ -150,13 +177,15 @@ __device__ __forceinline__ void store_vec(void *p, i64 i, const float v[N]) {
 }
 
 /// Codes i .. i + n - 1 from words of four (quantize_codes): N codes in
-/// one store when `vec` (n == N, i a multiple of N), else byte by byte.
-template <int N>
+/// one store when `vec` (n == N, i a multiple of N), else byte by byte;
+/// kStream: store_hinted.
+template <int N, bool kStream = false>
 __device__ __forceinline__ void store_code_words(u8 *codes, i64 i, int n,
                                                  bool vec, const u32 *w) {
   static_assert(N == 8, "two words");
   if (vec) {
-    *reinterpret_cast<uint2 *>(codes + i) = uint2{w[0], w[1]};
+    store_hinted<kStream>(reinterpret_cast<uint2 *>(codes + i),
+                          uint2{w[0], w[1]});
     return;
   }
 #pragma unroll

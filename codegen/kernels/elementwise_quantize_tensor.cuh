@@ -103,7 +103,7 @@ __device__ __forceinline__ void make_block_scale(const EwParams &p, i64 i,
 /// `d`. Current scaling's scale was made from the matrix's amax, which
 /// bounds every value: quantize_codes; a delayed scale may be exceeded:
 /// quantize_codes_unbounded.
-template <class Prog, class Q>
+template <class Prog, class Q, bool kStream = false>
 __device__ __forceinline__ void tensor_chunk_codes(const EwParams &p, i64 i,
                                                    const float (&v)[8],
                                                    const ScaleDivisor &d) {
@@ -112,7 +112,7 @@ __device__ __forceinline__ void tensor_chunk_codes(const EwParams &p, i64 i,
     quantize_codes_unbounded<8>(v, d, Q::kFormat, w);
   else
     quantize_codes<8>(v, d, Q::kFormat, w);
-  store_code_words<8>(static_cast<u8 *>(p.out), i, 8, true, w);
+  store_code_words<8, kStream>(static_cast<u8 *>(p.out), i, 8, true, w);
 }
 
 /// Calls f(i, v) for each 16-byte chunk of matrix b that this thread takes
@@ -121,8 +121,9 @@ __device__ __forceinline__ void tensor_chunk_codes(const EwParams &p, i64 i,
 /// evaluated. (Where f stores, the compiler may not move the next chunk's
 /// load above the store, which could alias it: one chunk a step holds one
 /// load in flight a thread.) `backward` walks the chunks from the last
-/// (tensor_walks_backward).
-template <class Prog, int kK, class F>
+/// (tensor_walks_backward); kLastUse: the loads are the input's last
+/// (Prog::load_raw).
+template <class Prog, int kK, bool kLastUse, class F>
 __device__ __forceinline__ void tensor_vec_walk(const EwParams &p, i64 b,
                                                 bool backward, F &&f) {
   const i64 plane = p.rows * p.cols, chunks = plane / 8;
@@ -139,7 +140,8 @@ __device__ __forceinline__ void tensor_vec_walk(const EwParams &p, i64 b,
 #pragma unroll
     for (int k = 0; k < kK; ++k)
       if (k == 0 || q + k * stride < chunks)
-        Prog::template load_raw<8>(p, at[k], row_of(at[k], p.cols), r[k]);
+        Prog::template load_raw<8, kLastUse>(p, at[k], row_of(at[k], p.cols),
+                                             r[k]);
 #pragma unroll
     for (int k = 0; k < kK; ++k)
       if (k == 0 || q + k * stride < chunks) {
@@ -179,9 +181,14 @@ __device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
   u8 *codes = static_cast<u8 *>(p.out);
   if (tensor_vec<Prog>(p)) {
     const ScaleDivisor d = scale_divisor(s);
-    tensor_vec_walk<Prog, 1>(p, b, backward, [&](i64 i, const float (&v)[8]) {
-      tensor_chunk_codes<Prog, Q>(p, i, v, d);
-    });
+    // The input's lines leave the L2 first once read here, and so do the
+    // codes': the part of the input the amax pass left there, not yet
+    // reached, stays longer (H100, 4096x4096: 0.0337-0.0339 -> 0.0326-0.0327
+    // ms; docs/results/h100-2026-12-06-evict-first/).
+    tensor_vec_walk<Prog, 1, true>(
+        p, b, backward, [&](i64 i, const float (&v)[8]) {
+          tensor_chunk_codes<Prog, Q, true>(p, i, v, d);
+        });
     return;
   }
   for (i64 e = first; e < plane; e += stride) {
@@ -291,11 +298,12 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
       // Compute; 8192x8192 0.0915 -> 0.0902-0.0905; H200, run4 of
       // docs/results/h200-2026-12-04-scales-in-codes-pass/). The codes
       // pass keeps one (40 registers against 29 cost 7% on 4096x2048).
-      tensor_vec_walk<Prog, 2>(p, b, false, [&](i64 i, const float (&v)[8]) {
-        m = max_abs_bits<8>(v, m);
-        if (speculate)
-          tensor_chunk_codes<Prog, Q>(p, i, v, dp);
-      });
+      tensor_vec_walk<Prog, 2, false>(
+          p, b, false, [&](i64 i, const float (&v)[8]) {
+            m = max_abs_bits<8>(v, m);
+            if (speculate)
+              tensor_chunk_codes<Prog, Q>(p, i, v, dp);
+          });
     } else {
       for (i64 e = first; e < plane; e += stride) {
         const float v = Prog::eval(p, b * plane + e);

@@ -359,4 +359,38 @@ TEST(ElementwiseCompile, EveryEntryWaitsForThePriorGridBeforeMemory) {
   EXPECT_EQ(entries, 2 + 2 + 3 + 2 + 1 + 1);
 }
 
+// Per-tensor scaling reads its input twice: the codes pass marks its loads
+// and its code stores evict-first (ld/st.global.cs), so the part of the
+// input the amax pass left in the L2 outlasts what the codes pass is done
+// with; the amax pass's loads carry no such mark.
+TEST(ElementwiseCompile, ThePerTensorCodesPassReadsForTheLastTime) {
+  for (const char *name : {"blocks_per_tensor", "delayed"}) {
+    Case c{"", {}};
+    for (const Case &k : cases())
+      if (std::string(k.name) == name)
+        c = k;
+    ASSERT_STREQ(c.name, name);
+    c.spec.arch = Arch::SM90a;
+    auto kernels = emitElementwise(c.spec);
+    ASSERT_TRUE(kernels.isOk()) << kernels.message();
+    auto ptx = compileToPtx((*kernels)[0]);
+    ASSERT_TRUE(ptx.isOk()) << ptx.message();
+    int marked = 0;
+    for (const GeneratedKernel &k : *kernels) {
+      const size_t at = ptx->find(".entry " + k.name + "(");
+      ASSERT_NE(at, std::string::npos) << name << ": no entry " << k.name;
+      const size_t end = ptx->find(".entry ", at + 1);
+      const std::string body = ptx->substr(at, end - at);
+      const int loads = countOf(body, "ld.global.cs.v4");
+      const int stores = countOf(body, "st.global.cs.v2");
+      EXPECT_EQ(loads > 0, stores > 0) << name << " " << k.name;
+      marked += loads > 0;
+      // The plain loads of the other pass are there (a control).
+      if (loads == 0)
+        EXPECT_GT(countOf(body, "ld.global.v4"), 0) << name << " " << k.name;
+    }
+    EXPECT_EQ(marked, 1) << name << ": the codes pass alone";
+  }
+}
+
 } // namespace
