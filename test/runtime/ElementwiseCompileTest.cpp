@@ -240,6 +240,25 @@ int countOf(const std::string &text, const std::string &needle) {
   return n;
 }
 
+/// The case of cases() named `name`, built for sm_90a (name "" if none is).
+Case sm90Case(const char *name) {
+  Case c{"", {}};
+  for (const Case &k : cases())
+    if (std::string(k.name) == name)
+      c = k;
+  c.spec.arch = Arch::SM90a;
+  return c;
+}
+
+/// Entry point `entry`'s part of `ptx`, from its `.entry` line to the next
+/// one ("" if there is no such entry).
+std::string entryBody(const std::string &ptx, const std::string &entry) {
+  const size_t at = ptx.find(".entry " + entry + "(");
+  if (at == std::string::npos)
+    return "";
+  return ptx.substr(at, ptx.find(".entry ", at + 1) - at);
+}
+
 /// The byte offsets into the kernel parameter that the PTX loads: directly
 /// ([k_param_0+112]) or through a register the compiler pointed into it
 /// (mov.b64 %rd1, k_param_0; add.s64 %rd2, %rd1, 104; ld.param [%rd2+8]);
@@ -282,12 +301,8 @@ std::set<int64_t> paramOffsetsRead(const std::string &ptx) {
 TEST(ElementwiseCompile, TheQuantizeKernelsStoreTheirScalesToTheMirror) {
   for (const char *name :
        {"rows_1x128", "rows_swiglu", "rows_gelu_pow2", "tiles_128x128"}) {
-    Case c{"", {}};
-    for (const Case &k : cases())
-      if (std::string(k.name) == name)
-        c = k;
+    const Case c = sm90Case(name);
     ASSERT_STREQ(c.name, name);
-    c.spec.arch = Arch::SM90a;
     auto kernels = emitElementwise(c.spec);
     ASSERT_TRUE(kernels.isOk()) << kernels.message();
     const bool rows = std::string(name).rfind("rows_", 0) == 0;
@@ -325,21 +340,15 @@ TEST(ElementwiseCompile, EveryEntryWaitsForThePriorGridBeforeMemory) {
   int entries = 0;
   for (const char *name : {"delayed", "blocks_per_tensor", "moe_permute_1x128",
                            "transpose_f32", "rows_swiglu", "cols_128x1"}) {
-    Case c{"", {}};
-    for (const Case &k : cases())
-      if (std::string(k.name) == name)
-        c = k;
+    const Case c = sm90Case(name);
     ASSERT_STREQ(c.name, name);
-    c.spec.arch = Arch::SM90a;
     auto kernels = emitElementwise(c.spec);
     ASSERT_TRUE(kernels.isOk()) << kernels.message();
     auto ptx = compileToPtx((*kernels)[0]);
     ASSERT_TRUE(ptx.isOk()) << ptx.message();
     for (const GeneratedKernel &k : *kernels) {
-      const size_t at = ptx->find(".entry " + k.name + "(");
-      ASSERT_NE(at, std::string::npos) << name << ": no entry " << k.name;
-      const size_t end = ptx->find(".entry ", at + 1);
-      const std::string body = ptx->substr(at, end - at);
+      const std::string body = entryBody(*ptx, k.name);
+      ASSERT_FALSE(body.empty()) << name << ": no entry " << k.name;
       ++entries;
       EXPECT_EQ(countOf(body, "griddepcontrol.launch_dependents;"), 1)
           << k.name;
@@ -365,22 +374,16 @@ TEST(ElementwiseCompile, EveryEntryWaitsForThePriorGridBeforeMemory) {
 // with; the amax pass's loads carry no such mark.
 TEST(ElementwiseCompile, ThePerTensorCodesPassReadsForTheLastTime) {
   for (const char *name : {"blocks_per_tensor", "delayed"}) {
-    Case c{"", {}};
-    for (const Case &k : cases())
-      if (std::string(k.name) == name)
-        c = k;
+    const Case c = sm90Case(name);
     ASSERT_STREQ(c.name, name);
-    c.spec.arch = Arch::SM90a;
     auto kernels = emitElementwise(c.spec);
     ASSERT_TRUE(kernels.isOk()) << kernels.message();
     auto ptx = compileToPtx((*kernels)[0]);
     ASSERT_TRUE(ptx.isOk()) << ptx.message();
     int marked = 0;
     for (const GeneratedKernel &k : *kernels) {
-      const size_t at = ptx->find(".entry " + k.name + "(");
-      ASSERT_NE(at, std::string::npos) << name << ": no entry " << k.name;
-      const size_t end = ptx->find(".entry ", at + 1);
-      const std::string body = ptx->substr(at, end - at);
+      const std::string body = entryBody(*ptx, k.name);
+      ASSERT_FALSE(body.empty()) << name << ": no entry " << k.name;
       const int loads = countOf(body, "ld.global.cs.v4");
       const int stores = countOf(body, "st.global.cs.v2");
       EXPECT_EQ(loads > 0, stores > 0) << name << " " << k.name;
