@@ -13,6 +13,7 @@
 #include "codegen/Elementwise.h"
 #include "codegen/kernels/elementwise_params.h"
 #include "runtime/Nvrtc.h"
+#include "test/runtime/EwTestPrograms.h"
 
 #include <gtest/gtest.h>
 
@@ -27,44 +28,6 @@
 using namespace fp8;
 
 namespace {
-using A = EwArg;
-
-/// GELU, tanh form, in f32.
-EwProgram gelu() {
-  EwProgram p;
-  p.inputs = {DType::F32};
-  p.instrs = {
-      {EwOp::Mul, {A::input(0), A::input(0)}, DType::F32},
-      {EwOp::Mul, {A::result(0), A::input(0)}, DType::F32},
-      {EwOp::Fma,
-       {A::constant(0.044715f), A::result(1), A::input(0)},
-       DType::F32},
-      {EwOp::Mul, {A::constant(0.7978845608f), A::result(2)}, DType::F32},
-      {EwOp::Tanh, {A::result(3)}, DType::F32},
-      {EwOp::Add, {A::constant(1.0f), A::result(4)}, DType::F32},
-      {EwOp::Mul, {A::constant(0.5f), A::input(0)}, DType::F32},
-      {EwOp::Mul, {A::result(6), A::result(5)}, DType::F32}};
-  p.result = A::result(7);
-  return p;
-}
-
-/// Residual add with erf and the NaN rules in it (every op compiled once).
-EwProgram everyOp() {
-  EwProgram p;
-  p.inputs = {DType::F16, DType::F32, DType::BF16};
-  p.instrs = {{EwOp::Sub, {A::input(0), A::input(1)}, DType::F32},
-              {EwOp::Erf, {A::result(0)}, DType::F32},
-              {EwOp::Abs, {A::result(1)}, DType::F32},
-              {EwOp::Sqrt, {A::result(2)}, DType::F32},
-              {EwOp::Rsqrt, {A::result(3)}, DType::F16},
-              {EwOp::Maximum, {A::result(4), A::input(2)}, DType::F32},
-              {EwOp::Minimum, {A::result(5), A::constant(3.0f)}, DType::F32},
-              {EwOp::MaxNum, {A::result(6), A::constant(-1.0f)}, DType::F32},
-              {EwOp::MinNum, {A::result(7), A::constant(INFINITY)}, DType::F32},
-              {EwOp::Add, {A::result(8), A::input(2)}, DType::BF16}};
-  p.result = A::result(9);
-  return p;
-}
 
 struct Case {
   const char *name;
@@ -95,7 +58,7 @@ std::vector<Case> cases() {
         DType::E4M3FN);
   quant("rows_swiglu", swigluProgram(), Granularity::block(1, 128),
         DType::E4M3FN);
-  quant("rows_gelu_pow2", gelu(),
+  quant("rows_gelu_pow2", test::geluTanh(DType::F32),
         Granularity::block(1, 128, ScaleFormat::F32Pow2), DType::E4M3FN);
   quant("tiles_128x128", EwProgram::identity(DType::BF16),
         Granularity::block(128, 128), DType::E4M3FN);
@@ -109,16 +72,17 @@ std::vector<Case> cases() {
         Granularity::block(256, 1), DType::E5M2);
   quant("blocks_per_tensor", EwProgram::identity(DType::F16),
         Granularity::perTensor(), DType::E5M2);
-  quant("blocks_per_column", everyOp(), Granularity::perColumn(),
+  quant("blocks_per_column", test::everyOp(), Granularity::perColumn(),
         DType::E4M3FN);
   quant("blocks_ragged", EwProgram::identity(DType::BF16),
         Granularity::block(37, 5), DType::E5M2);
   quant("delayed", swigluProgram(), Granularity::perTensor(), DType::E4M3FN,
         ScalingMode::Delayed);
-  for (auto [name, out_, p] : {std::tuple<const char *, DType, EwProgram>{
-                                   "ew_swiglu", DType::BF16, swigluProgram()},
-                               {"ew_gelu_f32", DType::F32, gelu()},
-                               {"ew_every_op_f16", DType::F16, everyOp()}}) {
+  for (auto [name, out_, p] :
+       {std::tuple<const char *, DType, EwProgram>{"ew_swiglu", DType::BF16,
+                                                   swigluProgram()},
+        {"ew_gelu_f32", DType::F32, test::geluTanh(DType::F32)},
+        {"ew_every_op_f16", DType::F16, test::everyOp()}}) {
     ElementwiseSpec s;
     s.kind = AuxKind::Elementwise;
     s.program = p;

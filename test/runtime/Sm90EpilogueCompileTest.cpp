@@ -10,26 +10,13 @@
 #include "codegen/Gemm.h"
 #include "codegen/Sm90Gemm.h"
 #include "runtime/Nvrtc.h"
+#include "test/runtime/EwTestPrograms.h"
 
 #include <gtest/gtest.h>
 
 using namespace fp8;
 
 namespace {
-using A = EwArg;
-
-EwProgram gelu() {
-  EwProgram p;
-  p.inputs = {DType::BF16};
-  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
-              {EwOp::Mul, {A::result(0), A::constant(0.70710678f)}, DType::F32},
-              {EwOp::Erf, {A::result(1)}, DType::F32},
-              {EwOp::Add, {A::result(2), A::constant(1.0f)}, DType::F32},
-              {EwOp::Mul, {A::result(0), A::result(3)}, DType::F32},
-              {EwOp::Mul, {A::result(4), A::constant(0.5f)}, DType::BF16}};
-  p.result = A::result(5);
-  return p;
-}
 
 struct Case {
   const char *name;
@@ -61,7 +48,7 @@ const Case kCases[] = {
      1},
     // One input: three consumer warpgroups of 152 registers.
     {"gelu_192x128", 11008, 4096, Granularity::block(128, 128), DType::BF16,
-     gelu(), 0, Granularity::block(1, 128), 192, 128, 1, 1},
+     test::geluErf(DType::BF16), 0, Granularity::block(1, 128), 192, 128, 1, 1},
     // f32 results, UE8M0 scales of 32 columns.
     {"identity_f32_ue8m0", 4096, 2048, Granularity::block(128, 128), DType::F32,
      EwProgram::identity(DType::F32), 0,

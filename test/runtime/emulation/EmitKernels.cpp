@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Elementwise.h"
+#include "test/runtime/EwTestPrograms.h"
 
 #include <cmath>
 #include <cstdio>
@@ -28,41 +29,6 @@ using namespace fp8;
 
 namespace {
 using A = EwArg;
-
-EwProgram gelu(DType in) {
-  EwProgram p;
-  p.inputs = {in};
-  p.instrs = {
-      {EwOp::Mul, {A::input(0), A::input(0)}, DType::F32},
-      {EwOp::Mul, {A::result(0), A::input(0)}, DType::F32},
-      {EwOp::Fma,
-       {A::constant(0.044715f), A::result(1), A::input(0)},
-       DType::F32},
-      {EwOp::Mul, {A::constant(0.7978845608f), A::result(2)}, DType::F32},
-      {EwOp::Tanh, {A::result(3)}, DType::F32},
-      {EwOp::Add, {A::constant(1.0f), A::result(4)}, DType::F32},
-      {EwOp::Mul, {A::constant(0.5f), A::input(0)}, DType::F32},
-      {EwOp::Mul, {A::result(6), A::result(5)}, DType::F32}};
-  p.result = A::result(7);
-  return p;
-}
-
-EwProgram everyOp() {
-  EwProgram p;
-  p.inputs = {DType::F16, DType::F32, DType::BF16};
-  p.instrs = {{EwOp::Sub, {A::input(0), A::input(1)}, DType::F32},
-              {EwOp::Erf, {A::result(0)}, DType::F32},
-              {EwOp::Abs, {A::result(1)}, DType::F32},
-              {EwOp::Sqrt, {A::result(2)}, DType::F32},
-              {EwOp::Rsqrt, {A::result(3)}, DType::F16},
-              {EwOp::Maximum, {A::result(4), A::input(2)}, DType::F32},
-              {EwOp::Minimum, {A::result(5), A::constant(3.0f)}, DType::F32},
-              {EwOp::MaxNum, {A::result(6), A::constant(-1.0f)}, DType::F32},
-              {EwOp::MinNum, {A::result(7), A::constant(INFINITY)}, DType::F32},
-              {EwOp::Add, {A::result(8), A::input(2)}, DType::BF16}};
-  p.result = A::result(9);
-  return p;
-}
 
 /// RMSNorm's normalization (examples/llama-layer.mlir): x * rsqrt(sum / n
 /// + eps) rounded to bf16, times the gain; the row sums broadcast along the
@@ -163,7 +129,8 @@ std::vector<ElementwiseSpec> specs() {
   out.push_back(quantize(bf16, Granularity::block(4, 512), DType::E5M2));
   out.push_back(quantize(EwProgram::identity(DType::F16),
                          Granularity::perTensor(), DType::E5M2));
-  out.push_back(quantize(everyOp(), Granularity::perColumn(), DType::E4M3FN));
+  out.push_back(
+      quantize(test::everyOp(), Granularity::perColumn(), DType::E4M3FN));
   out.push_back(quantize(bf16, Granularity::block(37, 5), DType::E5M2));
   // Delayed scaling: the codes written with the history's scale, rewritten
   // on the first step and on a non-finite one.
@@ -198,10 +165,11 @@ std::vector<ElementwiseSpec> specs() {
   }
   // Elementwise and transpose.
   // (A bf16 GELU: a table of the whole program, EmulatedTableTest.)
-  for (auto [p, t] : {std::pair<EwProgram, DType>{gelu(DType::F32), DType::F32},
-                      {gelu(DType::BF16), DType::BF16},
-                      {swigluProgram(), DType::BF16},
-                      {everyOp(), DType::F16}}) {
+  for (auto [p, t] :
+       {std::pair<EwProgram, DType>{test::geluTanh(DType::F32), DType::F32},
+        {test::geluTanh(DType::BF16), DType::BF16},
+        {swigluProgram(), DType::BF16},
+        {test::everyOp(), DType::F16}}) {
     ElementwiseSpec s;
     s.kind = AuxKind::Elementwise;
     s.program = p;
@@ -268,20 +236,6 @@ std::vector<ElementwiseSpec> specs() {
   return out;
 }
 
-/// GELU over one input of type `t` (the erf form), rounded to bf16.
-EwProgram geluErf(DType t) {
-  EwProgram p;
-  p.inputs = {t};
-  p.instrs = {{EwOp::Convert, {A::input(0)}, DType::F32},
-              {EwOp::Mul, {A::result(0), A::constant(0.70710678f)}, DType::F32},
-              {EwOp::Erf, {A::result(1)}, DType::F32},
-              {EwOp::Add, {A::result(2), A::constant(1.0f)}, DType::F32},
-              {EwOp::Mul, {A::result(0), A::result(3)}, DType::F32},
-              {EwOp::Mul, {A::result(4), A::constant(0.5f)}, DType::BF16}};
-  p.result = A::result(5);
-  return p;
-}
-
 /// The GEMMs whose quantizing epilogue EmulatedEpilogueTest runs: N and
 /// BLOCK_N (the tile), the result type the values are rounded to, and the
 /// epilogue. The other fields are the DeepSeek recipe's; they do not reach
@@ -312,7 +266,7 @@ std::vector<KernelSpec> epilogueSpecs() {
       spec(384, 128, DType::BF16, swigluProgram(), 64,
            Granularity::block(1, 64, ScaleFormat::F32Pow2), DType::E5M2),
       // One input: GELU; a ragged last tile (N = 200).
-      spec(200, 128, DType::BF16, geluErf(DType::BF16), 0,
+      spec(200, 128, DType::BF16, test::geluErf(DType::BF16), 0,
            Granularity::block(1, 128), DType::E4M3FN),
       // f32 results (no rounding), the identity, UE8M0 scales of 32.
       spec(160, 128, DType::F32, EwProgram::identity(DType::F32), 0,
