@@ -104,7 +104,7 @@ __device__ __forceinline__ void load_words(const void *p, i64 i,
     w[0] = q.x;
     w[1 % (kBytes / 4)] = q.y;
   } else {
-    w[0] = load_hinted<kLastUse>(reinterpret_cast<const unsigned *>(at));
+    w[0] = load_hinted<kLastUse>(reinterpret_cast<const u32 *>(at));
   }
 }
 

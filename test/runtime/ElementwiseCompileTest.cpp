@@ -332,10 +332,12 @@ TEST(ElementwiseCompile, EveryEntryWaitsForThePriorGridBeforeMemory) {
   EXPECT_EQ(entries, 2 + 2 + 3 + 2 + 1 + 1);
 }
 
-// Per-tensor scaling reads its input twice: the codes pass marks its loads
-// and its code stores evict-first (ld/st.global.cs), so the part of the
-// input the amax pass left in the L2 outlasts what the codes pass is done
-// with; the amax pass's loads carry no such mark.
+// Per-tensor scaling's codes pass reads the input the amax pass read before it
+// (current scaling every run, delayed scaling when the scale its history
+// predicted was not the step's): it marks its loads and its code stores
+// evict-first (ld/st.global.cs), so the part of the input the amax pass left in
+// the L2 outlasts what the codes pass is done with; the amax pass's loads carry
+// no such mark.
 TEST(ElementwiseCompile, ThePerTensorCodesPassReadsForTheLastTime) {
   for (const char *name : {"blocks_per_tensor", "delayed"}) {
     const Case c = sm90Case(name);
