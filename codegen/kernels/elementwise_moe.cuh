@@ -240,53 +240,38 @@ __device__ __forceinline__ void moe_copy_rows(const int *positions, i64 topK,
 /// row path in rows of a multiple of eight columns, aligned tensors.
 template <class Prog, class Q>
 __device__ __forceinline__ void moe_permute_vec_body(const EwParams &p) {
-  // (32 and 1 when the width has no vector path: this body is then never
-  // run)
-  constexpr int kL = RowVec<Q, Prog>::kLanes > 0 ? RowVec<Q, Prog>::kLanes : 32;
-  constexpr int kC =
-      RowVec<Q, Prog>::kChunks > 0 ? RowVec<Q, Prog>::kChunks : 1;
-  constexpr int kG = 32 / kL; // blocks per warp step
+  using V = RowVec<Q, Prog>;
   const i64 nbc = p.scaleCols, topK = p.mirrorStrideRows;
-  const i64 units = p.batch * nbc; // tokens x column blocks
-  const int lane = int(threadIdx.x & 31);
-  const int part = lane % kL;
-  const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
   u8 *codes = static_cast<u8 *>(p.out);
-  for (i64 first = warp * kG; first < units; first += warps * kG) {
-    const i64 u = first + lane / kL;
-    const bool valid = u < units;
-    const i64 t = valid ? row_of(u, nbc) : 0;
-    const i64 cb = valid ? u - t * nbc : 0;
-    const i64 c0 = cb * Q::kBlockCols;
-    bool in[kC];
-    float x[kC][8];
-    const u32 m = row_vec_block<Prog, kL, kC>(p, t, c0, part, valid, in, x);
+  // A unit's row is its token.
+  row_vec_walk<Prog, Q>(p, p.batch * nbc, [&](const RowVecUnit<V::kC> &b) {
     u8 code;
-    const float s = scale_from_amax(u2f(m), Q::kFormat, Q::kScaleFmt, 0, &code);
+    const float s =
+        scale_from_amax(u2f(b.amax), Q::kFormat, Q::kScaleFmt, 0, &code);
     const ScaleDivisor d = scale_divisor(s);
-    u32 w[kC][2];
+    u32 w[V::kC][2];
 #pragma unroll
-    for (int v = 0; v < kC; ++v)
-      quantize_codes<8>(x[v], d, Q::kFormat, w[v]);
+    for (int v = 0; v < V::kC; ++v)
+      quantize_codes<8>(b.x[v], d, Q::kFormat, w[v]);
     for (i64 j0 = 0; j0 < topK; j0 += 8) {
       int rows[8];
-      moe_copy_rows(static_cast<const int *>(p.history), topK, t, j0, rows);
+      moe_copy_rows(static_cast<const int *>(p.history), topK, b.row, j0, rows);
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
         const i64 row = rows[k];
-        if (!valid || row < 0 || row >= p.rows)
+        if (!b.valid || row < 0 || row >= p.rows)
           continue;
-        if (part == 0)
-          store_scale<Q>(p.scale, row * nbc + cb, s, code);
+        if (b.part == 0)
+          store_scale<Q>(p.scale, row * nbc + b.cb, s, code);
 #pragma unroll
-        for (int v = 0; v < kC; ++v)
-          if (in[v])
-            store_code_words<8>(codes, row * p.cols + c0 + (v * kL + part) * 8,
+        for (int v = 0; v < V::kC; ++v)
+          if (b.in[v])
+            store_code_words<8>(codes,
+                                row * p.cols + b.c0 + (v * V::kL + b.part) * 8,
                                 8, true, w[v]);
       }
     }
-  }
+  });
 }
 
 /// The scalar form: a warp per (token, column block), lane l taking its

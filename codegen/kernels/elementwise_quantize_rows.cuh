@@ -22,6 +22,12 @@ template <class Q, class Prog> struct RowVec {
       row_vec_block_lanes(Q::kBlockCols, Prog::kConvertOnly);
   static constexpr int kChunks =
       row_vec_chunks(Q::kBlockCols, Prog::kConvertOnly);
+  // The walk's shape (32 and 1 when the width has no vector path: its
+  // bodies are then never run): lanes a block, chunks a lane, blocks a
+  // warp step.
+  static constexpr int kL = kLanes > 0 ? kLanes : 32;
+  static constexpr int kC = kChunks > 0 ? kChunks : 1;
+  static constexpr int kG = 32 / kL;
 };
 
 /// One block of the vector row path, as lane `part` of its kL lanes sees
@@ -58,6 +64,46 @@ __device__ __forceinline__ u32 row_vec_block(const EwParams &p, i64 row, i64 c0,
   return m;
 }
 
+/// One row block as the vector row path's walk hands it over: unit u
+/// (row `row`, column block cb from column c0), lane `part` of its lanes,
+/// the block's amax bits and this lane's chunks (in, x: row_vec_block).
+template <int kC> struct RowVecUnit {
+  i64 u, row, cb, c0;
+  int part;
+  bool valid;
+  u32 amax;
+  const bool (&in)[kC];
+  const float (&x)[kC][8];
+};
+
+/// The vector row path's walk over `units` (row, column block) pairs of
+/// p.scaleCols blocks a row: the grid's warps stride over them, a warp
+/// taking 32 / kL blocks a step, and each block's lanes load and evaluate
+/// it (row_vec_block) and hand it to f (a RowVecUnit; its lanes past
+/// `units` too, not valid, for the warp's shuffles).
+template <class Prog, class Q, class F>
+__device__ __forceinline__ void row_vec_walk(const EwParams &p, i64 units,
+                                             F &&f) {
+  using V = RowVec<Q, Prog>;
+  const i64 nbc = p.scaleCols;
+  const int lane = int(threadIdx.x & 31);
+  const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+  for (i64 first = warp * V::kG; first < units; first += warps * V::kG) {
+    const i64 u = first + lane / V::kL;
+    const int part = lane % V::kL;
+    const bool valid = u < units;
+    const i64 row = valid ? row_of(u, nbc) : 0;
+    const i64 cb = valid ? u - row * nbc : 0;
+    bool in[V::kC];
+    float x[V::kC][8];
+    const i64 c0 = cb * Q::kBlockCols;
+    const u32 m =
+        row_vec_block<Prog, V::kL, V::kC>(p, row, c0, part, valid, in, x);
+    f(RowVecUnit<V::kC>{u, row, cb, c0, part, valid, m, in, x});
+  }
+}
+
 /// The row path with 16-byte accesses: kLanes lanes per (row, column
 /// block), each taking kChunks chunks of eight columns (lane part p the
 /// chunks p, p + kLanes, ...: each load instruction reads a block's lanes'
@@ -70,39 +116,23 @@ __device__ __forceinline__ u32 row_vec_block(const EwParams &p, i64 row, i64 c0,
 /// short: its chunks past the row's end hold nothing.
 template <class Prog, class Q>
 __device__ __forceinline__ void quantize_rows_vec_body(const EwParams &p) {
-  // (32 and 1 when the width has no vector path: this body is then never
-  // run)
-  constexpr int kL = RowVec<Q, Prog>::kLanes > 0 ? RowVec<Q, Prog>::kLanes : 32;
-  constexpr int kC =
-      RowVec<Q, Prog>::kChunks > 0 ? RowVec<Q, Prog>::kChunks : 1;
-  constexpr int kG = 32 / kL; // blocks per warp step
-  const i64 nbc = p.scaleCols;
-  const i64 units = p.batch * p.rows * nbc;
-  const int lane = int(threadIdx.x & 31);
-  const int part = lane % kL;
-  const i64 warp = (i64(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  const i64 warps = (i64(gridDim.x) * blockDim.x) >> 5;
+  using V = RowVec<Q, Prog>;
   u8 *codes = static_cast<u8 *>(p.out);
-  for (i64 first = warp * kG; first < units; first += warps * kG) {
-    const i64 u = first + lane / kL;
-    const bool valid = u < units;
-    const i64 row = valid ? row_of(u, nbc) : 0;
-    const i64 cb = valid ? u - row * nbc : 0;
-    const i64 c0 = cb * Q::kBlockCols;
-    bool in[kC];
-    float x[kC][8];
-    const u32 m = row_vec_block<Prog, kL, kC>(p, row, c0, part, valid, in, x);
-    const float s = block_scale<Q>(p, m, valid && part == 0, u, row, cb);
-    const ScaleDivisor d = scale_divisor(s);
+  row_vec_walk<Prog, Q>(
+      p, p.batch * p.rows * p.scaleCols, [&](const RowVecUnit<V::kC> &b) {
+        const float s =
+            block_scale<Q>(p, b.amax, b.valid && b.part == 0, b.u, b.row, b.cb);
+        const ScaleDivisor d = scale_divisor(s);
 #pragma unroll
-    for (int v = 0; v < kC; ++v)
-      if (in[v]) {
-        u32 w[2];
-        quantize_codes<8>(x[v], d, Q::kFormat, w);
-        store_code_words<8>(codes, row * p.cols + c0 + (v * kL + part) * 8, 8,
-                            true, w);
-      }
-  }
+        for (int v = 0; v < V::kC; ++v)
+          if (b.in[v]) {
+            u32 w[2];
+            quantize_codes<8>(b.x[v], d, Q::kFormat, w);
+            store_code_words<8>(
+                codes, b.row * p.cols + b.c0 + (v * V::kL + b.part) * 8, 8,
+                true, w);
+          }
+      });
 }
 
 /// One warp per (row, column block): the block's amax (warp max of the
