@@ -32,16 +32,19 @@ elementwiseLaunches(const ElementwiseSpec &s, int64_t batch, int64_t rows,
 }
 
 namespace {
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// v in [1, hi], as a grid dimension.
+unsigned clamp(int64_t v, int64_t hi) {
+  return unsigned(std::max<int64_t>(1, std::min(v, hi)));
+}
+
 /// The per-tensor paths' launches (the block path over whole x whole
 /// blocks): `elements` of each of `batch` matrices; `strided`, the most
 /// CTAs of a grid-striding path (elementwiseLaunch).
 AuxLaunch perTensorLaunch(const ElementwiseSpec &s, const std::string &role,
                           int64_t batch, int64_t elements, int smCount,
                           bool aligned, int64_t strided) {
-  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  auto clamp = [](int64_t v, int64_t hi) {
-    return unsigned(std::max<int64_t>(1, std::min(v, hi)));
-  };
   AuxLaunch l;
   l.block[0] = 256;
   // Flat, eight elements a thread. Pass 1 is one wave
@@ -84,10 +87,6 @@ AuxLaunch perTensorLaunch(const ElementwiseSpec &s, const std::string &role,
 AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
                             int64_t batch, int64_t rows, int64_t cols,
                             int smCount, bool aligned) {
-  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  auto clamp = [](int64_t v, int64_t hi) {
-    return unsigned(std::max<int64_t>(1, std::min(v, hi)));
-  };
   const int64_t waves = std::max(1, smCount) * int64_t(32);
   // The grid-striding paths of a program with a table: few enough CTAs that
   // each fills its table once for many elements (elementwise_table.cuh).

@@ -257,6 +257,22 @@ __device__ __forceinline__ u32 warp_max(u32 v) {
   return v;
 }
 
+/// The amax of a CTA's threads' maxima `m` (kWarps warps): warp maxima
+/// joined in `warpMax` (the caller's shared array of kWarps), the result in
+/// every thread.
+template <int kWarps = 8>
+__device__ __forceinline__ u32 cta_max(u32 m, u32 *warpMax) {
+  m = warp_max(m);
+  if ((threadIdx.x & 31) == 0)
+    warpMax[threadIdx.x >> 5] = m;
+  __syncthreads();
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w)
+    m = warpMax[w] > m ? warpMax[w] : m;
+  __syncthreads(); // (`warpMax` may be written again after the return)
+  return m;
+}
+
 /// Writes scale `i` (f32, or its UE8M0 byte).
 template <class Q>
 __device__ __forceinline__ void store_scale(void *scales, i64 i, float s,

@@ -349,19 +349,14 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
 /// has arrived, so it reads the grid's amax. Each then leaves, counted on
 /// past gridDim.x; the last to leave, after every other CTA read the amax,
 /// resets the pair for the next call. CTA 0 stores the scale. Every thread
-/// of the CTA calls it; all CTAs must be resident at once (a cooperative
-/// launch).
+/// of the CTA (kTensorResidentThreads) calls it; all CTAs must be resident
+/// at once (a cooperative launch).
 template <class Q>
 __device__ __forceinline__ float grid_amax_scale(const EwParams &p, u32 m) {
-  __shared__ u32 warpMax[32];
+  __shared__ u32 warpMax[kTensorResidentThreads / 32];
   __shared__ float scale;
-  m = warp_max(m);
-  if ((threadIdx.x & 31) == 0)
-    warpMax[threadIdx.x >> 5] = m;
-  __syncthreads();
+  m = cta_max<kTensorResidentThreads / 32>(m, warpMax);
   if (threadIdx.x == 0) {
-    for (int w = 1; w < int(blockDim.x >> 5); ++w)
-      m = warpMax[w] > m ? warpMax[w] : m;
     u32 *amax = p.amax, *count = p.amax + 1;
     if (m)
       atomicMax(amax, m);
