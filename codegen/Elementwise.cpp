@@ -248,6 +248,10 @@ bool quantizeScalesInCodesPass(const ElementwiseSpec &s) {
   return perTensorBlockPath(s) && s.quant.mode == ScalingMode::Current;
 }
 
+bool quantizeHasResidentPath(const ElementwiseSpec &s) {
+  return quantizeScalesInCodesPass(s) && tabulatedValue(s) < 0;
+}
+
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
   switch (s.kind) {
   case AuxKind::Elementwise:
@@ -257,6 +261,8 @@ std::vector<std::string> elementwiseEntries(const ElementwiseSpec &s) {
       return {"quantize", "quantize_long_rows", "quantize_longest_rows"};
     if (quantizeIsOnePass(s))
       return {"quantize"};
+    if (quantizeHasResidentPath(s))
+      return {"amax", "quantize", "resident"};
     if (perTensorBlockPath(s))
       return {"amax", "quantize"};
     return {"amax", "scales", "quantize"};
@@ -377,6 +383,11 @@ emitElementwise(const ElementwiseSpec &s) {
       if (codes == 2)
         entry(1, "128", "fp8k::quantize_scales_body<fp8k::Q>(p);");
       entry(codes, "256", "fp8k::quantize_apply_body<fp8k::Prog, fp8k::Q>(p);");
+      // (one CTA an SM: told so, ptxas gives it 64 registers a thread, not
+      // the 32 of two CTAs, with which it spilled)
+      if (quantizeHasResidentPath(s))
+        entry(codes + 1, std::to_string(fp8k::kTensorResidentThreads) + ", 1",
+              "fp8k::quantize_resident_tensor_body<fp8k::Prog, fp8k::Q>(p);");
     }
     break;
   }
@@ -419,6 +430,11 @@ emitElementwise(const ElementwiseSpec &s) {
     g.launch.sharedBytes = 0;
     g.launch.persistent = false;
     g.launch.tmaStore = false;
+    if (roles[i] == "resident") {
+      g.launch.threads = fp8k::kTensorResidentThreads;
+      g.launch.sharedBytes = fp8k::kTensorResidentBytes;
+      g.launch.gridSync = true;
+    }
     out.push_back(std::move(g));
   }
   return out;

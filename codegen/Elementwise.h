@@ -144,6 +144,13 @@ bool quantizeScalesInAmaxPass(const ElementwiseSpec &spec);
 /// elementwise_quantize_tensor.cuh, tensor_codes_making_scales): per-tensor
 /// current scaling.
 bool quantizeScalesInCodesPass(const ElementwiseSpec &spec);
+/// True when per-tensor current scaling also has the one-kernel path
+/// ("resident", elementwise_quantize_tensor.cuh,
+/// quantize_resident_tensor_body; it runs on the shapes of
+/// fp8k::tensor_resident_path, the two passes on the others): a program
+/// without a table, whose shared memory would not fit beside what the path
+/// holds.
+bool quantizeHasResidentPath(const ElementwiseSpec &spec);
 /// True when the row path launches CTAs of kTableRowThreads (when they fill
 /// the grid, elementwiseLaunch): a program with a table, in blocks of 1 x C
 /// columns (the whole-row paths split a CTA of 256 among rows), on sm_90a
@@ -156,7 +163,9 @@ bool rowPathTableCtas(const ElementwiseSpec &spec, bool table);
 /// "quantize_long_rows", "quantize_longest_rows" (row-sum path; the one of
 /// fp8k::row_sum_entry runs); "amax", "scales",
 /// "quantize" (block path; quantizeScalesInAmaxPass and
-/// quantizeScalesInCodesPass: "amax", "quantize");
+/// quantizeScalesInCodesPass: "amax", "quantize"; quantizeHasResidentPath:
+/// "amax", "quantize", "resident", of which either the first two or the
+/// last run);
 /// "codes", "scales" (transpose); "count",
 /// "route", "quantize" (permute); "unpermute"; "reduce"; "interleave".
 std::vector<std::string> elementwiseEntries(const ElementwiseSpec &spec);

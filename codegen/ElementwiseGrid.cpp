@@ -31,13 +31,62 @@ elementwiseLaunches(const ElementwiseSpec &s, int64_t batch, int64_t rows,
   return out;
 }
 
+namespace {
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// v in [1, hi], as a grid dimension.
+unsigned clamp(int64_t v, int64_t hi) {
+  return unsigned(std::max<int64_t>(1, std::min(v, hi)));
+}
+
+/// The per-tensor paths' launches (the block path over whole x whole
+/// blocks): `elements` of each of `batch` matrices; `strided`, the most
+/// CTAs of a grid-striding path (elementwiseLaunch).
+AuxLaunch perTensorLaunch(const ElementwiseSpec &s, const std::string &role,
+                          int64_t batch, int64_t elements, int smCount,
+                          bool aligned, int64_t strided) {
+  AuxLaunch l;
+  l.block[0] = 256;
+  // Flat, eight elements a thread. Pass 1 is one wave
+  // (kTensorPassCtasPerSm). The codes pass is one wave of eight CTAs of 256
+  // an SM (its 2048 threads) striding: current scaling's CTAs each take the
+  // amax with an atomic on one pair (with a CTA per 2048 elements, 4096
+  // such atomics on 2048x4096 took it from 0.0180 to 0.0199-0.0201 ms,
+  // H200, run2 of docs/results/h200-2026-12-04-scales-in-codes-pass/), and
+  // delayed scaling's runs only where pass 1 guessed the scale wrong (an
+  // empty history, a non-finite amax), returning at once otherwise. One
+  // matrix of current scaling: one kernel instead, at most a CTA an SM, one
+  // per kTensorResidentThreads chunks of 8 (quantize_resident_tensor_body).
+  const bool delayed = s.quant.mode == ScalingMode::Delayed;
+  const int64_t sms = std::max(1, smCount);
+  const bool resident = quantizeHasResidentPath(s) &&
+                        fp8k::tensor_resident_path(batch, elements, aligned);
+  if (role == "resident") {
+    l.block[0] = fp8k::kTensorResidentThreads;
+    l.grid[0] =
+        resident
+            ? clamp(ceilDiv(ceilDiv(elements, 8), fp8k::kTensorResidentThreads),
+                    sms)
+            : 0;
+    return l;
+  }
+  if (resident) {
+    l.grid[0] = 0;
+    return l;
+  }
+  const int64_t most = role == "amax"
+                           ? sms * (delayed ? fp8k::kTensorDelayedPassCtasPerSm
+                                            : fp8k::kTensorPassCtasPerSm)
+                           : sms * 8;
+  l.grid[0] =
+      clamp(ceilDiv(ceilDiv(elements, 8), 256), std::min(strided, most));
+  return l;
+}
+} // namespace
+
 AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
                             int64_t batch, int64_t rows, int64_t cols,
                             int smCount, bool aligned) {
-  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  auto clamp = [](int64_t v, int64_t hi) {
-    return unsigned(std::max<int64_t>(1, std::min(v, hi)));
-  };
   const int64_t waves = std::max(1, smCount) * int64_t(32);
   // The grid-striding paths of a program with a table: few enough CTAs that
   // each fills its table once for many elements (elementwise_table.cuh).
@@ -138,23 +187,7 @@ AuxLaunch elementwiseLaunch(const ElementwiseSpec &s, size_t entry,
     }
   } else if (s.kind == AuxKind::Quantize && role != "scales" &&
              g.rows == Granularity::kWhole && g.cols == Granularity::kWhole) {
-    // Per-tensor amax and codes: flat, eight elements a thread. Pass 1 is
-    // one wave (kTensorPassCtasPerSm). The codes pass is one wave of eight
-    // CTAs of 256 an SM (its 2048 threads) striding: current scaling's CTAs
-    // each take the amax with an atomic on one pair (with a CTA per 2048
-    // elements, 4096 such atomics on 2048x4096 took it from 0.0180 to
-    // 0.0199-0.0201 ms, H200, run2 of
-    // docs/results/h200-2026-12-04-scales-in-codes-pass/), and delayed
-    // scaling's runs only where pass 1 guessed the scale wrong (an empty
-    // history, a non-finite amax), returning at once otherwise.
-    const bool delayed = s.quant.mode == ScalingMode::Delayed;
-    const int64_t sms = std::max(1, smCount);
-    const int64_t most =
-        role == "amax" ? sms * (delayed ? fp8k::kTensorDelayedPassCtasPerSm
-                                        : fp8k::kTensorPassCtasPerSm)
-                       : sms * 8;
-    l.grid[0] =
-        clamp(ceilDiv(ceilDiv(rows * cols, 8), 256), std::min(strided, most));
+    l = perTensorLaunch(s, role, batch, rows * cols, smCount, aligned, strided);
   } else if (role == "amax" ||
              (s.kind == AuxKind::Quantize && role == "quantize")) {
     l.grid[0] = clamp(ceilDiv(cols, fp8k::kColsPerCta), INT32_MAX);

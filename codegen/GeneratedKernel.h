@@ -40,6 +40,10 @@ struct LaunchInfo {
   int tailSplit = 1;    ///< TileConfig::tailSplit (the most K slices of a tail)
   int kSlices = 1;      ///< K slices a tile can have (promotion groups of K)
   bool tmaStore = true; ///< D written with TMA (else predicated stores)
+  /// A cooperative launch: every CTA resident at once, as a grid-wide wait
+  /// inside the kernel needs (elementwise_quantize_tensor.cuh,
+  /// grid_amax_scale).
+  bool gridSync = false;
   /// sm_90a: the tail-box variant, whose last M tile loads A and its K
   /// scales through two more descriptors after those of `tma` (their boxes
   /// GemmParams::a_box_rows high).

@@ -40,12 +40,20 @@ Status launchElementwise(const ElementwiseSpec &spec,
     cfg.blockDimX = l.launch.block[0];
     cfg.blockDimY = l.launch.block[1];
     cfg.blockDimZ = l.launch.block[2];
-    cfg.sharedMemBytes = 0;
+    cfg.sharedMemBytes = unsigned((*k)->launch.sharedBytes);
     cfg.hStream = stream;
-    if (&l != &launches.front() || afterPriorKernel) {
-      cfg.attrs = &overlap;
-      cfg.numAttrs = 1;
+    // A kernel that waits grid-wide inside needs every CTA resident at
+    // once, which a cooperative launch guarantees (or refuses).
+    CUlaunchAttribute attrs[2];
+    unsigned n = 0;
+    if (&l != &launches.front() || afterPriorKernel)
+      attrs[n++] = overlap;
+    if ((*k)->launch.gridSync) {
+      attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+      attrs[n++].value.cooperative = 1;
     }
+    cfg.attrs = n ? attrs : nullptr;
+    cfg.numAttrs = n;
     void *args[] = {&param};
     Status ls =
         cuCheck((*drv)->cuLaunchKernelEx(&cfg, (*k)->function, args, nullptr),

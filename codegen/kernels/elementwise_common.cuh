@@ -33,6 +33,33 @@ __device__ __forceinline__ u32 atomic_add_acq_rel(u32 *p, u32 v) {
 #endif
 }
 
+/// *p with acquire semantics at GPU scope: the writes of the threads whose
+/// release made the value read are visible to the caller after it (a
+/// grid-wide wait's poll of its count).
+__device__ __forceinline__ u32 load_acquire(const u32 *p) {
+#if defined(__CUDA_ARCH__)
+  u32 v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
+               : "=r"(v)
+               : "l"(p)
+               : "memory");
+  return v;
+#else
+  return *static_cast<const volatile u32 *>(p);
+#endif
+}
+
+/// The CTA's dynamic shared memory (the launch's sharedMemBytes), 16-byte
+/// aligned.
+__device__ __forceinline__ unsigned char *dynamic_shared() {
+#if defined(__CUDA_ARCH__)
+  extern __shared__ __align__(16) unsigned char fp8k_dynamic_shared[];
+  return fp8k_dynamic_shared;
+#else
+  return cudaemu::dynamic_shared();
+#endif
+}
+
 /// Element `i` of a tensor of element type T, widened to float.
 template <int T>
 __device__ __forceinline__ float load_elem(const void *p, i64 i) {
@@ -228,6 +255,22 @@ __device__ __forceinline__ u32 warp_max(u32 v) {
     v = other > v ? other : v;
   }
   return v;
+}
+
+/// The amax of a CTA's threads' maxima `m` (kWarps warps): warp maxima
+/// joined in `warpMax` (the caller's shared array of kWarps), the result in
+/// every thread.
+template <int kWarps = 8>
+__device__ __forceinline__ u32 cta_max(u32 m, u32 *warpMax) {
+  m = warp_max(m);
+  if ((threadIdx.x & 31) == 0)
+    warpMax[threadIdx.x >> 5] = m;
+  __syncthreads();
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w)
+    m = warpMax[w] > m ? warpMax[w] : m;
+  __syncthreads(); // (`warpMax` may be written again after the return)
+  return m;
 }
 
 /// Writes scale `i` (f32, or its UE8M0 byte).

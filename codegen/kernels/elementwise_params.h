@@ -226,6 +226,23 @@ enum : int { kTableRowThreads = 1024 };
 /// run1, run2).
 enum : int { kTensorPassCtasPerSm = 6, kTensorDelayedPassCtasPerSm = 5 };
 
+/// Per-tensor current scaling of one matrix in one kernel
+/// (quantize_resident_tensor_body): a cooperative launch of at most a CTA
+/// of kTensorResidentThreads an SM, every CTA resident at once, each
+/// holding up to kTensorResidentBytes of the input's loads in shared memory
+/// (224 of the 227 KiB an sm_90 CTA may have) across a grid-wide wait for
+/// the amax, so that the codes need no second read of what it holds: 29 MiB
+/// on the H100's 132 SMs. The rest of a larger matrix is read again after
+/// the wait, last read first, from the L2 where it still is.
+enum : int { kTensorResidentThreads = 1024, kTensorResidentBytes = 224 << 10 };
+
+/// Whether per-tensor current scaling takes the one-kernel path on `batch`
+/// matrices of `elements` each: one matrix (the grid-wide wait makes one
+/// scale), its 16-byte loads aligned, its elements a multiple of 8.
+FP8K_RULE bool tensor_resident_path(i64 batch, i64 elements, bool aligned) {
+  return batch == 1 && aligned && elements % 8 == 0;
+}
+
 /// Words of the block path's amax scratch (EwParams::amax) for `blocks`
 /// scale blocks. Per-tensor current scaling (`pairs`): an 8-byte pair a
 /// matrix, its amax bits, then the count of the codes pass's CTAs that

@@ -34,20 +34,6 @@ template <class Q> struct TileShape {
   static constexpr int kMaxSteps = 8;
 };
 
-/// The amax of a CTA's threads' maxima `m`: warp maxima joined in
-/// `warpMax` (the caller's shared array of 8), the result in every thread.
-__device__ __forceinline__ u32 cta_max(u32 m, u32 *warpMax) {
-  m = warp_max(m);
-  if ((threadIdx.x & 31) == 0)
-    warpMax[threadIdx.x >> 5] = m;
-  __syncthreads();
-#pragma unroll
-  for (int w = 0; w < 8; ++w)
-    m = warpMax[w] > m ? warpMax[w] : m;
-  __syncthreads(); // `warpMax` is reused by the next block
-  return m;
-}
-
 /// The tile path with the block in registers: thread t takes the chunk of
 /// eight columns (t % kLanes) of the block's rows t / kLanes + kRowsPerStep
 /// j, j < kSteps; every load is issued (Prog::load_raw) before the program

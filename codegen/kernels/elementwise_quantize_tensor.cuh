@@ -115,41 +115,54 @@ __device__ __forceinline__ void tensor_chunk_codes(const EwParams &p, i64 i,
   store_code_words<8, kStream>(static_cast<u8 *>(p.out), i, 8, true, w);
 }
 
-/// Calls f(i, v) for each 16-byte chunk of matrix b that this thread takes
-/// (flat chunks first, first + stride, ...; i its first element, v its
-/// values), kK chunks a step with every load issued before any chunk is
-/// evaluated. (Where f stores, the compiler may not move the next chunk's
-/// load above the store, which could alias it: one chunk a step holds one
-/// load in flight a thread.) `backward` walks the chunks from the last
-/// (tensor_walks_backward); kLastUse: the loads are the input's last
-/// (Prog::load_raw).
+/// Calls f(q, r) for the chunks q = first, first + stride, ... below `end`
+/// (16-byte chunks of the flat tensor: elements 8q .. 8q + 7), kK a step
+/// with every load issued before any f runs, r what Prog::load_raw brought
+/// (kLastUse: the loads are the input's last). `backward` walks them from
+/// the last, q = end - 1 - (first - base), ..., down to `base`. (Where f
+/// stores, the compiler may not move the next chunk's load above the store,
+/// which could alias it: one chunk a step holds one load in flight a
+/// thread.)
 template <class Prog, int kK, bool kLastUse, class F>
-__device__ __forceinline__ void tensor_vec_walk(const EwParams &p, i64 b,
-                                                bool backward, F &&f) {
-  const i64 plane = p.rows * p.cols, chunks = plane / 8;
-  const i64 stride = i64(gridDim.x) * blockDim.x;
-  for (i64 q = i64(blockIdx.x) * blockDim.x + threadIdx.x; q < chunks;
-       q += kK * stride) {
+__device__ __forceinline__ void chunk_walk(const EwParams &p, i64 base,
+                                           i64 first, i64 end, i64 stride,
+                                           bool backward, F &&f) {
+  for (i64 q = first; q < end; q += kK * stride) {
     typename Prog::template Raw<8> r[kK];
     i64 at[kK];
 #pragma unroll
     for (int k = 0; k < kK; ++k) {
       const i64 c = q + k * stride;
-      at[k] = b * plane + (backward ? chunks - 1 - c : c) * 8;
+      at[k] = backward ? end - 1 - (c - base) : c;
     }
 #pragma unroll
     for (int k = 0; k < kK; ++k)
-      if (k == 0 || q + k * stride < chunks)
-        Prog::template load_raw<8, kLastUse>(p, at[k], row_of(at[k], p.cols),
-                                             r[k]);
+      if (k == 0 || q + k * stride < end)
+        Prog::template load_raw<8, kLastUse>(p, at[k] * 8,
+                                             row_of(at[k] * 8, p.cols), r[k]);
 #pragma unroll
     for (int k = 0; k < kK; ++k)
-      if (k == 0 || q + k * stride < chunks) {
-        float v[8];
-        Prog::template eval_raw<8>(r[k], v);
-        f(at[k], v);
-      }
+      if (k == 0 || q + k * stride < end)
+        f(at[k], r[k]);
   }
+}
+
+/// Calls f(i, v) for each 16-byte chunk of matrix b that this thread takes
+/// (flat chunks first, first + stride, ...; i its first element, v its
+/// values), kK chunks a step (chunk_walk), from the matrix's last chunk
+/// with `backward` (tensor_walks_backward).
+template <class Prog, int kK, bool kLastUse, class F>
+__device__ __forceinline__ void tensor_vec_walk(const EwParams &p, i64 b,
+                                                bool backward, F &&f) {
+  const i64 chunks = p.rows * p.cols / 8;
+  chunk_walk<Prog, kK, kLastUse>(
+      p, b * chunks, b * chunks + i64(blockIdx.x) * blockDim.x + threadIdx.x,
+      (b + 1) * chunks, i64(gridDim.x) * blockDim.x, backward,
+      [&](i64 q, const typename Prog::template Raw<8> &r) {
+        float v[8];
+        Prog::template eval_raw<8>(r, v);
+        f(q * 8, v);
+      });
 }
 
 /// Whether the codes pass, the second over the input after the amax pass,
@@ -327,6 +340,107 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
   }
   if constexpr (Q::kDelayed)
     delayed_scales_by_last_cta<Q>(p, historyAmax);
+}
+
+/// The CTA's amax `m` (every thread's) joined into the grid's at a
+/// grid-wide wait, and the scale made from it, the same bits in every CTA:
+/// thread 0 of each CTA makes one atomicMax on the pair's amax word, then
+/// arrives on its count (release) and polls it (acquire) until every CTA
+/// has arrived, so it reads the grid's amax. Each then leaves, counted on
+/// past gridDim.x; the last to leave, after every other CTA read the amax,
+/// resets the pair for the next call. CTA 0 stores the scale. Every thread
+/// of the CTA (kTensorResidentThreads) calls it; all CTAs must be resident
+/// at once (a cooperative launch).
+template <class Q>
+__device__ __forceinline__ float grid_amax_scale(const EwParams &p, u32 m) {
+  __shared__ u32 warpMax[kTensorResidentThreads / 32];
+  __shared__ float scale;
+  m = cta_max<kTensorResidentThreads / 32>(m, warpMax);
+  if (threadIdx.x == 0) {
+    u32 *amax = p.amax, *count = p.amax + 1;
+    if (m)
+      atomicMax(amax, m);
+    atomic_add_acq_rel(count, 1u);
+    while (load_acquire(count) < gridDim.x) {
+    }
+    const u32 bits = *static_cast<volatile u32 *>(amax);
+    if (atomic_add_acq_rel(count, 1u) == 2 * gridDim.x - 1) {
+      *amax = 0;
+      *count = 0;
+    }
+    u8 code;
+    scale = scale_from_amax(u2f(bits), Q::kFormat, Q::kScaleFmt, 0, &code);
+    if (blockIdx.x == 0)
+      store_block_scale<Q>(p, 0, scale, code);
+  }
+  __syncthreads();
+  return scale;
+}
+
+/// Per-tensor current scaling of one matrix in one kernel, its input read
+/// once where it fits on chip (tensor_resident_path, kTensorResidentBytes).
+/// The first `kept` chunks are held: CTA c loads an equal share of them
+/// into its shared memory (evict-first: never read from memory again),
+/// joining their amax; the CTAs then stride over the rest, forward. After
+/// the grid-wide wait for the amax (grid_amax_scale) the rest is read again
+/// backward, from what the first walk read last and the L2 still holds, and
+/// the held chunks are quantized from shared memory. Each walk takes four
+/// chunks a step (a CTA an SM: its 1024 threads have 64 registers each). A
+/// matrix without the 16-byte loads is walked element by element, twice.
+template <class Prog, class Q>
+__device__ __forceinline__ void
+quantize_resident_tensor_body(const EwParams &p) {
+  using Raw = typename Prog::template Raw<8>;
+  Raw *held = reinterpret_cast<Raw *>(dynamic_shared());
+  const i64 plane = p.rows * p.cols;
+  const bool vec = tensor_vec<Prog>(p);
+  const i64 chunks = vec ? plane / 8 : 0;
+  const i64 grid = gridDim.x, t = threadIdx.x;
+  const i64 perCta = i64(kTensorResidentBytes) / i64(sizeof(Raw));
+  const i64 kept = chunks < perCta * grid ? chunks : perCta * grid;
+  const i64 share = (kept + grid - 1) / grid;
+  const i64 k0 = blockIdx.x * share < kept ? blockIdx.x * share : kept;
+  const i64 k1 = k0 + share < kept ? k0 + share : kept;
+  const i64 restFirst = kept + i64(blockIdx.x) * blockDim.x + t;
+  const i64 restStride = grid * blockDim.x;
+  u32 m = 0;
+  chunk_walk<Prog, 4, true>(p, k0, k0 + t, k1, blockDim.x, false,
+                            [&](i64 q, const Raw &r) {
+                              held[q - k0] = r;
+                              float v[8];
+                              Prog::template eval_raw<8>(r, v);
+                              m = max_abs_bits<8>(v, m);
+                            });
+  chunk_walk<Prog, 4, false>(p, kept, restFirst, chunks, restStride, false,
+                             [&](i64 q, const Raw &r) {
+                               float v[8];
+                               Prog::template eval_raw<8>(r, v);
+                               m = max_abs_bits<8>(v, m);
+                             });
+  const i64 flatFirst = i64(blockIdx.x) * blockDim.x + t;
+  if (!vec)
+    for (i64 e = flatFirst; e < plane; e += restStride) {
+      const u32 bits = abs_bits(Prog::eval(p, e));
+      m = bits > m ? bits : m;
+    }
+  const float s = grid_amax_scale<Q>(p, m);
+  const ScaleDivisor d = scale_divisor(s);
+  chunk_walk<Prog, 4, true>(p, kept, restFirst, chunks, restStride, true,
+                            [&](i64 q, const Raw &r) {
+                              float v[8];
+                              Prog::template eval_raw<8>(r, v);
+                              tensor_chunk_codes<Prog, Q, true>(p, q * 8, v, d);
+                            });
+  for (i64 q = k0 + t; q < k1; q += blockDim.x) {
+    float v[8];
+    Prog::template eval_raw<8>(held[q - k0], v);
+    tensor_chunk_codes<Prog, Q, true>(p, q * 8, v, d);
+  }
+  if (!vec) {
+    u8 *codes = static_cast<u8 *>(p.out);
+    for (i64 e = flatFirst; e < plane; e += restStride)
+      codes[e] = quantize_value(Prog::eval(p, e), s, Q::kFormat);
+  }
 }
 
 } // namespace fp8k

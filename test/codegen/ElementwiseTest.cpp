@@ -294,13 +294,18 @@ TEST(Elementwise, EntryPointsFollowTheGranularity) {
                 quantizeSpec(Granularity::block(128, 2), ScalingMode::Current)),
             (std::vector<std::string>{"amax", "scales", "quantize"}));
   // Per tensor: delayed scaling's pass 1 (its last CTA) makes the scale,
-  // current scaling's codes pass.
+  // current scaling's codes pass, or its one-kernel path where the program
+  // has no table (SwiGLU's fills one).
   EXPECT_EQ(elementwiseEntries(
                 quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed)),
             (std::vector<std::string>{"amax", "quantize"}));
-  EXPECT_EQ(elementwiseEntries(
-                quantizeSpec(Granularity::perTensor(), ScalingMode::Current)),
+  ElementwiseSpec current =
+      quantizeSpec(Granularity::perTensor(), ScalingMode::Current);
+  EXPECT_EQ(elementwiseEntries(current),
             (std::vector<std::string>{"amax", "quantize"}));
+  current.program = EwProgram::identity(DType::BF16);
+  EXPECT_EQ(elementwiseEntries(current),
+            (std::vector<std::string>{"amax", "quantize", "resident"}));
 }
 
 // The row-sum quantize (an RMSNorm with its sums) has an entry for rows
@@ -399,7 +404,8 @@ TEST(Elementwise, EmittedSourceInstantiatesTheHeader) {
 // Per-tensor grids: pass 1 one wave striding (kTensorPassCtasPerSm);
 // the codes kernels eight CTAs of 256 an SM: delayed scaling's returns at
 // once unless pass 1's guess was wrong, and each of current scaling's
-// takes the amax with an atomic on one (amax, count) pair.
+// takes the amax with an atomic on one (amax, count) pair. Current scaling
+// of one aligned matrix runs its one kernel instead, at most a CTA an SM.
 TEST(Elementwise, PerTensorGrids) {
   ElementwiseSpec delayed =
       quantizeSpec(Granularity::perTensor(), ScalingMode::Delayed);
@@ -411,20 +417,45 @@ TEST(Elementwise, PerTensorGrids) {
   // 4096 x 4096: 8192 CTAs of 2048 elements, one wave of them striding.
   EXPECT_EQ(elementwiseLaunch(delayed, 0, 1, 4096, 4096, 132).grid[0],
             132u * fp8k::kTensorDelayedPassCtasPerSm);
-  EXPECT_EQ(elementwiseLaunch(current, 0, 1, 4096, 4096, 132).grid[0],
+  EXPECT_EQ(elementwiseLaunch(current, 0, 2, 4096, 4096, 132).grid[0],
             132u * fp8k::kTensorPassCtasPerSm);
-  EXPECT_EQ(elementwiseLaunch(current, 0, 1, 4096, 4096, 1).grid[0],
+  EXPECT_EQ(elementwiseLaunch(current, 0, 2, 4096, 4096, 1).grid[0],
             unsigned(fp8k::kTensorPassCtasPerSm));
   // Fewer chunks than a wave's threads: a CTA per 2048 elements.
   EXPECT_EQ(elementwiseLaunch(delayed, 0, 1, 256, 4096, 132).grid[0], 512u);
-  EXPECT_EQ(elementwiseLaunch(current, 0, 1, 16, 64, 132).grid[0], 1u);
+  EXPECT_EQ(elementwiseLaunch(current, 0, 1, 16, 64, 132, false).grid[0], 1u);
   // The codes passes.
   EXPECT_EQ(elementwiseLaunch(delayed, 1, 1, 4096, 4096, 132).grid[0],
             132u * 8);
-  EXPECT_EQ(elementwiseLaunch(current, 1, 1, 4096, 4096, 132).grid[0],
+  EXPECT_EQ(elementwiseLaunch(current, 1, 2, 4096, 4096, 132).grid[0],
             132u * 8);
-  EXPECT_EQ(elementwiseLaunch(current, 1, 1, 16, 64, 132).grid[0], 1u);
+  EXPECT_EQ(elementwiseLaunch(current, 1, 1, 16, 64, 132, false).grid[0], 1u);
   EXPECT_EQ(elementwiseLaunch(delayed, 1, 1, 16, 64, 132).grid[0], 1u);
+  // One aligned matrix of current scaling: the one kernel alone, a CTA of
+  // 1024 threads per 8192 elements up to one an SM.
+  for (size_t e : {0, 1})
+    EXPECT_EQ(elementwiseLaunch(current, e, 1, 4096, 4096, 132).grid[0], 0u);
+  const AuxLaunch one = elementwiseLaunch(current, 2, 1, 4096, 4096, 132);
+  EXPECT_EQ(one.grid[0], 132u);
+  EXPECT_EQ(one.block[0], unsigned(fp8k::kTensorResidentThreads));
+  EXPECT_EQ(elementwiseLaunch(current, 2, 1, 16, 4096, 132).grid[0], 8u);
+  EXPECT_EQ(elementwiseLaunch(current, 2, 1, 16, 4096, 4).grid[0], 4u);
+  // Not on two matrices (a scale each), unaligned tensors, or a matrix of
+  // elements not a multiple of 8.
+  EXPECT_EQ(elementwiseLaunch(current, 2, 2, 4096, 4096, 132).grid[0], 0u);
+  EXPECT_EQ(elementwiseLaunch(current, 2, 1, 4096, 4096, 132, false).grid[0],
+            0u);
+  EXPECT_EQ(elementwiseLaunch(current, 2, 1, 5, 31, 132).grid[0], 0u);
+  EXPECT_GT(elementwiseLaunch(current, 0, 1, 5, 31, 132).grid[0], 0u);
+  // Its kernel asks for the shared memory it holds the input in, and a
+  // cooperative launch.
+  auto kernels = emitElementwise(current);
+  ASSERT_TRUE(kernels.isOk()) << kernels.status().message();
+  ASSERT_EQ(kernels->size(), 3u);
+  EXPECT_EQ((*kernels)[2].launch.sharedBytes, fp8k::kTensorResidentBytes);
+  EXPECT_TRUE((*kernels)[2].launch.gridSync);
+  EXPECT_FALSE((*kernels)[1].launch.gridSync);
+  EXPECT_EQ((*kernels)[1].launch.sharedBytes, 0);
   // A program with a table keeps its kTableCtasPerSm (fewer fills).
   ElementwiseSpec swiglu = current;
   swiglu.program = swigluProgram();

@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -112,6 +113,60 @@ INSTANTIATE_TEST_SUITE_P(
                           Granularity::block(1, 128, ScaleFormat::F32Pow2)),
         ::testing::Values(Shape2{1, 256}, Shape2{7, 384}, Shape2{129, 200},
                           Shape2{512, 4096})));
+
+// Per-tensor current scaling of one matrix runs in one kernel that holds up
+// to kTensorResidentBytes of the input an SM on chip across a grid-wide
+// wait (quantize_resident_tensor_body): 4096x4096 and 6144x4096 hold 29
+// MiB on the H100 and read the rest again; each call resets the amax
+// scratch for the next, which a smaller matrix of smaller values after a
+// larger one would show; an input off the 16-byte alignment is walked
+// element by element.
+TEST(QuantizeGpuOneKernel, PerTensorCurrentMatchesTheOracle) {
+  QuantRecipe r;
+  r.granularity = Granularity::perTensor();
+  const struct {
+    Shape2 shape;
+    float scale;
+    int64_t offset; // elements the input starts past a 16-byte boundary
+  } cases[] = {{{4096, 4096}, 8.0f, 0}, {{6144, 4096}, 1.0f, 0},
+               {{7, 384}, 0.25f, 0},    {{4096, 4096}, 2.0f, 0},
+               {{129, 200}, 0.5f, 1},   {{2048, 4100}, 4.0f, 3}};
+  uint64_t seed = 11;
+  for (const auto &c : cases) {
+    const int64_t rows = c.shape.rows, cols = c.shape.cols;
+    const std::string what = std::to_string(rows) + "x" + std::to_string(cols) +
+                             " at element offset " + std::to_string(c.offset);
+    numerics::RandomSpec spec;
+    spec.dist = numerics::Distribution::Outliers;
+    spec.scale = c.scale;
+    spec.seed = seed++;
+    const std::vector<uint16_t> x =
+        numerics::randomTensorBF16(rows * cols, spec);
+    auto want = numerics::quantizeBF16(x.data(), rows, cols, r);
+    ASSERT_TRUE(want.isOk()) << want.message();
+    std::vector<uint16_t> padded(size_t(rows * cols + c.offset), 0);
+    std::copy(x.begin(), x.end(), padded.begin() + c.offset);
+    auto dx = DeviceBuffer::fromHost(padded);
+    ASSERT_TRUE(dx.isOk());
+    const auto bytes = bytesOf(*want);
+    auto dq = DeviceBuffer::alloc(bytes.first.size());
+    auto ds = DeviceBuffer::alloc(bytes.second.size());
+    ASSERT_TRUE(dq.isOk() && ds.isOk());
+    ASSERT_TRUE(dq->fill(0x5A).isOk());
+    QuantizeTensors t;
+    t.x = static_cast<uint16_t *>(dx->get()) + c.offset;
+    t.codes = dq->get();
+    t.scales = ds->get();
+    Status st = quantize(r, rows, cols, t, nullptr);
+    ASSERT_TRUE(st.isOk()) << what << ": " << st.message();
+    ASSERT_TRUE(waitStream(nullptr, 60, what).isOk());
+    std::vector<uint8_t> codes(bytes.first.size()), scales(bytes.second.size());
+    ASSERT_TRUE(dq->download(codes).isOk());
+    ASSERT_TRUE(ds->download(scales).isOk());
+    EXPECT_EQ(scales, bytes.second) << what << ": scale";
+    EXPECT_TRUE(codes == bytes.first) << what << ": codes differ";
+  }
+}
 
 /// Codes and scales written transposed (the FP8 transpose fused into the
 /// quantize): the oracle's quantize, transposed. Ragged rows (a short last

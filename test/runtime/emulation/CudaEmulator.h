@@ -11,7 +11,10 @@
 //     __syncthreads_and) is a barrier over them, __shfl_xor_sync, __shfl_sync
 //     and __match_any_sync exchanges over the 32 lanes of a warp, atomicMax,
 //     atomicAdd and atomicExch locked read-modify-writes, and __shared__
-//     variables (function-local statics) are shared by the CTA running;
+//     variables (function-local statics) are shared by the CTA running, as
+//     is its dynamic shared memory (227 KiB whatever the launch asked); a
+//     grid-wide wait works only on a grid of one CTA (the emulated tests
+//     run on one SM);
 //   - the _rn arithmetic intrinsics are the IEEE operations they name
 //     (compiled with -ffp-contract=off).
 //

@@ -57,6 +57,9 @@ struct Cta {
   Barrier barrier;
   std::vector<std::unique_ptr<Barrier>> warps;
   std::vector<unsigned> shuffle;
+  /// Dynamic shared memory: the most an sm_90 CTA may have (227 KiB),
+  /// whatever the launch asked for.
+  std::unique_ptr<unsigned char[]> dynamicShared{new unsigned char[227 << 10]};
 };
 
 inline thread_local Dim3 tIdx, bIdx;
@@ -64,6 +67,9 @@ inline thread_local int linear = 0;
 inline thread_local Cta *cta = nullptr;
 inline Dim3 bDim, gDim;
 inline std::mutex atomics;
+
+/// The running CTA's dynamic shared memory (fp8k::dynamic_shared).
+inline unsigned char *dynamic_shared() { return cta->dynamicShared.get(); }
 
 /// Runs `kernel()` over `grid` x `block` threads: the threads of one CTA
 /// are real threads, which run the CTAs of the grid one after another (a
