@@ -199,7 +199,7 @@ __device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
     // reached, stays longer (H100, 4096x4096: 0.0337-0.0339 -> 0.0326-0.0327
     // ms; docs/results/h100-2026-12-06-evict-first/).
     tensor_vec_walk<Prog, 1, true>(
-        p, b, backward, [&](i64 i, const float (&v)[8]) {
+        p, b, backward, [&](i64 i, const float(&v)[8]) {
           tensor_chunk_codes<Prog, Q, true>(p, i, v, d);
         });
     return;
@@ -312,7 +312,7 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
       // docs/results/h200-2026-12-04-scales-in-codes-pass/). The codes
       // pass keeps one (40 registers against 29 cost 7% on 4096x2048).
       tensor_vec_walk<Prog, 2, false>(
-          p, b, false, [&](i64 i, const float (&v)[8]) {
+          p, b, false, [&](i64 i, const float(&v)[8]) {
             m = max_abs_bits<8>(v, m);
             if (speculate)
               tensor_chunk_codes<Prog, Q>(p, i, v, dp);
@@ -404,19 +404,18 @@ quantize_resident_tensor_body(const EwParams &p) {
   const i64 restFirst = kept + i64(blockIdx.x) * blockDim.x + t;
   const i64 restStride = grid * blockDim.x;
   u32 m = 0;
+  const auto join = [&](const Raw &r) {
+    float v[8];
+    Prog::template eval_raw<8>(r, v);
+    m = max_abs_bits<8>(v, m);
+  };
   chunk_walk<Prog, 4, true>(p, k0, k0 + t, k1, blockDim.x, false,
                             [&](i64 q, const Raw &r) {
                               held[q - k0] = r;
-                              float v[8];
-                              Prog::template eval_raw<8>(r, v);
-                              m = max_abs_bits<8>(v, m);
+                              join(r);
                             });
   chunk_walk<Prog, 4, false>(p, kept, restFirst, chunks, restStride, false,
-                             [&](i64 q, const Raw &r) {
-                               float v[8];
-                               Prog::template eval_raw<8>(r, v);
-                               m = max_abs_bits<8>(v, m);
-                             });
+                             [&](i64, const Raw &r) { join(r); });
   const i64 flatFirst = i64(blockIdx.x) * blockDim.x + t;
   if (!vec)
     for (i64 e = flatFirst; e < plane; e += restStride) {
@@ -425,17 +424,15 @@ quantize_resident_tensor_body(const EwParams &p) {
     }
   const float s = grid_amax_scale<Q>(p, m);
   const ScaleDivisor d = scale_divisor(s);
-  chunk_walk<Prog, 4, true>(p, kept, restFirst, chunks, restStride, true,
-                            [&](i64 q, const Raw &r) {
-                              float v[8];
-                              Prog::template eval_raw<8>(r, v);
-                              tensor_chunk_codes<Prog, Q, true>(p, q * 8, v, d);
-                            });
-  for (i64 q = k0 + t; q < k1; q += blockDim.x) {
+  const auto encode = [&](i64 q, const Raw &r) {
     float v[8];
-    Prog::template eval_raw<8>(held[q - k0], v);
+    Prog::template eval_raw<8>(r, v);
     tensor_chunk_codes<Prog, Q, true>(p, q * 8, v, d);
-  }
+  };
+  chunk_walk<Prog, 4, true>(p, kept, restFirst, chunks, restStride, true,
+                            encode);
+  for (i64 q = k0 + t; q < k1; q += blockDim.x)
+    encode(q, held[q - k0]);
   if (!vec) {
     u8 *codes = static_cast<u8 *>(p.out);
     for (i64 e = flatFirst; e < plane; e += restStride)
