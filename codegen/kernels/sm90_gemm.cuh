@@ -83,6 +83,205 @@ template <class C> struct Layout {
       kSmemCBars + (kCTma ? C::kMathWG * kEpiBuffers * 8 : 0);
 };
 
+/// The producer's TMA thread: for each k-block of this CTA's work units,
+/// waits for the stage to be free and loads A, B and the K scales that
+/// travel with the stage into it (multicast to the peer in a cluster).
+template <class C>
+__device__ __forceinline__ void
+load_stages(const TmaDesc &tmap_a, const TmaDesc &tmap_b,
+            const TmaDesc &tmap_sa, const TmaDesc &tmap_sb,
+            const TmaDesc &tmap_a_tail, const TmaDesc &tmap_sa_tail,
+            const GemmParams &p, Schedule<C> &sched, int my_units, u32 base,
+            u32 bar_full, u32 bar_empty) {
+  using L = Layout<C>;
+  // Multicast halves: along M the pair shares B, along N it shares A.
+  constexpr int kARows = C::kClusterN > 1 ? C::kBlockM / 2 : C::kBlockM;
+  constexpr int kBRows = C::kClusterM > 1 ? C::kBlockN / 2 : C::kBlockN;
+  // K scales that travel with the stage (this CTA's own, never
+  // multicast): BLOCK_M floats of A, a 4 x kNb float box of B.
+  using KS = KScaleShape<C>;
+  constexpr int kSaKBlock = C::kSaKBlock > 0 ? C::kSaKBlock : 1 << 30;
+  constexpr int kSbKBlock = C::kSbKBlock > 0 ? C::kSbKBlock : 1 << 30;
+  constexpr int scale_tma =
+      C::kScaleTma & ((KS::kA ? kScaleTmaA : 0) | (KS::kB ? kScaleTmaB : 0));
+  // A dense GEMM's last M tile loads only A's rows up to M (rounded to
+  // a swizzle atom) and their scales: boxes the host encoded a_box_rows
+  // high (gemmABoxRows), so the stage's byte count is a launch argument.
+  // Where M lies in one tile, A's own descriptors have that box; the
+  // tail-box kernel (kATail, built for an M that leaves a ragged last
+  // tile) loads that tile through descriptors of its own. With the
+  // whole tile's box, the rows past M that the TMA unit fills with
+  // zeros held a 64x64 tile's weight stream at 62% of DRAM bandwidth
+  // at M = 16, against 70% with this box (H100,
+  // docs/results/h100-2026-12-06-a-box/); a ragged last tile's zero
+  // rows held 128x128 tiles at 1000x29568x8192 to 1165-1170 TFLOP/s,
+  // against 1306 with the tail box (docs/results/
+  // h100-2026-12-06-tail-box/).
+  constexpr bool kSmallBox = C::kClusterN == 1 && C::kGrouped == kDenseGemm;
+  const bool small_box = kSmallBox && p.a_box_rows > 0;
+  auto bytes_of_stage = [&](bool boxed) {
+    const int a_rows = boxed ? p.a_box_rows : C::kBlockM;
+    return (u32)a_rows * 128 + L::kTileBBytes +
+           ((scale_tma & kScaleTmaA) ? (boxed ? a_rows : L::kSaBox) * 4 : 0) +
+           ((scale_tma & kScaleTmaB) ? KS::kNb * 16 : 0);
+  };
+  const u32 stage_bytes = bytes_of_stage(small_box && !C::kATail);
+  const u32 tail_bytes = C::kATail ? bytes_of_stage(small_box) : 0;
+  int it = 0;
+  KTrace tr;
+  tr.init(true, my_units);
+  TileSpan t;
+  int split, nsplit, tile_id, kb0, kb1;
+  for (int u = sched.first(); sched.decode(p, u, t, split, nsplit, tile_id);
+       u += sched.stride()) {
+    unit_range<C>(t, split, nsplit, kb0, kb1);
+    tr.next_unit();
+    // B's group among the stacked scale tensors (groups along K share
+    // one B).
+    const int sb_group = C::kGrouped == kGroupedK ? 0 : t.g;
+    // The tail-box kernel's descriptors, chosen once a work unit.
+    const bool tail = C::kATail && small_box && t.m0 + C::kBlockM > p.m;
+    const TmaDesc *map_a = tail ? &tmap_a_tail : &tmap_a;
+    const TmaDesc *map_sa = tail ? &tmap_sa_tail : &tmap_sa;
+    const u32 unit_bytes = tail ? tail_bytes : stage_bytes;
+    for (int kb = kb0; kb < kb1; ++kb, ++it) {
+      const int s = it % C::kStages;
+      const u32 ph = (it / C::kStages) & 1;
+      tr.block(kb - kb0);
+      tr.stamp(0);
+      mbar_wait(bar_empty + s * 8, ph ^ 1);
+      tr.stamp(1);
+      const u32 full = bar_full + s * 8;
+      mbar_arrive_expect_tx(full, unit_bytes);
+      if (scale_tma & kScaleTmaA)
+        tma_load_2d(base + L::kSmemScaleTma + s * L::kSaTma * 4, map_sa, full,
+                    L::kSaPad ? t.m0 & ~3 : t.m0, kb * 128 / kSaKBlock);
+      // (A box's first element along the contiguous dimension must be
+      // 16-byte aligned: the 4-float box starts at a multiple of 4.)
+      if (scale_tma & kScaleTmaB)
+        tma_load_2d(base + L::kSmemScaleTma +
+                        (C::kStages * L::kSaTma + s * L::kSbTma) * 4,
+                    &tmap_sb, full, (kb * 128 / kSbKBlock) & ~3,
+                    KS::kRo == 0
+                        ? sb_group
+                        : sb_group * ((C::kN + KS::kRo - 1) / KS::kRo) +
+                              t.n0 / KS::kRo);
+      const u32 a_dst = base + L::kSmemA + s * L::kTileABytes;
+      const u32 b_dst = base + L::kSmemB + s * L::kTileBBytes;
+      if (C::kClusterN > 1)
+        tma_load_2d_multicast(a_dst + sched.rank * kARows * 128, &tmap_a, full,
+                              kb * 128, t.m0 + sched.rank * kARows, 0x3);
+      else
+        tma_load_2d(a_dst, map_a, full, kb * 128, t.m0);
+      if (C::kClusterM > 1)
+        tma_load_2d_multicast(b_dst + sched.rank * kBRows * 128, &tmap_b, full,
+                              kb * 128, t.b_row0 + t.n0 + sched.rank * kBRows,
+                              0x3);
+      else
+        tma_load_2d(b_dst, &tmap_b, full, kb * 128, t.b_row0 + t.n0);
+    }
+  }
+  tr.flush(p.trace, kTraceProducer);
+}
+
+/// The producer's scale loader (Layout::kScaleLoader, warp 1): the
+/// per-column B scales of each stage's k-block.
+template <class C>
+__device__ __forceinline__ void
+load_stage_b_scales(const GemmParams &p, Schedule<C> &sched,
+                    unsigned char *smem, u32 base, u32 bar_full, u32 bar_empty,
+                    int lane) {
+  using L = Layout<C>;
+  // f32 scales travel with cp.async and arrive on the stage's barrier when
+  // they land, so the loader runs ahead like the TMA thread; UE8M0 bytes
+  // are loaded, decoded and stored synchronously.
+  constexpr bool kAsync = !C::kSbE8;
+  const u32 sb_base = base + L::kSmemScales;
+  float *sb_smem = (float *)(smem + L::kSmemScales);
+  int it = 0;
+  TileSpan t;
+  int split, nsplit, tile_id, kb0, kb1;
+  for (int u = sched.first(); sched.decode(p, u, t, split, nsplit, tile_id);
+       u += sched.stride()) {
+    unit_range<C>(t, split, nsplit, kb0, kb1);
+    for (int kb = kb0; kb < kb1; ++kb, ++it) {
+      const int s = it % C::kStages;
+      const u32 ph = (it / C::kStages) & 1;
+      mbar_wait(bar_empty + s * 8, ph ^ 1);
+#pragma unroll
+      for (int c = lane; c < C::kBlockN; c += 32) {
+        const int col = t.n0 + c;
+        const bool valid = col < C::kN;
+        const i64 idx =
+            t.sb_off + scale_index<1, C::kSbKBlock>(valid ? col : 0, kb * 128,
+                                                    p.sb_ld_outer, p.sb_ld_k);
+        const int slot = s * L::kSbPerStage + c;
+        if (kAsync)
+          cp_async_4(sb_base + slot * 4, (const float *)p.sb + idx, valid);
+        else
+          sb_smem[slot] = valid ? load_scale<C::kSbE8>(p.sb, idx) : 0.0f;
+      }
+      if (kAsync)
+        cp_async_arrive(bar_full + s * 8);
+      else
+        // The arrive has release semantics: the stores above are
+        // visible to the consumers that wait on this barrier.
+        mbar_arrive(bar_full + s * 8);
+    }
+  }
+}
+
+/// Split-K and split tails: publishes this slice's partial `res` of tile
+/// `tile` to the workspace; the tile's last slice to arrive sums every
+/// slice's partial in slice order into `res` (so the result does not depend
+/// on which finished last) and returns true; the others return false.
+/// `flag`: a shared word the consumers pass the verdict through.
+template <class C>
+__device__ __forceinline__ bool reduce_split(const GemmParams &p, float *res,
+                                             int tile, int split, int nsplit,
+                                             int ctid, volatile int *flag) {
+  using L = Layout<C>;
+  constexpr int kAcc = C::kAcc;
+  const i64 slot_stride = (i64)(kAcc / 4) * L::kMathThreads * 4;
+  float *ws = p.workspace + (i64)tile * nsplit * slot_stride;
+#pragma unroll
+  for (int q = 0; q < kAcc / 4; ++q)
+    st_cg_v4(ws + split * slot_stride + ((i64)q * L::kMathThreads + ctid) * 4,
+             res[4 * q], res[4 * q + 1], res[4 * q + 2], res[4 * q + 3]);
+  __threadfence();
+  named_barrier(1, L::kMathThreads);
+  if (ctid == 0) {
+    const int old = atomicAdd(p.counters + tile, 1);
+    const int last = old == nsplit - 1;
+    if (last)
+      atomicExch(p.counters + tile, 0); // ready for the next launch
+    *flag = last;
+  }
+  named_barrier(1, L::kMathThreads);
+  if (!*flag)
+    return false;
+  __threadfence();
+  // Sum the slices in slice order (this one's partial too, read back
+  // from the workspace) into res: the result does not depend on which
+  // slice finished last, and no second accumulator is needed.
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i)
+    res[i] = 0.0f;
+  for (int t = 0; t < nsplit; ++t) {
+#pragma unroll
+    for (int q = 0; q < kAcc / 4; ++q) {
+      float a, b, c, d;
+      ld_cg_v4(ws + t * slot_stride + ((i64)q * L::kMathThreads + ctid) * 4, a,
+               b, c, d);
+      res[4 * q] += a;
+      res[4 * q + 1] += b;
+      res[4 * q + 2] += c;
+      res[4 * q + 3] += d;
+    }
+  }
+  return true;
+}
+
 template <class C>
 __device__ __forceinline__ void
 gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
@@ -163,138 +362,12 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
       setmaxnreg_dec<C::kProducerRegs>();
     const int warp = tid_in_wg / 32;
     const int lane = tid_in_wg % 32;
-    if (warp == 0 && lane == 0) {
-      // Multicast halves: along M the pair shares B, along N it shares A.
-      constexpr int kARows = C::kClusterN > 1 ? C::kBlockM / 2 : C::kBlockM;
-      constexpr int kBRows = C::kClusterM > 1 ? C::kBlockN / 2 : C::kBlockN;
-      // K scales that travel with the stage (this CTA's own, never
-      // multicast): BLOCK_M floats of A, a 4 x kNb float box of B.
-      using KS = KScaleShape<C>;
-      constexpr int kSaKBlock = C::kSaKBlock > 0 ? C::kSaKBlock : 1 << 30;
-      constexpr int kSbKBlock = C::kSbKBlock > 0 ? C::kSbKBlock : 1 << 30;
-      constexpr int scale_tma = C::kScaleTma & ((KS::kA ? kScaleTmaA : 0) |
-                                                (KS::kB ? kScaleTmaB : 0));
-      // A dense GEMM's last M tile loads only A's rows up to M (rounded to
-      // a swizzle atom) and their scales: boxes the host encoded a_box_rows
-      // high (gemmABoxRows), so the stage's byte count is a launch argument.
-      // Where M lies in one tile, A's own descriptors have that box; the
-      // tail-box kernel (kATail, built for an M that leaves a ragged last
-      // tile) loads that tile through descriptors of its own. With the
-      // whole tile's box, the rows past M that the TMA unit fills with
-      // zeros held a 64x64 tile's weight stream at 62% of DRAM bandwidth
-      // at M = 16, against 70% with this box (H100,
-      // docs/results/h100-2026-12-06-a-box/); a ragged last tile's zero
-      // rows held 128x128 tiles at 1000x29568x8192 to 1165-1170 TFLOP/s,
-      // against 1306 with the tail box (docs/results/
-      // h100-2026-12-06-tail-box/).
-      constexpr bool kSmallBox = C::kClusterN == 1 && C::kGrouped == kDenseGemm;
-      const bool small_box = kSmallBox && p.a_box_rows > 0;
-      auto bytes_of_stage = [&](bool boxed) {
-        const int a_rows = boxed ? p.a_box_rows : C::kBlockM;
-        return (u32)a_rows * 128 + L::kTileBBytes +
-               ((scale_tma & kScaleTmaA) ? (boxed ? a_rows : L::kSaBox) * 4
-                                         : 0) +
-               ((scale_tma & kScaleTmaB) ? KS::kNb * 16 : 0);
-      };
-      const u32 stage_bytes = bytes_of_stage(small_box && !C::kATail);
-      const u32 tail_bytes = C::kATail ? bytes_of_stage(small_box) : 0;
-      int it = 0;
-      KTrace tr;
-      tr.init(true, my_units);
-      TileSpan t;
-      int split, nsplit, tile_id, kb0, kb1;
-      for (int u = sched.first(); sched.decode(p, u, t, split, nsplit, tile_id);
-           u += sched.stride()) {
-        unit_range<C>(t, split, nsplit, kb0, kb1);
-        tr.next_unit();
-        // B's group among the stacked scale tensors (groups along K share
-        // one B).
-        const int sb_group = C::kGrouped == kGroupedK ? 0 : t.g;
-        // The tail-box kernel's descriptors, chosen once a work unit.
-        const bool tail = C::kATail && small_box && t.m0 + C::kBlockM > p.m;
-        const TmaDesc *map_a = tail ? &tmap_a_tail : &tmap_a;
-        const TmaDesc *map_sa = tail ? &tmap_sa_tail : &tmap_sa;
-        const u32 unit_bytes = tail ? tail_bytes : stage_bytes;
-        for (int kb = kb0; kb < kb1; ++kb, ++it) {
-          const int s = it % C::kStages;
-          const u32 ph = (it / C::kStages) & 1;
-          tr.block(kb - kb0);
-          tr.stamp(0);
-          mbar_wait(bar_empty + s * 8, ph ^ 1);
-          tr.stamp(1);
-          const u32 full = bar_full + s * 8;
-          mbar_arrive_expect_tx(full, unit_bytes);
-          if (scale_tma & kScaleTmaA)
-            tma_load_2d(base + L::kSmemScaleTma + s * L::kSaTma * 4, map_sa,
-                        full, L::kSaPad ? t.m0 & ~3 : t.m0,
-                        kb * 128 / kSaKBlock);
-          // (A box's first element along the contiguous dimension must be
-          // 16-byte aligned: the 4-float box starts at a multiple of 4.)
-          if (scale_tma & kScaleTmaB)
-            tma_load_2d(base + L::kSmemScaleTma +
-                            (C::kStages * L::kSaTma + s * L::kSbTma) * 4,
-                        &tmap_sb, full, (kb * 128 / kSbKBlock) & ~3,
-                        KS::kRo == 0
-                            ? sb_group
-                            : sb_group * ((C::kN + KS::kRo - 1) / KS::kRo) +
-                                  t.n0 / KS::kRo);
-          const u32 a_dst = base + L::kSmemA + s * L::kTileABytes;
-          const u32 b_dst = base + L::kSmemB + s * L::kTileBBytes;
-          if (C::kClusterN > 1)
-            tma_load_2d_multicast(a_dst + sched.rank * kARows * 128, &tmap_a,
-                                  full, kb * 128, t.m0 + sched.rank * kARows,
-                                  0x3);
-          else
-            tma_load_2d(a_dst, map_a, full, kb * 128, t.m0);
-          if (C::kClusterM > 1)
-            tma_load_2d_multicast(b_dst + sched.rank * kBRows * 128, &tmap_b,
-                                  full, kb * 128,
-                                  t.b_row0 + t.n0 + sched.rank * kBRows, 0x3);
-          else
-            tma_load_2d(b_dst, &tmap_b, full, kb * 128, t.b_row0 + t.n0);
-        }
-      }
-      tr.flush(p.trace, kTraceProducer);
-    } else if (L::kScaleLoader && warp == 1) {
-      // Scale loader: the per-column B scales of each stage's k-block. f32
-      // scales travel with cp.async and arrive on the stage's barrier when
-      // they land, so the loader runs ahead like the TMA thread; UE8M0 bytes
-      // are loaded, decoded and stored synchronously.
-      constexpr bool kAsync = !C::kSbE8;
-      const u32 sb_base = base + L::kSmemScales;
-      float *sb_smem = (float *)(smem + L::kSmemScales);
-      int it = 0;
-      TileSpan t;
-      int split, nsplit, tile_id, kb0, kb1;
-      for (int u = sched.first(); sched.decode(p, u, t, split, nsplit, tile_id);
-           u += sched.stride()) {
-        unit_range<C>(t, split, nsplit, kb0, kb1);
-        for (int kb = kb0; kb < kb1; ++kb, ++it) {
-          const int s = it % C::kStages;
-          const u32 ph = (it / C::kStages) & 1;
-          mbar_wait(bar_empty + s * 8, ph ^ 1);
-#pragma unroll
-          for (int c = lane; c < C::kBlockN; c += 32) {
-            const int col = t.n0 + c;
-            const bool valid = col < C::kN;
-            const i64 idx = t.sb_off + scale_index<1, C::kSbKBlock>(
-                                           valid ? col : 0, kb * 128,
-                                           p.sb_ld_outer, p.sb_ld_k);
-            const int slot = s * L::kSbPerStage + c;
-            if (kAsync)
-              cp_async_4(sb_base + slot * 4, (const float *)p.sb + idx, valid);
-            else
-              sb_smem[slot] = valid ? load_scale<C::kSbE8>(p.sb, idx) : 0.0f;
-          }
-          if (kAsync)
-            cp_async_arrive(bar_full + s * 8);
-          else
-            // The arrive has release semantics: the stores above are
-            // visible to the consumers that wait on this barrier.
-            mbar_arrive(bar_full + s * 8);
-        }
-      }
-    }
+    if (warp == 0 && lane == 0)
+      load_stages<C>(tmap_a, tmap_b, tmap_sa, tmap_sb, tmap_a_tail,
+                     tmap_sa_tail, p, sched, my_units, base, bar_full,
+                     bar_empty);
+    else if (L::kScaleLoader && warp == 1)
+      load_stage_b_scales<C>(p, sched, smem, base, bar_full, bar_empty, lane);
     __syncwarp();
     // No early exit: in a cluster every thread meets the final cluster_sync
     // (the peer may still multicast into this CTA or arrive on its barriers).
@@ -617,47 +690,9 @@ gemm_body(const TmaDesc &tmap_a, const TmaDesc &tmap_b, const TmaDesc &tmap_d,
     //===------------------------------------------------------------------===//
     // Split-K: publish the partial; the last slice of the tile reduces.
     //===------------------------------------------------------------------===//
-    if (C::kSplitK > 1 || (C::kTailSplit > 1 && nsplit > 1)) {
-      const i64 slot_stride = (i64)(kAcc / 4) * L::kMathThreads * 4;
-      float *ws = p.workspace + (i64)tile * nsplit * slot_stride;
-#pragma unroll
-      for (int q = 0; q < kAcc / 4; ++q)
-        st_cg_v4(ws + split * slot_stride +
-                     ((i64)q * L::kMathThreads + ctid) * 4,
-                 res[4 * q], res[4 * q + 1], res[4 * q + 2], res[4 * q + 3]);
-      __threadfence();
-      named_barrier(1, L::kMathThreads);
-      if (ctid == 0) {
-        const int old = atomicAdd(p.counters + tile, 1);
-        const int last = old == nsplit - 1;
-        if (last)
-          atomicExch(p.counters + tile, 0); // ready for the next launch
-        *flag = last;
-      }
-      named_barrier(1, L::kMathThreads);
-      const int last = *flag;
-      if (!last)
+    if (C::kSplitK > 1 || (C::kTailSplit > 1 && nsplit > 1))
+      if (!reduce_split<C>(p, res, tile, split, nsplit, ctid, flag))
         continue;
-      __threadfence();
-      // Sum the slices in slice order (this one's partial too, read back
-      // from the workspace) into res: the result does not depend on which
-      // slice finished last, and no second accumulator is needed.
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i)
-        res[i] = 0.0f;
-      for (int t = 0; t < nsplit; ++t) {
-#pragma unroll
-        for (int q = 0; q < kAcc / 4; ++q) {
-          float a, b, c, d;
-          ld_cg_v4(ws + t * slot_stride + ((i64)q * L::kMathThreads + ctid) * 4,
-                   a, b, c, d);
-          res[4 * q] += a;
-          res[4 * q + 1] += b;
-          res[4 * q + 2] += c;
-          res[4 * q + 3] += d;
-        }
-      }
-    }
 
     //===------------------------------------------------------------------===//
     // Epilogue: scales constant along K, C, conversion, store.
