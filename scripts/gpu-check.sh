@@ -207,14 +207,21 @@ fi
 # candidate of each timed by fp8-tune, into fit-bench.json and
 # fit-training.json (with a database of the winners, fit-db.json); and
 # fit-decode.json, the training set's weights at M = 16 over a coarser grid
-# (widths 64, 128, 192, 256; split-K 1, 2, 4), where 64-row tiles compete.
+# (widths 64, 128, 192, 256; split-K 1, 2, 4), where 64-row tiles compete;
+# and the bench's and the training shapes again with per-tensor scales
+# (fit-bench-per-tensor.json, fit-training-per-tensor.json): the shape files'
+# recipe is DeepSeek's, and a per-tensor k-block, without per-block scales,
+# costs less (attention-proj's O projection, 4096x4096x4096, ran at 0.82x
+# cuBLASLt with the heuristic's tile, docs/results/h100-2026-12-07-gpu-check/).
 # scripts/heuristic-regret.py scores this build's heuristic on these files.
 if want training; then
   rm -f "$out/fit-db.json"
-  for set in bench:shapes training:training decode:training; do
+  for set in bench:shapes training:training decode:training \
+             bench-per-tensor:shapes training-per-tensor:training; do
     name="${set%%:*}" file="$root/bench/${set#*:}.json" t0=$(date +%s)
     grid=()
     [ "$name" = decode ] && grid=(--m 16 --widths 64,128,192,256 --splits 1,2,4)
+    case "$name" in *-per-tensor) grid=(--recipe per-tensor) ;; esac
     if "$build/bin/fp8-tune" --db "$out/fit-db.json" --shapes "$file" --iters 10 \
          "${grid[@]}" --json "$out/fit-$name.json" >"$out/fit-$name.log" 2>&1; then
       log "- every candidate timed on ${file#$root/}: $(grep -c ' TF/s ' "$out/fit-$name.log") GEMMs in $(( $(date +%s) - t0 )) s (fit-$name.json)"

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """How far the tile heuristic's picks are from the fastest measured tile.
 
-Reads the JSON that fp8-tune --json writes (every candidate's time per GEMM;
-scripts/gpu-check.sh's step training writes fit-bench.json and
-fit-training.json) and asks fp8-codegen for the heuristic's tile of each GEMM
-as this build chooses it. Prints, per GEMM, the pick's measured time over the
+Reads the JSON that fp8-tune --json writes (every candidate's time per GEMM,
+and the GEMM's recipe; scripts/gpu-check.sh's step training writes
+fit-bench.json, fit-training.json and their per-tensor twins) and asks
+fp8-codegen for the heuristic's tile of each GEMM, in its recipe, as this
+build chooses it. Prints, per GEMM, the pick's measured time over the
 fastest candidate's ("regret"), and the geomean. A pick that is not among the
 candidates timed is matched on its shape (block, split-K, cluster, overlap),
 ignoring rasterisation, split tail and stages, and marked '~'; one matching
@@ -21,9 +22,35 @@ import sys
 SHAPE_KEYS = ("block_m", "block_n", "split_k", "cluster_m", "cluster_n", "overlap")
 
 
+# fp8-codegen's named recipes by their operands' granularities (sm_90a).
+PRESETS = {("1x128", "128x128"): "deepseek", ("per_tensor", "per_tensor"): "per-tensor"}
+
+
+def recipe_args(g):
+    """fp8-codegen's options for the recipe of report entry g, or None where
+    no named recipe has its granularities. Reports without "spec" (fp8-tune
+    before 2026-12-07) tuned the shape files' DeepSeek recipe."""
+    s = g.get("spec")
+    if s is None:
+        return []
+    preset = PRESETS.get((s["a"]["granularity"], s["b"]["granularity"]))
+    if preset is None:
+        return None
+    args = ["--recipe", preset, "--out", s["out"],
+            "--format-a", s["a"]["format"], "--format-b", s["b"]["format"]]
+    if s.get("promotion_interval") is not None:
+        args += ["--promotion", str(s["promotion_interval"])]
+    if s.get("accumulate"):
+        args.append("--accumulate")
+    return args
+
+
 def heuristic_tile(codegen, g):
+    recipe = recipe_args(g)
+    if recipe is None:
+        return None
     cmd = [codegen, "--n", str(g["n"]), "--k", str(g["k"]), "--m", str(g["m"]),
-           "--emit", "info"]
+           "--emit", "info"] + recipe
     if g.get("kind", "dense") != "dense":
         cmd += ["--kind", g["kind"], "--groups", str(g["groups"])]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
@@ -61,13 +88,18 @@ def main():
                 continue
             best = min(cands, key=lambda c: c["ms"])
             pick = heuristic_tile(args.codegen, g)
+            name = f"{g['m']}x{g['n']}x{g['k']}"
+            if pick is None:
+                s = g["spec"]
+                print(f"{name:24s} ?    -    (recipe {s['a']['granularity']} x "
+                      f"{s['b']['granularity']}: no named recipe for fp8-codegen)")
+                continue
             exact = [c["ms"] for c in cands if c["tile"] == pick]
             mark = " "
             if not exact:
                 exact = [c["ms"] for c in cands
                          if all(c["tile"][k] == pick[k] for k in SHAPE_KEYS)]
                 mark = "~" if exact else "?"
-            name = f"{g['m']}x{g['n']}x{g['k']}"
             if g.get("kind", "dense") != "dense":
                 name += f" {g['kind']} G={g['groups']}"
             if exact:

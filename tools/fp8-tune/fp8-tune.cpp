@@ -310,7 +310,13 @@ json reportOf(const Problem &p, const TuneResult &r) {
                      {"ms", c.ms},
                      {"spread", c.spread},
                      {"error", c.error}});
+  // The GEMM as tuned: its recipe and operands (the spec, its tile the
+  // heuristic's), so that a reader can ask a later heuristic for its pick
+  // (scripts/heuristic-regret.py).
+  json spec = json::parse(toJSON(p.spec));
+  spec.erase("tile");
   return {{"kind", toString(p.spec.kind)},
+          {"spec", spec},
           {"groups", p.spec.groups},
           {"m", p.m},
           {"n", p.spec.n},
