@@ -56,6 +56,14 @@
 #                 M and the SM count) and, with fp8-bench's scale layouts
 #                 (every K scale by TMA), the same kernel. fp8-bench's peers
 #                 are cuBLASLt: no generated kernel
+#   cubins-plans-M<m>, cubins-bench-deepseek, cubins-bench-per-tensor
+#                 the cubins NVRTC made of the plans' and the benchmark
+#                 shapes' kernels (fp8-run's kernel cache entries, one fresh
+#                 cache per plan; fp8-codegen --emit cubin), named by kernel:
+#                 NVRTC's output is byte-identical for identical input, so
+#                 a refactor of the kernel headers (codegen/kernels/), which
+#                 changes headers/ and no source, shows here whether the
+#                 machine code moved
 #
 # How the sources are obtained: fp8-run writes them with FP8_DUMP_SOURCE (the
 # kernel cache writes a source there before it compiles it, never on a cache
@@ -153,7 +161,7 @@ def groups(fs):
 
 ga, gb = groups(fa), groups(fb)
 for g in sorted(set(ga) | set(gb)):
-    print(f"  {g:18} A {ga.get(g, 0):5}   B {gb.get(g, 0):5}")
+    print(f"  {g:24} A {ga.get(g, 0):5}   B {gb.get(g, 0):5}")
 onlyA = sorted(set(fa) - set(fb))
 onlyB = sorted(set(fb) - set(fa))
 differ = sorted(k for k in set(fa) & set(fb) if fa[k] != fb[k])
@@ -165,7 +173,7 @@ for title, lst in (("only in A", onlyA), ("only in B", onlyB),
         for k in lst:
             print(f"  {k}")
 shown = 0
-for k in differ[:3]:
+for k in [d for d in differ if not d.endswith(".cubin")][:3]:
     with open(os.path.join(a, "sources", k), errors="replace") as f:
         ta = f.readlines()
     with open(os.path.join(b, "sources", k), errors="replace") as f:
@@ -277,6 +285,34 @@ note_collisions() {
   done <<<"$2"
 }
 count() { find "$out/sources/$1" -type f 2>/dev/null | wc -l; }
+
+# cache_cubins CACHE DIR: the cubin of each entry of kernel cache CACHE
+# (runtime/KernelCache.cpp: a 48-byte header, then "key=...", "name=...",
+# ... lines, an empty line, the cubin) as DIR/<kernel>.cubin.
+cache_cubins() {
+  python3 - "$1" "$2" <<'EOF' || return 1
+import os, sys
+cache, dest = sys.argv[1], sys.argv[2]
+os.makedirs(dest, exist_ok=True)
+n = 0
+for dirpath, _, names in os.walk(cache):
+    for f in names:
+        if not f.endswith(".cubin"):
+            continue
+        with open(os.path.join(dirpath, f), "rb") as fh:
+            data = fh.read()
+        head, sep, cubin = data[48:].partition(b"\n\n")
+        fields = dict(l.split(b"=", 1) for l in head.split(b"\n") if b"=" in l)
+        name = fields.get(b"name", b"").decode()
+        if not sep or not cubin or not name.replace("_", "").isalnum():
+            sys.exit(f"{f}: not a kernel cache entry")
+        with open(os.path.join(dest, name + ".cubin"), "wb") as out:
+            out.write(cubin)
+        n += 1
+if n == 0:
+    sys.exit(f"no entries in {cache}")
+EOF
+}
 
 # ---- 1. the NVRTC compile matrices, through a recording nvrtcCreateProgram
 start=$SECONDS
@@ -417,6 +453,7 @@ plans=("$root"/examples/plans/*.json "$root"/test/models/Inputs/*.json)
 for m in 512 4096; do
   start=$SECONDS
   units=()
+  cunits=()
   for plan in "${plans[@]}"; do
     base="$(basename "$plan" .json)"
     dims=()
@@ -424,17 +461,25 @@ for m in 512 4096; do
       dims+=(--dim "$d=$m")
     done
     unit="$work/plans-M$m/$base"
-    mkdir -p "$unit"
-    FP8_DUMP_SOURCE="$unit" "$bin/fp8-run" "$plan" "${dims[@]}" --compile-only \
-      >"$out/logs/plan-$base-M$m.log" 2>&1 ||
+    cache="$work/cache-M$m/$base"
+    cunit="$work/cubins-plans-M$m/$base"
+    mkdir -p "$unit" "$cache"
+    # (a fresh cache: every kernel compiled, its source dumped, its cubin kept)
+    FP8_CACHE_DIR="$cache" FP8_DUMP_SOURCE="$unit" "$bin/fp8-run" "$plan" \
+      "${dims[@]}" --compile-only >"$out/logs/plan-$base-M$m.log" 2>&1 ||
       die "fp8-run $plan ${dims[*]} --compile-only failed (see $out/logs/plan-$base-M$m.log)"
     [ -n "$(ls -A "$unit")" ] || die "fp8-run $plan wrote no source"
+    cache_cubins "$cache" "$cunit" || die "cannot read the cubins of $plan's kernel cache"
     units+=("$unit")
+    cunits+=("$cunit")
   done
   c=$(merge "plans-M$m" "${units[@]}") || die "cannot merge the plans' sources"
   note_collisions "plans-M$m" "$c"
+  c=$(merge "cubins-plans-M$m" "${cunits[@]}") || die "cannot merge the plans' cubins"
+  note_collisions "cubins-plans-M$m" "$c"
   t=$((SECONDS - start))
   summary+=("$(printf '%-17s %s kernels from %s plans, %s s' "plans-M$m" "$(count "plans-M$m")" "${#plans[@]}" "$t")")
+  summary+=("$(printf '%-17s %s cubins' "cubins-plans-M$m" "$(count "cubins-plans-M$m")")")
 done
 
 # ---- 3. the benchmark shapes: what fp8-bench compiles, via fp8-codegen
@@ -447,6 +492,7 @@ for s in json.load(open(sys.argv[1]))["dense"]:
 for recipe in deepseek per-tensor; do
   start=$SECONDS
   units=()
+  cunits=()
   for shape in "${dense[@]}"; do
     read -r M N K <<<"$shape"
     args=(--arch sm_90a --recipe "$recipe" --promotion 128 --out bf16
@@ -460,19 +506,28 @@ for recipe in deepseek per-tensor; do
     mkdir -p "$unit"
     "$bin/fp8-codegen" "${args[@]}" --emit cuda -o "$unit/$kernel.cu" ||
       die "fp8-codegen ${args[*]} --emit cuda failed"
+    cunit="$work/cubins-bench-$recipe/${M}x${N}x${K}"
+    mkdir -p "$cunit"
+    "$bin/fp8-codegen" "${args[@]}" --emit cubin -o "$cunit/$kernel.cubin" ||
+      die "fp8-codegen ${args[*]} --emit cubin failed"
     units+=("$unit")
+    cunits+=("$cunit")
   done
   c=$(merge "bench-$recipe" "${units[@]}") || die "cannot merge the bench sources"
   note_collisions "bench-$recipe" "$c"
+  c=$(merge "cubins-bench-$recipe" "${cunits[@]}") || die "cannot merge the bench cubins"
+  note_collisions "cubins-bench-$recipe" "$c"
   t=$((SECONDS - start))
   summary+=("$(printf '%-17s %s kernels from %s shapes, %s s' "bench-$recipe" "$(count "bench-$recipe")" "${#dense[@]}" "$t")")
+  summary+=("$(printf '%-17s %s cubins' "cubins-bench-$recipe" "$(count "cubins-bench-$recipe")")")
 done
 
 # ---- manifest and summary
 (cd "$out/sources" && find . -type f -printf '%P\0' | LC_ALL=C sort -z |
   xargs -0 sha256sum) >"$out/MANIFEST"
 total=$(wc -l <"$out/MANIFEST")
-kernels=$(grep -vc '  headers/' "$out/MANIFEST" || true)
+kernels=$(grep -vcE '  (headers|cubins-[^/]*)/' "$out/MANIFEST" || true)
+cubins=$(grep -cE '  cubins-[^/]*/' "$out/MANIFEST" || true)
 commit_of() {
   local c
   c=$(git -C "$1" rev-parse --short=12 HEAD 2>/dev/null) || {
@@ -490,7 +545,7 @@ buildcommit=unknown
   echo "commit   the build's source tree ${srcdir:-unknown} now at $buildcommit; plans and shapes from $root at $(commit_of "$root")"
   echo "date     $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   printf '%s\n' "${summary[@]}"
-  echo "total             $kernels kernel sources (+ $((total - kernels)) headers)"
+  echo "total             $kernels kernel sources (+ $((total - kernels - cubins)) headers, $cubins cubins)"
   for w in "${warnings[@]+"${warnings[@]}"}"; do echo "warning  $w"; done
 } >"$out/SUMMARY"
 cat "$out/SUMMARY"
