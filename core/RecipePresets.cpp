@@ -35,6 +35,16 @@ std::optional<RecipePreset> findRecipePreset(std::string_view name, Arch arch) {
   return std::nullopt;
 }
 
+std::optional<std::string_view>
+recipePresetOf(Arch arch, const Granularity &a, const Granularity &b,
+               std::optional<int64_t> promotionInterval) {
+  for (const RecipePreset &p : kPresets)
+    if (p.arch == arch && p.a == a && p.b == b &&
+        p.promotionInterval == promotionInterval)
+      return p.name;
+  return std::nullopt;
+}
+
 std::string recipePresetNames() {
   std::vector<std::string_view> names;
   for (const RecipePreset &p : kPresets)

@@ -30,6 +30,13 @@ struct RecipePreset {
 /// The preset `name` on `arch`, if there is one.
 std::optional<RecipePreset> findRecipePreset(std::string_view name, Arch arch);
 
+/// The name of the preset on `arch` whose scaling of A and B and promotion
+/// interval are these, if one is (fp8-tune's report names the recipe of a
+/// GEMM it tuned, so that a reader can ask fp8-codegen --recipe for it).
+std::optional<std::string_view>
+recipePresetOf(Arch arch, const Granularity &a, const Granularity &b,
+               std::optional<int64_t> promotionInterval);
+
 /// The preset names, as a message lists them: "mx, deepseek or per-tensor".
 std::string recipePresetNames();
 

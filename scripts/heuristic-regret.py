@@ -22,24 +22,18 @@ import sys
 SHAPE_KEYS = ("block_m", "block_n", "split_k", "cluster_m", "cluster_n", "overlap")
 
 
-# fp8-codegen's named recipes by their operands' granularities (sm_90a).
-PRESETS = {("1x128", "128x128"): "deepseek", ("per_tensor", "per_tensor"): "per-tensor"}
-
-
 def recipe_args(g):
-    """fp8-codegen's options for the recipe of report entry g, or None where
-    no named recipe has its granularities. Reports without "spec" (fp8-tune
-    before 2026-12-07) tuned the shape files' DeepSeek recipe."""
+    """fp8-codegen's options for the recipe of report entry g (fp8-tune names
+    its preset, null where the recipe has none: then None). Reports without
+    "spec" (fp8-tune before 2026-12-07) tuned the shape files' DeepSeek
+    recipe."""
     s = g.get("spec")
     if s is None:
         return []
-    preset = PRESETS.get((s["a"]["granularity"], s["b"]["granularity"]))
-    if preset is None:
+    if g.get("recipe") is None:
         return None
-    args = ["--recipe", preset, "--out", s["out"],
+    args = ["--recipe", g["recipe"], "--out", s["out"],
             "--format-a", s["a"]["format"], "--format-b", s["b"]["format"]]
-    if s.get("promotion_interval") is not None:
-        args += ["--promotion", str(s["promotion_interval"])]
     if s.get("accumulate"):
         args.append("--accumulate")
     return args
@@ -92,7 +86,7 @@ def main():
             if pick is None:
                 s = g["spec"]
                 print(f"{name:24s} ?    -    (recipe {s['a']['granularity']} x "
-                      f"{s['b']['granularity']}: no named recipe for fp8-codegen)")
+                      f"{s['b']['granularity']}: no preset for fp8-codegen)")
                 continue
             exact = [c["ms"] for c in cands if c["tile"] == pick]
             mark = " "

@@ -29,3 +29,21 @@ TEST(RecipePresets, EachNameOnEachTarget) {
             std::nullopt);
   EXPECT_FALSE(findRecipePreset("bogus", Arch::SM90a));
 }
+
+TEST(RecipePresets, NamedByTheirScalingAndPromotion) {
+  for (const char *name : {"mx", "deepseek", "per-tensor"})
+    for (Arch arch : {Arch::SM90a, Arch::SM100a}) {
+      auto p = findRecipePreset(name, arch);
+      ASSERT_TRUE(p) << name;
+      EXPECT_EQ(recipePresetOf(arch, p->a, p->b, p->promotionInterval), name)
+          << name;
+    }
+  auto ds = findRecipePreset("deepseek", Arch::SM90a);
+  // Another promotion interval, another scale format, or A and B swapped:
+  // no preset.
+  EXPECT_FALSE(recipePresetOf(Arch::SM90a, ds->a, ds->b, 256));
+  EXPECT_FALSE(recipePresetOf(Arch::SM90a, ds->a, ds->b, std::nullopt));
+  EXPECT_FALSE(recipePresetOf(
+      Arch::SM90a, Granularity::block(1, 128, ScaleFormat::UE8M0), ds->b, 128));
+  EXPECT_FALSE(recipePresetOf(Arch::SM90a, ds->b, ds->a, 128));
+}

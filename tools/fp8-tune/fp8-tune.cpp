@@ -310,12 +310,16 @@ json reportOf(const Problem &p, const TuneResult &r) {
                      {"ms", c.ms},
                      {"spread", c.spread},
                      {"error", c.error}});
-  // The GEMM as tuned: its recipe and operands (the spec, its tile the
-  // heuristic's), so that a reader can ask a later heuristic for its pick
-  // (scripts/heuristic-regret.py).
+  // The GEMM as tuned: its recipe's preset name (null where it has none)
+  // and its spec without the tile, so that a reader can ask a later
+  // heuristic for its pick (scripts/heuristic-regret.py).
   json spec = json::parse(toJSON(p.spec));
   spec.erase("tile");
+  const std::optional<std::string_view> preset =
+      recipePresetOf(p.spec.arch, p.spec.a.granularity, p.spec.b.granularity,
+                     p.spec.promotionInterval);
   return {{"kind", toString(p.spec.kind)},
+          {"recipe", preset ? json(std::string(*preset)) : json(nullptr)},
           {"spec", spec},
           {"groups", p.spec.groups},
           {"m", p.m},
