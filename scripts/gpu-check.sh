@@ -11,7 +11,7 @@
 #   scripts/gpu-check.sh [OUTDIR]
 #
 # GPU_CHECK_STEPS selects steps (default: all of build,cpu,gpu,memcheck,
-# bench,grouped,memory,heldout,tune,python,extra); a later run with other steps reuses the build
+# bench,bench-per-tensor,grouped,memory,heldout,tune,python,extra); a later run with other steps reuses the build
 # and appends to summary.md. The step training (not in the default) records
 # every candidate's time on the bench's and the training shapes, the data a
 # refit of the tile heuristic fits. Exit status: non-zero when any test fails or a
@@ -24,7 +24,7 @@ out="$(cd "$out" && pwd)"
 build="${BUILD_DIR:-$root/build-gpu}"
 summary="$out/summary.md"
 export FP8_CACHE_DIR="${FP8_CACHE_DIR:-$build/jit-cache}"
-steps="${GPU_CHECK_STEPS:-build,cpu,gpu,memcheck,bench,grouped,memory,heldout,tune,python,extra}"
+steps="${GPU_CHECK_STEPS:-build,cpu,gpu,memcheck,bench,bench-per-tensor,grouped,memory,heldout,tune,python,extra}"
 status=0
 want() { case ",$steps," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
@@ -103,26 +103,36 @@ else
   log "- compute-sanitizer: not installed, memcheck skipped"
 fi
 
-# 5. The benchmark against cuBLASLt, and its chart.
-if ! want bench; then :
-elif "$build/bin/fp8-bench" --shapes "$root/bench/shapes.json" --iters 30 \
-     --json "$out/bench.json" >"$out/bench.log" 2>&1; then
-  log ""
-  log "## fp8-bench (TFLOP/s; L2 flushed; median of 30)"
-  log ""
-  log '```'
-  grep -E ' x |^M |^[0-9]+ |^JIT' "$out/bench.log" | tee -a "$summary" >/dev/null
-  log '```'
+# 5. The benchmark against cuBLASLt on the bench shapes, and its chart; then
+# the same shapes with per-tensor scales (5a: the per-tensor recipe, one f32
+# scale per operand, promotion every 128) against cuBLASLt's per-tensor FP8
+# GEMM, the peer a per-tensor user would otherwise call.
+bench_shapes() { # $1: output name, $2: the title's flags; then fp8-bench's
+  local name="$1" flags="$2"
+  shift 2
+  if "$build/bin/fp8-bench" --shapes "$root/bench/shapes.json" --iters 30 \
+       "$@" --json "$out/$name.json" >"$out/$name.log" 2>&1; then
+    log ""
+    log "## fp8-bench$flags (TFLOP/s; L2 flushed; median of 30)"
+    log ""
+    log '```'
+    grep -E ' x |^M |^[0-9]+ |^JIT' "$out/$name.log" | tee -a "$summary" >/dev/null
+    log '```'
+  else
+    log "- fp8-bench$flags: FAILED"
+    tail -20 "$out/$name.log" | tee -a "$summary"
+    status=1
+    return 1
+  fi
+}
+if want bench && bench_shapes bench ""; then
   if python3 "$root/scripts/plot-bench.py" "$out/bench.json" "$out/bench.png" >>"$out/bench.log" 2>&1; then
     log "- chart: bench.png"
   else
     log "- chart: not drawn (python3 with matplotlib needed; see bench.log)"
   fi
-else
-  log "- fp8-bench: FAILED"
-  tail -20 "$out/bench.log" | tee -a "$summary"
-  status=1
 fi
+want bench-per-tensor && bench_shapes bench-per-tensor " --recipe per-tensor" --recipe per-tensor
 
 # 5b. The grouped (MoE) GEMMs against a loop of cuBLASLt calls, one per
 # group.
