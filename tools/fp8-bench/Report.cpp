@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace fp8::bench {
 
@@ -31,6 +32,21 @@ double geomean(const std::vector<double> &v) {
   return n ? std::exp(s / n) : 0;
 }
 
+/// A table cell of `width` characters: `v` printed with `decimals`, or "-"
+/// where it is 0 (a peer that did not run: the block-scaled one under
+/// --recipe per-tensor, or one that refused the shape).
+std::string cell(double v, int width, int decimals) {
+  char buf[32];
+  if (v > 0)
+    std::snprintf(buf, sizeof buf, "%*.*f", width, decimals, v);
+  else
+    std::snprintf(buf, sizeof buf, "%*s", width, "-");
+  return buf;
+}
+
+/// A peer's figure for the JSON: null where the peer did not run (0).
+json orNull(double v) { return v > 0 ? json(v) : json(nullptr); }
+
 } // namespace
 
 double tflops(const Shape &s, double ms) {
@@ -42,11 +58,15 @@ json reportRow(const Row &row, const ShapeFile &file, const json &sweep) {
   const double roof = rooflineMs(sh, file.peakTflops, file.tbps);
   std::printf(
       "%5lld x %5lld x %5lld  ours %7.1f TF/s (%5.1f%% roof)  "
-      "block %7.1f  tensor %7.1f  bf16 %7.1f  x%.2f vs block  "
+      "block %s  tensor %s  bf16 %s  x%s vs %s  "
       "sim %.1e  [%s]%s%s\n",
       (long long)sh.m, (long long)sh.n, (long long)sh.k, tflops(sh, row.ours),
-      100.0 * roof / row.ours, tflops(sh, row.block), tflops(sh, row.tensor),
-      tflops(sh, row.bf16), row.block > 0 ? row.block / row.ours : 0.0, row.sim,
+      100.0 * roof / row.ours, cell(tflops(sh, row.block), 7, 1).c_str(),
+      cell(tflops(sh, row.tensor), 7, 1).c_str(),
+      cell(tflops(sh, row.bf16), 7, 1).c_str(),
+      cell(row.block > 0 ? row.block / row.ours : row.tensor / row.ours, 0, 2)
+          .c_str(),
+      row.block > 0 || row.tensor <= 0 ? "block" : "tensor", row.sim,
       row.kernel.c_str(), row.note.empty() ? "" : " note: ", row.note.c_str());
   std::fflush(stdout);
   return {{"m", sh.m},
@@ -92,41 +112,56 @@ json reportSummary(const std::vector<Row> &rows) {
       if (r.bf16 > 0)
         rf.push_back(r.bf16 / r.ours);
     }
-    std::printf("%-6lld %10.1f %10.1f %10.1f %10.1f %8.3f %8.3f %8.3f\n",
-                (long long)m, geomean(o), geomean(bl), geomean(te), geomean(bf),
-                geomean(rb), geomean(rt), geomean(rf));
+    std::printf(
+        "%-6lld %10.1f %s %s %s %s %s %s\n", (long long)m, geomean(o),
+        cell(geomean(bl), 10, 1).c_str(), cell(geomean(te), 10, 1).c_str(),
+        cell(geomean(bf), 10, 1).c_str(), cell(geomean(rb), 8, 3).c_str(),
+        cell(geomean(rt), 8, 3).c_str(), cell(geomean(rf), 8, 3).c_str());
     summary[std::to_string(m)] = {
         {"ours_tflops_geomean", geomean(o)},
-        {"cublaslt_block_tflops_geomean", geomean(bl)},
-        {"cublaslt_tensor_tflops_geomean", geomean(te)},
-        {"cublaslt_bf16_tflops_geomean", geomean(bf)},
-        {"ratio_vs_block", geomean(rb)},
-        {"ratio_vs_tensor", geomean(rt)},
-        {"ratio_vs_bf16", geomean(rf)}};
+        {"cublaslt_block_tflops_geomean", orNull(geomean(bl))},
+        {"cublaslt_tensor_tflops_geomean", orNull(geomean(te))},
+        {"cublaslt_bf16_tflops_geomean", orNull(geomean(bf))},
+        {"ratio_vs_block", orNull(geomean(rb))},
+        {"ratio_vs_tensor", orNull(geomean(rt))},
+        {"ratio_vs_bf16", orNull(geomean(rf))}};
   }
   if (ms.size() > 1) {
     // Every row at once (a shape set of mixed M: bench/heldout.json), and
-    // the row furthest behind the block-scaled peer.
-    std::vector<double> o, rb;
-    const Row *worst = nullptr;
+    // the row furthest behind each FP8 peer.
+    std::vector<double> o, rb, rt;
+    const Row *worstBlock = nullptr, *worstTensor = nullptr;
     for (auto &r : rows) {
       o.push_back(tflops(r.s, r.ours));
       if (r.block > 0) {
         rb.push_back(r.block / r.ours);
-        if (!worst || r.block / r.ours < worst->block / worst->ours)
-          worst = &r;
+        if (!worstBlock ||
+            r.block / r.ours < worstBlock->block / worstBlock->ours)
+          worstBlock = &r;
+      }
+      if (r.tensor > 0) {
+        rt.push_back(r.tensor / r.ours);
+        if (!worstTensor ||
+            r.tensor / r.ours < worstTensor->tensor / worstTensor->ours)
+          worstTensor = &r;
       }
     }
-    std::printf("%-6s %10.1f %10s %10s %10s %8.3f\n", "all", geomean(o), "", "",
-                "", geomean(rb));
+    std::printf("%-6s %10.1f %10s %10s %10s %s %s\n", "all", geomean(o), "", "",
+                "", cell(geomean(rb), 8, 3).c_str(),
+                cell(geomean(rt), 8, 3).c_str());
     summary["all"] = {{"ours_tflops_geomean", geomean(o)},
-                      {"ratio_vs_block", geomean(rb)}};
-    if (worst) {
-      std::printf("lowest x block: %.3f at %lldx%lldx%lld\n",
-                  worst->block / worst->ours, (long long)worst->s.m,
-                  (long long)worst->s.n, (long long)worst->s.k);
-      summary["all"]["lowest_ratio_vs_block"] = worst->block / worst->ours;
-    }
+                      {"ratio_vs_block", orNull(geomean(rb))},
+                      {"ratio_vs_tensor", orNull(geomean(rt))}};
+    auto lowest = [&](const Row *w, double Row::*peer, const char *name) {
+      if (!w)
+        return;
+      const double x = w->*peer / w->ours;
+      std::printf("lowest x %s: %.3f at %lldx%lldx%lld\n", name, x,
+                  (long long)w->s.m, (long long)w->s.n, (long long)w->s.k);
+      summary["all"][std::string("lowest_ratio_vs_") + name] = x;
+    };
+    lowest(worstBlock, &Row::block, "block");
+    lowest(worstTensor, &Row::tensor, "tensor");
   }
   return summary;
 }
