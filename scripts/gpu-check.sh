@@ -103,70 +103,56 @@ else
   log "- compute-sanitizer: not installed, memcheck skipped"
 fi
 
-# 5. The benchmark against cuBLASLt on the bench shapes, and its chart; then
-# the same shapes with per-tensor scales (5a: the per-tensor recipe, one f32
-# scale per operand, promotion every 128) against cuBLASLt's per-tensor FP8
-# GEMM, the peer a per-tensor user would otherwise call.
-bench_shapes() { # $1: output name, $2: the title's flags; then fp8-bench's
-  local name="$1" flags="$2"
-  shift 2
-  if "$build/bin/fp8-bench" --shapes "$root/bench/shapes.json" --iters 30 \
-       "$@" --json "$out/$name.json" >"$out/$name.log" 2>&1; then
+# An fp8-bench run: its arguments after the first three, its output in
+# $out/NAME.json and NAME.log. The log's lines matching KEEP (grep -E; ''
+# keeps all but the device line) go under the heading TITLE in the summary;
+# a failure puts the log's tail there instead, fails the check and returns 1.
+bench_step() { # NAME TITLE KEEP [fp8-bench arguments...]
+  local name="$1" title="$2" keep="$3"
+  shift 3
+  if "$build/bin/fp8-bench" "$@" --json "$out/$name.json" >"$out/$name.log" 2>&1; then
     log ""
-    log "## fp8-bench$flags (TFLOP/s; L2 flushed; median of 30)"
+    log "## $title"
     log ""
     log '```'
-    grep -E ' x |^M |^[0-9]+ |^JIT' "$out/$name.log" | tee -a "$summary" >/dev/null
+    grep -vE '^device:' "$out/$name.log" | grep -E "$keep" | tee -a "$summary" >/dev/null
     log '```'
   else
-    log "- fp8-bench$flags: FAILED"
+    log "- $title: FAILED"
     tail -20 "$out/$name.log" | tee -a "$summary"
     status=1
     return 1
   fi
 }
-if want bench && bench_shapes bench ""; then
+
+# 5. The benchmark against cuBLASLt on the bench shapes, and its chart; then
+# the same shapes with per-tensor scales (the per-tensor recipe, one f32
+# scale per operand, promotion every 128) against cuBLASLt's per-tensor FP8
+# GEMM, the peer a per-tensor user would otherwise call.
+rows=' x |^M |^[0-9]+ |^JIT'
+if want bench &&
+   bench_step bench "fp8-bench (TFLOP/s; L2 flushed; median of 30)" "$rows"      --shapes "$root/bench/shapes.json" --iters 30; then
   if python3 "$root/scripts/plot-bench.py" "$out/bench.json" "$out/bench.png" >>"$out/bench.log" 2>&1; then
     log "- chart: bench.png"
   else
     log "- chart: not drawn (python3 with matplotlib needed; see bench.log)"
   fi
 fi
-want bench-per-tensor && bench_shapes bench-per-tensor " --recipe per-tensor" --recipe per-tensor
+want bench-per-tensor &&
+  bench_step bench-per-tensor "fp8-bench --recipe per-tensor (TFLOP/s; L2 flushed; median of 30)" \
+    "$rows" --shapes "$root/bench/shapes.json" --iters 30 --recipe per-tensor
 
 # 5b. The grouped (MoE) GEMMs against a loop of cuBLASLt calls, one per
 # group.
-if ! want grouped; then :
-elif "$build/bin/fp8-bench" --grouped --shapes "$root/bench/shapes.json" \
-     --iters 20 --json "$out/grouped-bench.json" >"$out/grouped-bench.log" 2>&1; then
-  log ""
-  log "## fp8-bench --grouped (TFLOP/s of valid rows; L2 flushed; median of 20)"
-  log ""
-  log '```'
-  grep -vE '^device:' "$out/grouped-bench.log" | tee -a "$summary" >/dev/null
-  log '```'
-else
-  log "- fp8-bench --grouped: FAILED"
-  tail -20 "$out/grouped-bench.log" | tee -a "$summary"
-  status=1
-fi
+want grouped &&
+  bench_step grouped-bench "fp8-bench --grouped (TFLOP/s of valid rows; L2 flushed; median of 20)" \
+    '' --grouped --shapes "$root/bench/shapes.json" --iters 20
 
 # 5c. The memory-bound steps (every quantize form, the transpose, an add) on
 # one 128 MiB tensor, each checked against the oracle: GB/s, % of DRAM.
-if ! want memory; then :
-elif "$build/bin/fp8-bench" --memory-bound --iters 20 \
-     --json "$out/memory-bound.json" >"$out/memory-bound.log" 2>&1; then
-  log ""
-  log "## fp8-bench --memory-bound (L2 flushed; median of 20)"
-  log ""
-  log '```'
-  grep -vE '^device:' "$out/memory-bound.log" | tee -a "$summary" >/dev/null
-  log '```'
-else
-  log "- fp8-bench --memory-bound: FAILED"
-  tail -20 "$out/memory-bound.log" | tee -a "$summary"
-  status=1
-fi
+want memory &&
+  bench_step memory-bound "fp8-bench --memory-bound (L2 flushed; median of 20)" \
+    '' --memory-bound --iters 20
 
 # 5d. The held-out shapes (bench/heldout.json: other models' GEMMs and odd
 # sizes, which the tile heuristic is never fitted to) with the heuristic's
@@ -174,33 +160,20 @@ fi
 # fresh tuning database, and fp8-bench runs them again with its tiles.
 # The cold-compile figures are the bench step's (--no-jit: three cold
 # compiles of each of 24 kernels would add ~30 s a run).
-heldout_bench() { # $1: output name; the environment says which tiles
-  if "$build/bin/fp8-bench" --shapes "$root/bench/heldout.json" --iters 30 \
-       --no-jit --json "$out/$1.json" >"$out/$1.log" 2>&1; then
-    log '```'
-    grep -E '^M |^[0-9]+ |^all |^lowest' "$out/$1.log" | tee -a "$summary" >/dev/null
-    log '```'
-  else
-    log "- fp8-bench on the held-out shapes: FAILED"
-    tail -20 "$out/$1.log" | tee -a "$summary"
-    status=1
-  fi
-}
-if want heldout; then
-  log ""
-  log "## Held-out shapes, the heuristic's tiles (fp8-bench; L2 flushed; median of 30)"
-  log ""
-  FP8_TUNING_DB= heldout_bench heldout
-fi
+heldout=(--shapes "$root/bench/heldout.json" --iters 30 --no-jit)
+heldout_rows='^M |^[0-9]+ |^all |^lowest'
+want heldout &&
+  FP8_TUNING_DB= bench_step heldout \
+    "Held-out shapes, the heuristic's tiles (fp8-bench; L2 flushed; median of 30)" \
+    "$heldout_rows" "${heldout[@]}"
 if want tune; then
   t0=$(date +%s)
   rm -f "$out/tuning.json"
   if "$build/bin/fp8-tune" --db "$out/tuning.json" --shapes "$root/bench/heldout.json" --iters 10 \
        --json "$out/tune.json" >"$out/tune.log" 2>&1; then
-    log ""
-    log "## Held-out shapes, tuned (fp8-tune: $(grep -c ' TF/s ' "$out/tune.log") GEMMs in $(( $(date +%s) - t0 )) s; then fp8-bench with its database)"
-    log ""
-    FP8_TUNING_DB="$out/tuning.json" heldout_bench heldout-tuned
+    FP8_TUNING_DB="$out/tuning.json" bench_step heldout-tuned \
+      "Held-out shapes, tuned (fp8-tune: $(grep -c ' TF/s ' "$out/tune.log") GEMMs in $(( $(date +%s) - t0 )) s; then fp8-bench with its database)" \
+      "$heldout_rows" "${heldout[@]}"
     if python3 "$root/scripts/plot-tune.py" "$out/tune.json" "$out/tune.png" >>"$out/tune.log" 2>&1; then
       log "- chart: tune.png (every candidate's TFLOP/s per GEMM)"
     else
