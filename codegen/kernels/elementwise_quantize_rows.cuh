@@ -30,43 +30,10 @@ template <class Q, class Prog> struct RowVec {
   static constexpr int kG = 32 / kL;
 };
 
-/// One block of the vector row path, as lane `part` of its kL lanes sees
-/// it: its kC chunks of row `row` from column c0 loaded (every load issued
-/// before the program runs over any) and evaluated into x (in[v]: chunk v
-/// lies in the row, and `valid`); returns the block's amax bits, a shuffle
-/// max over its lanes.
-template <class Prog, int kL, int kC>
-__device__ __forceinline__ u32 row_vec_block(const EwParams &p, i64 row, i64 c0,
-                                             int part, bool valid,
-                                             bool (&in)[kC],
-                                             float (&x)[kC][8]) {
-#pragma unroll
-  for (int v = 0; v < kC; ++v)
-    in[v] = valid && c0 + (v * kL + part) * 8 < p.cols;
-  typename Prog::template Raw<8> raw[kC];
-#pragma unroll
-  for (int v = 0; v < kC; ++v)
-    if (in[v])
-      Prog::template load_raw<8>(p, row * p.cols + c0 + (v * kL + part) * 8,
-                                 row, raw[v]);
-  u32 m = 0;
-#pragma unroll
-  for (int v = 0; v < kC; ++v) {
-    Prog::template eval_raw<8>(raw[v], x[v]);
-    if (in[v])
-      m = max_abs_bits<8>(x[v], m);
-  }
-#pragma unroll
-  for (int o = kL / 2; o > 0; o >>= 1) {
-    const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m, o);
-    m = other > m ? other : m;
-  }
-  return m;
-}
-
 /// One row block as the vector row path's walk hands it over: unit u
 /// (row `row`, column block cb from column c0), lane `part` of its lanes,
-/// the block's amax bits and this lane's chunks (in, x: row_vec_block).
+/// the block's amax bits and this lane's chunks (in[v]: chunk v lies in
+/// the row, and the unit is valid; x[v]: its values).
 template <int kC> struct RowVecUnit {
   i64 u, row, cb, c0;
   int part;
@@ -78,9 +45,17 @@ template <int kC> struct RowVecUnit {
 
 /// The vector row path's walk over `units` (row, column block) pairs of
 /// p.scaleCols blocks a row: the grid's warps stride over them, a warp
-/// taking 32 / kL blocks a step, and each block's lanes load and evaluate
-/// it (row_vec_block) and hand it to f (a RowVecUnit; its lanes past
-/// `units` too, not valid, for the warp's shuffles).
+/// taking 32 / kL blocks a step. Each block's lanes load their kC chunks
+/// (every load issued before the program runs over any), evaluate them,
+/// take the block's amax (a shuffle max over its lanes) and hand the block
+/// to f (a RowVecUnit; its lanes past `units` too, not valid, for the
+/// warp's shuffles).
+///
+/// The loads and the amax are written here, in the loop, not in a helper
+/// that fills the caller's arrays through references: that form cost ptxas
+/// 14-18 registers (the MX quantize 40 -> 54, 1x128 46 -> 64: six and five
+/// CTAs an SM -> four) for the same instructions; ElementwiseCompileTest
+/// holds the budget.
 template <class Prog, class Q, class F>
 __device__ __forceinline__ void row_vec_walk(const EwParams &p, i64 units,
                                              F &&f) {
@@ -95,11 +70,30 @@ __device__ __forceinline__ void row_vec_walk(const EwParams &p, i64 units,
     const bool valid = u < units;
     const i64 row = valid ? row_of(u, nbc) : 0;
     const i64 cb = valid ? u - row * nbc : 0;
-    bool in[V::kC];
-    float x[V::kC][8];
     const i64 c0 = cb * Q::kBlockCols;
-    const u32 m =
-        row_vec_block<Prog, V::kL, V::kC>(p, row, c0, part, valid, in, x);
+    bool in[V::kC];
+#pragma unroll
+    for (int v = 0; v < V::kC; ++v)
+      in[v] = valid && c0 + (v * V::kL + part) * 8 < p.cols;
+    typename Prog::template Raw<8> raw[V::kC];
+#pragma unroll
+    for (int v = 0; v < V::kC; ++v)
+      if (in[v])
+        Prog::template load_raw<8>(
+            p, row * p.cols + c0 + (v * V::kL + part) * 8, row, raw[v]);
+    float x[V::kC][8];
+    u32 m = 0;
+#pragma unroll
+    for (int v = 0; v < V::kC; ++v) {
+      Prog::template eval_raw<8>(raw[v], x[v]);
+      if (in[v])
+        m = max_abs_bits<8>(x[v], m);
+    }
+#pragma unroll
+    for (int o = V::kL / 2; o > 0; o >>= 1) {
+      const u32 other = __shfl_xor_sync(0xFFFFFFFFu, m, o);
+      m = other > m ? other : m;
+    }
     f(RowVecUnit<V::kC>{u, row, cb, c0, part, valid, m, in, x});
   }
 }

@@ -6,7 +6,8 @@
 // within the cold-compile budget; the 1x128 and 128x128 quantize, whose
 // scales the GPU executor mirrors for the GEMM
 // (runtime/plan/PlanScaleMirror.h), store them twice; every entry point
-// waits for the grid before it ahead of any access to global memory.
+// waits for the grid before it ahead of any access to global memory; the
+// row-block quantize keeps its registers to its occupancy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -256,6 +257,45 @@ std::set<int64_t> paramOffsetsRead(const std::string &ptx) {
       out.insert(offset + l * bytes);
   }
   return out;
+}
+
+/// The registers ptxas gave entry point `entry`, from a compile log of
+/// `ptxas -v` ("Compiling entry function 'e' for 'sm_90a'", then "Used N
+/// registers"); -1 if the log does not report it.
+int registersOf(const std::string &log, const std::string &entry) {
+  const size_t at = log.find("Compiling entry function '" + entry + "'");
+  if (at == std::string::npos)
+    return -1;
+  static const std::regex used(R"(Used (\d+) registers)");
+  std::smatch m;
+  const std::string rest = log.substr(at);
+  return std::regex_search(rest, m, used) ? std::stoi(m[1]) : -1;
+}
+
+// The row-block quantize of a plain conversion (1x128 and MX 1x32 scales,
+// the examples' activations) keeps its registers few enough for five and
+// six CTAs of 256 threads an SM, the loads in flight its bandwidth rests
+// on. The walk's loads once sat in a helper that filled the caller's
+// arrays through references, the same instructions in 64 and 54 registers:
+// four CTAs an SM for both.
+TEST(ElementwiseCompile, TheRowBlockQuantizeKeepsItsOccupancy) {
+  for (auto [name, ctas] :
+       {std::pair<const char *, int>{"rows_1x128", 5}, {"rows_mx", 6}}) {
+    const Case c = sm90Case(name);
+    ASSERT_STREQ(c.name, name);
+    auto kernels = emitElementwise(c.spec);
+    ASSERT_TRUE(kernels.isOk()) << kernels.message();
+    ASSERT_EQ(kernels->size(), 1u) << name;
+    auto compiled = compileWithNvrtc((*kernels)[0]);
+    ASSERT_TRUE(compiled.isOk()) << compiled.message();
+    const int regs = registersOf(compiled->log, (*kernels)[0].name);
+    ASSERT_GT(regs, 0) << name << ": no register count in\n" << compiled->log;
+    // sm_90 allocates a warp's registers eight a thread at a time, out of
+    // 64 Ki an SM.
+    const int perThread = (regs + 7) / 8 * 8;
+    EXPECT_GE(65536 / (perThread * 256), ctas)
+        << name << ": " << regs << " registers a thread";
+  }
 }
 
 // The quantize kernels that feed a GEMM's 1x128 A scales (the row path) or
