@@ -130,21 +130,12 @@ json reportSummary(const std::vector<Row> &rows) {
     // Every row at once (a shape set of mixed M: bench/heldout.json), and
     // the row furthest behind each FP8 peer.
     std::vector<double> o, rb, rt;
-    const Row *worstBlock = nullptr, *worstTensor = nullptr;
     for (auto &r : rows) {
       o.push_back(tflops(r.s, r.ours));
-      if (r.block > 0) {
+      if (r.block > 0)
         rb.push_back(r.block / r.ours);
-        if (!worstBlock ||
-            r.block / r.ours < worstBlock->block / worstBlock->ours)
-          worstBlock = &r;
-      }
-      if (r.tensor > 0) {
+      if (r.tensor > 0)
         rt.push_back(r.tensor / r.ours);
-        if (!worstTensor ||
-            r.tensor / r.ours < worstTensor->tensor / worstTensor->ours)
-          worstTensor = &r;
-      }
     }
     std::printf("%-6s %10.1f %10s %10s %10s %s %s\n", "all", geomean(o), "", "",
                 "", cell(geomean(rb), 8, 3).c_str(),
@@ -152,7 +143,11 @@ json reportSummary(const std::vector<Row> &rows) {
     summary["all"] = {{"ours_tflops_geomean", geomean(o)},
                       {"ratio_vs_block", orNull(geomean(rb))},
                       {"ratio_vs_tensor", orNull(geomean(rt))}};
-    auto lowest = [&](const Row *w, double Row::*peer, const char *name) {
+    auto lowest = [&](double Row::*peer, const char *name) {
+      const Row *w = nullptr;
+      for (auto &r : rows)
+        if (r.*peer > 0 && (!w || r.*peer / r.ours < w->*peer / w->ours))
+          w = &r;
       if (!w)
         return;
       const double x = w->*peer / w->ours;
@@ -160,8 +155,8 @@ json reportSummary(const std::vector<Row> &rows) {
                   (long long)w->s.m, (long long)w->s.n, (long long)w->s.k);
       summary["all"][std::string("lowest_ratio_vs_") + name] = x;
     };
-    lowest(worstBlock, &Row::block, "block");
-    lowest(worstTensor, &Row::tensor, "tensor");
+    lowest(&Row::block, "block");
+    lowest(&Row::tensor, "tensor");
   }
   return summary;
 }
