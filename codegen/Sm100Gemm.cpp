@@ -171,6 +171,9 @@ Status checkSm100Spec(const KernelSpec &s) {
     return errorf("the sm_100a generator has no quantizing epilogue (it is "
                   "generated for sm_90a): quantize the result in a step of "
                   "its own");
+  if (s.amaxOut)
+    return errorf("the sm_100a generator has no amax output (it is generated "
+                  "for sm_90a): take the amax in the quantize step");
   FP8_RETURN_IF_ERROR(checkSm100Recipe(s));
 
   const TileConfig &t = s.tile;

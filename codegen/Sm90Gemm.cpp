@@ -294,6 +294,10 @@ Expected<GeneratedKernel> emitSm90Gemm(const KernelSpec &s,
      << (s.accumulate ? "true" : "false") << ";\n"
      << "  static constexpr bool kTmaStore = "
      << (l.tmaStore ? "true" : "false") << ";\n"
+     << "  // D's amax to GemmParams::amax (sm90_epilogue.cuh, "
+        "join_tile_amax).\n"
+     << "  static constexpr bool kAmaxOut = " << (s.amaxOut ? "true" : "false")
+     << ";\n"
      << "  // The quantizing epilogue (gemm_quantize.cuh): D holds FP8 codes.\n"
      << "  static constexpr bool kEpilogue = "
      << (s.epilogue ? "true" : "false") << ";\n"

@@ -367,6 +367,10 @@ Status checkSm90Spec(const KernelSpec &s) {
   FP8_RETURN_IF_ERROR(checkSm90Recipe(s));
   FP8_RETURN_IF_ERROR(checkSm90Grouped(s));
   FP8_RETURN_IF_ERROR(checkSm90Epilogue(s));
+  if (s.amaxOut && s.kind != GemmKind::Dense)
+    return errorf("expected a dense GEMM with 'amax_out' (one amax of one "
+                  "D), found ",
+                  toString(s.kind));
   auto pa = planSm90Scales(s, true);
   auto pb = planSm90Scales(s, false);
   const bool promoted = s.promotionInterval.has_value();

@@ -34,7 +34,8 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
   return arch == o.arch && kind == o.kind && m == o.m && n == o.n && k == o.k &&
          groups == o.groups && a == o.a && b == o.b &&
          promotionInterval == o.promotionInterval && out == o.out &&
-         accumulate == o.accumulate && epilogue == o.epilogue && tile == o.tile;
+         accumulate == o.accumulate && amaxOut == o.amaxOut &&
+         epilogue == o.epilogue && tile == o.tile;
 }
 
 std::string_view toString(GemmKind k) {
@@ -120,6 +121,8 @@ std::string problemPart(const KernelSpec &s, bool withK) {
   p += tagOf(s.out);
   if (s.accumulate)
     p += "acc";
+  if (s.amaxOut)
+    p += "amax";
   if (const std::optional<GemmEpilogue> &e = s.epilogue) {
     // The quantized output, its pairing, and the program by a hash.
     p += "_q";
@@ -257,6 +260,9 @@ std::string toJSON(const KernelSpec &s, int indent) {
          {"out", std::string(toString(s.out))},
          {"accumulate", s.accumulate},
          {"tile", tileToJSON(s.tile)}};
+  // Written only when set: the specs without it keep their bytes.
+  if (s.amaxOut)
+    j["amax_out"] = true;
   if (s.epilogue)
     j["epilogue"] = epilogueToJSON(*s.epilogue);
   return j.dump(indent);
@@ -386,6 +392,9 @@ Status checkKernelSpec(const KernelSpec &s) {
                              std::to_string(*s.promotionInterval));
   if (s.epilogue)
     FP8_RETURN_IF_ERROR(checkGemmEpilogue(s));
+  if (s.amaxOut && s.epilogue)
+    return errorf("expected no 'amax_out' in a kernel spec with a quantizing "
+                  "epilogue (its D is FP8 codes with scales), found both");
   return checkTileConfig(s.tile);
 }
 
@@ -485,6 +494,7 @@ Expected<KernelSpec> kernelSpecFromJSON(const std::string &text) {
       "an element type"));
   FP8_RETURN_IF_ERROR(
       f.boolean("accumulate", s.accumulate, Presence::Optional));
+  FP8_RETURN_IF_ERROR(f.boolean("amax_out", s.amaxOut, Presence::Optional));
   const json *a = nullptr, *b = nullptr, *tile = nullptr;
   FP8_RETURN_IF_ERROR(f.object("a", a));
   FP8_RETURN_IF_ERROR(f.object("b", b));

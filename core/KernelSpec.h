@@ -143,6 +143,11 @@ struct KernelSpec {
   std::optional<int64_t> promotionInterval = 128;
   DType out = DType::BF16;
   bool accumulate = false; ///< D = A*B^T + C
+  /// The epilogue also writes D's amax: the largest magnitude of D's values
+  /// as stored (after the rounding to `out`), one f32 per launch, which a
+  /// per-tensor quantize of D reads instead of a pass over D of its own.
+  /// Not with a quantizing epilogue.
+  bool amaxOut = false;
   /// The result quantized in the epilogue (D is then FP8 codes of
   /// epilogue->outCols(n) columns, with scales); none: D is `out`.
   std::optional<GemmEpilogue> epilogue;

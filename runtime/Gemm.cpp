@@ -321,11 +321,15 @@ Status gemm(const KernelSpec &spec, int64_t m, const GemmTensors &t,
   // The operands depend on the recipe and the shape, not on the tile.
   const Operands o = operandsOf(spec, m, t);
   FP8_RETURN_IF_ERROR(checkSm90Tensors(spec, m, t, o));
-  if (m == 0)
+  if (m == 0 && !spec.amaxOut)
     return Status::ok();
   auto dev = CudaDevice::get();
   if (!dev)
     return dev.status();
+  if (m == 0) // D is empty: its amax is 0
+    return cuCheck((*dev)->driver->cuMemsetD32Async(
+                       reinterpret_cast<CUdeviceptr>(t.amaxD), 0, 1, stream),
+                   "cuMemsetD32Async(D's amax)");
   const char *source = "";
   Expected<KernelSpec> s =
       gemmLaunchSpec(spec, m, **dev, stream, options, &source);

@@ -48,6 +48,11 @@ struct GemmRecipe {
   std::optional<int64_t> promotionInterval = 128;
   DType out = DType::BF16;
   bool accumulate = false; ///< D = A * B^T + C
+  /// Also write D's amax, the largest magnitude of its values as stored, to
+  /// GemmTensors::amaxD (core/KernelSpec.h, KernelSpec::amaxOut): what a
+  /// per-tensor quantize of D needs before its first code. Not with a
+  /// quantizing epilogue; dense GEMMs on sm_90a.
+  bool amaxOut = false;
   /// D quantized in the epilogue (core/KernelSpec.h, GemmEpilogue): D holds
   /// FP8 codes and GemmTensors::scaleD their scales.
   std::optional<GemmEpilogue> epilogue;
@@ -79,6 +84,10 @@ struct GemmTensors {
   int64_t scaleDLd = 0;
   void *scaleDMirror = nullptr;
   int64_t mirrorStrideRows = 0, mirrorStrideCols = 0;
+  /// With GemmRecipe::amaxOut: one f32, 4-byte aligned, which the call sets
+  /// to D's amax (zeroed on the stream before the kernel; 0 when M = 0; NaN
+  /// when D holds a NaN).
+  float *amaxD = nullptr;
 };
 
 /// Knobs of one call.

@@ -289,6 +289,14 @@ Status launchSm90(const CudaDevice &dev, const KernelSpec &s, int64_t m,
   if (!params)
     return params.status();
   params->a_box_rows = aBoxRows(s, m); // as loadWithMaps encoded A
+  if (s.amaxOut) {
+    // Every warp joins its part by an atomic max into a +0 start.
+    params->amax = t.amaxD;
+    FP8_RETURN_IF_ERROR(
+        cuCheck(d.cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(t.amaxD), 0, 1,
+                                   stream),
+                "cuMemsetD32Async(D's amax)"));
+  }
 
   // Read once, like FP8_SCALE_TMA: a process is traced or not (fp8-bench
   // --trace sets it before its first call), and the call path stays free of

@@ -50,6 +50,7 @@ KernelSpec recipeSpec(const GemmRecipe &r, int64_t m, int64_t n, int64_t k) {
   spec.promotionInterval = r.promotionInterval;
   spec.out = r.out;
   spec.accumulate = r.accumulate;
+  spec.amaxOut = r.amaxOut;
   spec.epilogue = r.epilogue;
   return spec;
 }
@@ -165,6 +166,14 @@ Status checkSm90Tensors(const KernelSpec &r, int64_t m, const GemmTensors &t,
                   t.scaleA, ", scaleB = ", t.scaleB);
   if (rows && r.accumulate && !t.c)
     return errorf("expected a C pointer: the recipe accumulates into C");
+  if (r.amaxOut != (t.amaxD != nullptr))
+    return errorf(r.amaxOut ? "expected a pointer to D's amax (amaxD): the "
+                              "recipe writes it"
+                            : "expected no amaxD pointer: the recipe writes "
+                              "no amax (GemmRecipe::amaxOut)");
+  if (reinterpret_cast<uintptr_t>(t.amaxD) % 4)
+    return errorf("expected D's amax to be 4-byte aligned (an f32), found ",
+                  static_cast<const void *>(t.amaxD));
   const int64_t lda = o.lda, ldb = o.ldb, ldd = o.ldd, ldc = o.ldc;
   const int64_t ob = o.ob;
   if (lda < o.ac)
@@ -244,6 +253,8 @@ Status checkExtents(const CudaDriver &d, const KernelSpec &s,
   if (s.accumulate)
     FP8_RETURN_IF_ERROR(
         checkDeviceExtent(d, t.c, ((o.dRows - 1) * o.ldc + n) * o.ob, "C"));
+  if (s.amaxOut)
+    FP8_RETURN_IF_ERROR(checkDeviceExtent(d, t.amaxD, 4, "D's amax"));
   const ScaleGeometry &sa = o.sa, &sb = o.sb;
   const Sm90Groups &g = o.groups;
   const int64_t aGroups = s.kind == GemmKind::GroupedMasked ? g.count : 1;

@@ -14,11 +14,14 @@
 // A GEMM with a quantizing epilogue (Cfg::kEpilogue) hands the scaled tile
 // to gemm_quantize.cuh instead, which writes FP8 codes and scales.
 //
+// With Cfg::kAmaxOut each warp also joins the largest magnitude of its part
+// of D into GemmParams::amax (join_tile_amax).
+//
 // Needs the generated Cfg (kN, kAcc, kSaMode, kSbMode, kOutF32, kAccumulate,
-// kTmaStore, kEpiCols, kOutChunkCols, kBlockN, kMathWG, kEpilogue and, with
-// it, Epi and EpiProg ...) and the kernel's shared-memory Layout (kSmemD,
-// kChunkPitch, kEpiRounds, kEpiBuffers, kOutBytes, kCTma, kSmemCBars) as
-// template arguments.
+// kAmaxOut, kTmaStore, kEpiCols, kOutChunkCols, kBlockN, kMathWG, kEpilogue
+// and, with it, Epi and EpiProg ...) and the kernel's shared-memory Layout
+// (kSmemD, kChunkPitch, kEpiRounds, kEpiBuffers, kOutBytes, kCTma, kSmemCBars)
+// as template arguments.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -197,6 +200,37 @@ __device__ __forceinline__ void load_c_ahead(const TmaDesc &tmap_c, u32 base,
                         L::kEpiBuffers > 1 ? ((epi_round + r) & 1) : 0);
 }
 
+/// Joins the largest magnitude of D's values this warp holds into
+/// *p.amax (Cfg::kAmaxOut): `res` as D stores it (after C and the scales;
+/// rounded to bf16 unless D is f32), rows from `row_end` on and columns from
+/// N on left out (their accumulators may hold what an earlier tile's stage
+/// left). The bits of a float's magnitude order as the magnitudes do, NaN
+/// above infinity, so the largest bits are the amax and a NaN in D makes
+/// it NaN; rounding to nearest keeps that order, so the warp rounds its
+/// largest magnitude once. One reduction a warp, one atomic max from its
+/// lane 0 (no return: the warp does not wait on it).
+template <class C>
+__device__ __forceinline__ void
+join_tile_amax(const GemmParams &p, const float *res, int row_base,
+               int col_base, int row_end, int lane) {
+  u32 m = 0;
+#pragma unroll
+  for (int i = 0; i < C::kAcc; ++i) {
+    const int row = row_base + 8 * ((i >> 1) & 1);
+    const int col = col_base + 8 * (i >> 2) + (i & 1);
+    const u32 b = __float_as_uint(res[i]) & 0x7FFFFFFFu;
+    if (row < row_end && col < C::kN && b > m)
+      m = b;
+  }
+  asm volatile("redux.sync.max.u32 %0, %0, 0xffffffff;" : "+r"(m));
+  if (!C::kOutF32)
+    m = (pack_bf16x2(__uint_as_float(m), 0.0f) & 0xFFFFu) << 16;
+  if (lane == 0 && m != 0)
+    asm volatile("red.relaxed.gpu.global.max.u32 [%0], %1;" ::"l"(p.amax),
+                 "r"(m)
+                 : "memory");
+}
+
 /// Applies the epilogue to this thread's `res` (C::kAcc floats of its
 /// warpgroup's 64 x BLOCK_N slab, mma accumulator layout) of the tile `t`
 /// and stores it. `epi_round` counts the staging rounds of the kernel so
@@ -274,6 +308,7 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
   }
 
   if constexpr (C::kEpilogue) {
+    static_assert(!C::kAmaxOut, "a quantizing epilogue writes no amax");
     using E = typename C::Epi;
     const QuantOut o{(u8 *)p.d,       p.ldd,      p.q_scales,
                      p.q_ld_scales,   p.q_mirror, p.q_mirror_rows,
@@ -377,6 +412,10 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
       }
     }
   }
+  // res holds D's values now on either path (C by TMA is added round by
+  // round above).
+  if constexpr (C::kAmaxOut)
+    join_tile_amax<C>(p, res, row_base, n0 + c0, t.row_end, lane);
 }
 
 } // namespace fp8k

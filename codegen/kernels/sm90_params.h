@@ -66,8 +66,11 @@ struct GemmParams {
   /// every tile's box; otherwise the tail-box kernel's (Cfg::kATail) tail
   /// descriptors.
   int a_box_rows;
+  /// Cfg::kAmaxOut: D's amax (sm90_epilogue.cuh, join_tile_amax), joined
+  /// into this f32 by every warp of the grid; +0 before the launch.
+  float *amax;
 };
-static_assert(sizeof(GemmParams) == 200, "GemmParams layout changed");
+static_assert(sizeof(GemmParams) == 208, "GemmParams layout changed");
 
 /// Cfg::kGrouped: a dense GEMM, or how the groups of a grouped one lie.
 constexpr int kDenseGemm = 0;

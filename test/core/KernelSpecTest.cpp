@@ -181,6 +181,47 @@ TEST(KernelSpec, TheSm90aGeneratorHoldsTheEpilogueInWholeTiles) {
       << checkGemmSpec(s).message();
 }
 
+// D's amax from the epilogue: its own kernel (the name says so), written to
+// JSON only when set (the specs of committed plans keep their bytes), and
+// refused where it has no meaning or no generator.
+TEST(KernelSpec, AnAmaxOutputRoundTripsAndNamesTheKernel) {
+  KernelSpec s = deepseekSpec();
+  const std::string plainJson = toJSON(s);
+  EXPECT_EQ(plainJson.find("amax_out"), std::string::npos) << plainJson;
+  KernelSpec t = s;
+  t.amaxOut = true;
+  EXPECT_FALSE(s == t);
+  EXPECT_NE(s.kernelName(), t.kernelName());
+  EXPECT_NE(t.kernelName().find("_bf16amax_"), std::string::npos)
+      << t.kernelName();
+  EXPECT_NE(s.problemKey(), t.problemKey());
+  auto back = kernelSpecFromJSON(toJSON(t));
+  ASSERT_TRUE(back.isOk()) << back.message();
+  EXPECT_TRUE(back->amaxOut);
+  EXPECT_EQ(*back, t);
+  EXPECT_TRUE(checkSm90Spec(t).isOk()) << checkSm90Spec(t).message();
+
+  KernelSpec q = pairedSpec();
+  q.amaxOut = true;
+  EXPECT_EQ(checkKernelSpec(q).message(),
+            "expected no 'amax_out' in a kernel spec with a quantizing "
+            "epilogue (its D is FP8 codes with scales), found both");
+  KernelSpec g = t;
+  g.kind = GemmKind::GroupedContiguous;
+  g.groups = 4;
+  g.m = kDynamic;
+  EXPECT_NE(
+      checkSm90Spec(g).message().find("expected a dense GEMM with 'amax_out'"),
+      std::string::npos)
+      << checkSm90Spec(g).message();
+  KernelSpec b = t;
+  b.arch = Arch::SM100a;
+  b.promotionInterval = 32;
+  EXPECT_NE(checkSm100Spec(b).message().find("no amax output"),
+            std::string::npos)
+      << checkSm100Spec(b).message();
+}
+
 TEST(KernelSpec, JSONErrorsNameTheProblem) {
   auto bad = kernelSpecFromJSON("{\"arch\": \"sm_80\"}");
   ASSERT_FALSE(bad.isOk());
@@ -277,6 +318,10 @@ TEST(KernelSpec, JSONOptionalFieldsOfTheWrongTypeAreErrors) {
             "expected 'persistent' in tile to be a boolean, found 1");
   EXPECT_EQ(parseEdited("\"accumulate\":false", "\"accumulate\":0"),
             "expected 'accumulate' in kernel spec to be a boolean, found 0");
+  EXPECT_EQ(parseEdited("\"accumulate\":false",
+                        "\"accumulate\":false,\"amax_out\":\"yes\""),
+            "expected 'amax_out' in kernel spec to be a boolean, found "
+            "\"yes\"");
   EXPECT_EQ(parseEdited("\"raster\":\"along_n\"", "\"raster\":1"),
             "expected 'raster' in tile to be a string, found 1");
   EXPECT_EQ(parseEdited("\"raster\":\"along_n\"", "\"raster\":\"diagonal\""),

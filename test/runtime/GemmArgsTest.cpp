@@ -114,3 +114,30 @@ TEST(GemmArgs, AGemmOfNoRowsNeedsNoRowOperands) {
             std::string::npos)
       << s.message();
 }
+
+// D's amax: the recipe asks for it and the tensors give its f32, or
+// neither; refused before any GPU work.
+TEST(GemmArgs, AnAmaxOutputNeedsItsPointerAndOnlyThen) {
+  GemmRecipe r = accumulating();
+  r.amaxOut = true;
+  GemmTensors t = tensors();
+  Status s = checkGemmArgs(r, 129, 264, 512, t);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("expected a pointer to D's amax (amaxD)"),
+            std::string::npos)
+      << s.message();
+  t.amaxD = static_cast<float *>(fakePtr(7));
+  EXPECT_TRUE(checkGemmArgs(r, 129, 264, 512, t).isOk());
+  t.amaxD = static_cast<float *>(fakePtr(7, 2));
+  s = checkGemmArgs(r, 129, 264, 512, t);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("expected D's amax to be 4-byte aligned"),
+            std::string::npos)
+      << s.message();
+  r.amaxOut = false;
+  t.amaxD = static_cast<float *>(fakePtr(7));
+  s = checkGemmArgs(r, 129, 264, 512, t);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("expected no amaxD pointer"), std::string::npos)
+      << s.message();
+}

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 namespace fp8 {
@@ -148,9 +149,10 @@ Expected<DeviceBuffer> uploadScalesB(const GpuCase &c,
 }
 
 /// Runs the case's GEMM on the GPU and returns D as floats; `rep` describes
-/// the launch.
+/// the launch, `amaxBits` receives the bits of D's amax when the recipe
+/// writes it.
 Expected<std::vector<float>> runKernel(const GpuCase &c, const HostInputs &in,
-                                       GemmReport &rep) {
+                                       GemmReport &rep, uint32_t &amaxBits) {
   const GemmRecipe &r = c.recipe;
   const numerics::QuantizedTensor &qa = in.qa, &qb = in.qb;
   const std::vector<float> &hostC = in.c;
@@ -194,6 +196,13 @@ Expected<std::vector<float>> runKernel(const GpuCase &c, const HostInputs &in,
   }
   t.d = dD->get();
   t.c = r.accumulate ? dC->get() : nullptr;
+  // D's amax starts as garbage (0x7F7F7F7F, about 3.4e38): the call zeroes it.
+  Expected<DeviceBuffer> dAmax = DeviceBuffer::alloc(4);
+  if (!dAmax)
+    return dAmax.status();
+  FP8_RETURN_IF_ERROR(dAmax->fill(0x7F));
+  if (r.amaxOut)
+    t.amaxD = static_cast<float *>(dAmax->get());
   GemmOptions opts;
   opts.tile = c.tile;
   FP8_RETURN_IF_ERROR(gemm(r, c.m, c.n, c.k, t, nullptr, opts, &rep));
@@ -207,7 +216,22 @@ Expected<std::vector<float>> runKernel(const GpuCase &c, const HostInputs &in,
   } else {
     FP8_RETURN_IF_ERROR(dD->download(out));
   }
+  std::vector<uint32_t> amax(1);
+  FP8_RETURN_IF_ERROR(dAmax->download(amax));
+  amaxBits = amax[0];
   return out;
+}
+
+/// The bits of the largest magnitude in `d` (D as stored, exactly), NaN
+/// above infinity: what the epilogue's amax must be.
+uint32_t amaxBitsOf(const std::vector<float> &d) {
+  uint32_t m = 0;
+  for (float v : d) {
+    uint32_t b;
+    std::memcpy(&b, &v, 4);
+    m = std::max(m, b & 0x7FFFFFFFu);
+  }
+  return m;
 }
 
 /// max |out - want| / max |want| over the finite outputs (max |out - want|
@@ -261,7 +285,8 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   const numerics::QuantizedTensor &qa = in->qa, &qb = in->qb;
   const std::vector<float> &hostC = in->c;
   GemmReport rep;
-  auto run = runKernel(c, *in, rep);
+  uint32_t amaxBits = 0;
+  auto run = runKernel(c, *in, rep, amaxBits);
   if (!run)
     return run.status();
   const std::vector<float> &out = *run;
@@ -306,8 +331,14 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   const double tol = r.out == DType::BF16 ? 8e-3 : 2e-3;
   const bool e5m2 = r.a.format == DType::E5M2 || r.b.format == DType::E5M2;
   const double simTol = e5m2 ? 4e-3 : 1e-3;
+  // D's amax, bit for bit (both NaN counts as equal: a NaN's payload is
+  // not specified).
+  const uint32_t wantAmax = amaxBitsOf(out);
+  const bool amaxOk = !r.amaxOut || amaxBits == wantAmax ||
+                      (amaxBits > 0x7F800000u && amaxBits <= 0x7FFFFFFFu &&
+                       wantAmax > 0x7F800000u);
   res.passed = e.nonFinite == 0 && res.relErrVsEmulated <= tol &&
-               res.similarity < simTol;
+               res.similarity < simTol && amaxOk;
   std::ostringstream os;
   os << "kernel " << rep.kernel << " (grid " << rep.grid
      << (rep.scaleATma ? ", A scales by TMA" : "")
@@ -321,6 +352,14 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
      << simTol << ", " << rows << " rows)";
   if (e.nonFinite)
     os << ", " << e.nonFinite << " non-finite outputs";
+  if (r.amaxOut) {
+    float got, want;
+    std::memcpy(&got, &amaxBits, 4);
+    std::memcpy(&want, &wantAmax, 4);
+    os << ", amax " << got;
+    if (!amaxOk)
+      os << " (D's is " << want << ")";
+  }
   res.summary = os.str();
   return res;
 }

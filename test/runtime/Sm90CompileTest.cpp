@@ -368,6 +368,56 @@ TEST(Sm90Emit, WaitsForThePriorGridBeforeGlobalMemory) {
   }
 }
 
+// D's amax from the epilogue (KernelSpec::amaxOut) on each way D leaves
+// the tile: the TMA store with stmatrix (192x128, three warpgroups), C by
+// TMA (accumulating), f32, predicated stores (N * 2 bytes not a multiple of
+// 16), split K and a split tail (the reducing slice's epilogue), per-tensor
+// scales. Each compiles without spills, in no more registers than the same
+// kernel without the amax, and joins the tile's values with one warp
+// reduction and a reduce to global memory that returns nothing.
+TEST(Sm90Emit, TheAmaxOutputCompilesOnEveryStorePath) {
+  auto spec = [](int variant, int64_t n, int blockM, int blockN, int splitK,
+                 int tailSplit) {
+    KernelSpec s = variantSpec(kVariants[variant], n, 2048, blockM);
+    s.tile.blockN = blockN;
+    s.tile.splitK = splitK;
+    s.tile.tailSplit = tailSplit;
+    return s;
+  };
+  KernelSpec acc = spec(0, 4096, 128, 128, 1, 1);
+  acc.accumulate = true;
+  for (KernelSpec s :
+       {spec(0, 7168, 192, 128, 1, 1), acc, spec(2, 4096, 128, 128, 1, 1),
+        spec(0, 4100, 128, 128, 1, 1), spec(0, 4096, 64, 128, 4, 1),
+        spec(0, 4096, 128, 128, 1, 2), spec(4, 4096, 128, 144, 1, 1)}) {
+    s.tile.stages = sm90MaxStages(s);
+    ASSERT_TRUE(checkSm90Spec(s).isOk()) << checkSm90Spec(s).message();
+    auto plain = emitSm90Gemm(s);
+    s.amaxOut = true;
+    ASSERT_TRUE(checkSm90Spec(s).isOk()) << checkSm90Spec(s).message();
+    auto g = emitSm90Gemm(s);
+    ASSERT_TRUE(plain.isOk() && g.isOk()) << g.message();
+    EXPECT_NE(g->source.find("kAmaxOut = true;"), std::string::npos);
+    EXPECT_NE(plain->source.find("kAmaxOut = false;"), std::string::npos);
+    auto c = compileWithNvrtc(*g);
+    auto cp = compileWithNvrtc(*plain);
+    ASSERT_TRUE(c.isOk() && cp.isOk()) << g->name << ": " << c.message();
+    EXPECT_EQ(c->spillBytes, 0) << g->name << "\n" << c->log;
+    EXPECT_EQ(c->stackBytes, 0) << g->name << "\n" << c->log;
+    EXPECT_LE(c->registers, cp->registers) << g->name;
+    auto ptx = compileToPtx(*g);
+    ASSERT_TRUE(ptx.isOk()) << ptx.message();
+    EXPECT_NE(ptx->find("redux.sync.max.u32"), std::string::npos) << g->name;
+    EXPECT_NE(ptx->find("red.relaxed.gpu.global.max.u32"), std::string::npos)
+        << g->name;
+    auto plainPtx = compileToPtx(*plain);
+    ASSERT_TRUE(plainPtx.isOk()) << plainPtx.message();
+    EXPECT_EQ(plainPtx->find("redux.sync"), std::string::npos) << plain->name;
+    EXPECT_EQ(plainPtx->find("global.max.u32"), std::string::npos)
+        << plain->name;
+  }
+}
+
 TEST(Sm90Emit, RejectsWhatHopperCannotRun) {
   {
     KernelSpec o;
