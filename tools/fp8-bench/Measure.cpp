@@ -39,6 +39,7 @@ Context::Context(const Options &o) : opt(o) {
   recipe.b.granularity = preset.b;
   recipe.promotionInterval = promotionFromInt(opt.promotion);
   recipe.out = DType::BF16;
+  recipe.amaxOut = opt.amax;
 }
 
 Context::~Context() {
@@ -80,6 +81,10 @@ Operands makeOperands(Context &ctx, const Shape &sh) {
   if (ctx.opt.perTensor)
     o.t.scaleA = o.t.scaleB = o.one.get(); // the per-tensor peer's scales
   o.t.d = o.dD.get();
+  if (ctx.opt.amax) {
+    o.amax = check(DeviceBuffer::alloc(4), "D's amax");
+    o.t.amaxD = static_cast<float *>(o.amax.get());
+  }
   return o;
 }
 

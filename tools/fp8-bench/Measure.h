@@ -63,7 +63,7 @@ struct Context {
 /// strides, cuBLASLt wants one of them.
 struct Operands {
   std::vector<uint8_t> a, b; ///< FP8 codes on the host
-  DeviceBuffer dA, dB, dSaO, dSaK, dSbO, dSbK, dD, dP, one;
+  DeviceBuffer dA, dB, dSaO, dSaK, dSbO, dSbK, dD, dP, one, amax;
   GemmTensors t; ///< ours: A's scales outer, B's [N/128][K/128]
 };
 

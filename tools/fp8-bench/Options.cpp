@@ -25,6 +25,7 @@ namespace {
       "                 [--sweep-widths 64,128,...] [--sweep-splits 1,2,...]\n"
       "                 [--tile JSON]\n"
       "                 [--recipe deepseek|per-tensor] [--promotion P]\n"
+      "                 [--amax]\n"
       "                 [--trace] [--grouped]\n"
       "                 [--memory-bound [--memory-shape RxC]\n"
       "                  [--memory-only TEXT]]\n"
@@ -36,6 +37,8 @@ namespace {
       "                 the block-scaled peer is then not run)\n"
       "  --promotion P  promotion interval in K elements (default 128;\n"
       "                 0 = tensor-core accumulation only, per-tensor only)\n"
+      "  --amax         our GEMMs also write D's amax from their epilogue\n"
+      "                 (GemmRecipe::amaxOut; the peers do not)\n"
       "  --sweep        also time every legal tile width x overlap (none,\n"
       "                 k) x split-K per shape (the heuristic's data)\n"
       "  --sweep-full   the same grid with 2-CTA clusters (2x1 and 1x2) and\n"
@@ -200,6 +203,8 @@ Options parseArgs(int argc, char **argv) {
         std::exit(2);
       }
       o.promotion = int(*p);
+    } else if (a == "--amax") {
+      o.amax = true;
     } else if (a == "--tile") {
       auto t = tileConfigFromJSON(next());
       if (!t) {

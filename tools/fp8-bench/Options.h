@@ -28,6 +28,7 @@ struct Options {
   std::optional<TileConfig> tile; ///< --tile JSON: force a configuration
   bool perTensor = false;         ///< --recipe per-tensor
   int promotion = 128;            ///< --promotion P (0: tensor cores only)
+  bool amax = false;              ///< --amax: our GEMMs also write D's amax
   bool trace = false;             ///< --trace: print each kernel's timeline
   bool grouped = false; ///< --grouped: the grouped (MoE) section instead
   /// --memory-bound: the memory-bound steps instead, on one [rows, cols]

@@ -170,7 +170,8 @@ json benchJson(const Options &opt, const std::string &device, int smCount,
       {"l2_flush", opt.flush},
       {"recipe", std::string(opt.perTensor ? "e4m3 per-tensor x e4m3 per-tensor"
                                            : "e4m3 1x128 x e4m3 128x128") +
-                     ", promotion " + std::to_string(opt.promotion) + ", bf16"},
+                     ", promotion " + std::to_string(opt.promotion) + ", bf16" +
+                     (opt.amax ? ", D's amax" : "")},
       {"roofline",
        {{"fp8_tflops", file.peakTflops}, {"hbm_tb_per_s", file.tbps}}},
       {"rows", rows},
