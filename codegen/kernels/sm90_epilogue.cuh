@@ -204,30 +204,45 @@ __device__ __forceinline__ void load_c_ahead(const TmaDesc &tmap_c, u32 base,
 /// *p.amax (Cfg::kAmaxOut): `res` as D stores it (after C and the scales;
 /// rounded to bf16 unless D is f32), rows from `row_end` on and columns from
 /// N on left out (their accumulators may hold what an earlier tile's stage
-/// left). The bits of a float's magnitude order as the magnitudes do, NaN
-/// above infinity, so the largest bits are the amax and a NaN in D makes
-/// it NaN; rounding to nearest keeps that order, so the warp rounds its
-/// largest magnitude once. One reduction a warp, one atomic max from its
-/// lane 0 (no return: the warp does not wait on it).
+/// left). The thread keeps one maximum for each of its two rows, by
+/// max.NaN (a NaN in D makes the amax NaN), and tests columns only in a
+/// tile that reaches past N (none when N is a multiple of the width). Rounding
+/// to nearest keeps the order of magnitudes, so the warp rounds its largest
+/// once; the bits of a magnitude order as its value (NaN above infinity), so an
+/// unsigned reduction across the warp and one atomic max from its lane 0 (no
+/// return: the warp does not wait on it) join the magnitudes.
 template <class C>
 __device__ __forceinline__ void
-join_tile_amax(const GemmParams &p, const float *res, int row_base,
-               int col_base, int row_end, int lane) {
-  u32 m = 0;
+join_tile_amax(const GemmParams &p, const float *res, int row_base, int n0,
+               int c0, int row_end, int lane) {
+  float m[2] = {0.0f, 0.0f};
+  auto join = [&](int i) {
+    asm("max.NaN.f32 %0, %0, %1;" : "+f"(m[(i >> 1) & 1]) : "f"(fabsf(res[i])));
+  };
+  // (n0 is a multiple of the tile's width)
+  if (C::kN % C::kBlockN == 0 || n0 + C::kBlockN <= C::kN) {
 #pragma unroll
-  for (int i = 0; i < C::kAcc; ++i) {
-    const int row = row_base + 8 * ((i >> 1) & 1);
-    const int col = col_base + 8 * (i >> 2) + (i & 1);
-    const u32 b = __float_as_uint(res[i]) & 0x7FFFFFFFu;
-    if (row < row_end && col < C::kN && b > m)
-      m = b;
+    for (int i = 0; i < C::kAcc; ++i)
+      join(i);
+  } else {
+#pragma unroll
+    for (int i = 0; i < C::kAcc; ++i)
+      if (n0 + 8 * (i >> 2) + c0 + (i & 1) < C::kN)
+        join(i);
   }
-  asm volatile("redux.sync.max.u32 %0, %0, 0xffffffff;" : "+r"(m));
+  u32 bits = 0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const u32 b = __float_as_uint(m[h]);
+    if (row_base + 8 * h < row_end && b > bits)
+      bits = b;
+  }
+  asm volatile("redux.sync.max.u32 %0, %0, 0xffffffff;" : "+r"(bits));
   if (!C::kOutF32)
-    m = (pack_bf16x2(__uint_as_float(m), 0.0f) & 0xFFFFu) << 16;
-  if (lane == 0 && m != 0)
+    bits = (pack_bf16x2(__uint_as_float(bits), 0.0f) & 0xFFFFu) << 16;
+  if (lane == 0 && bits != 0)
     asm volatile("red.relaxed.gpu.global.max.u32 [%0], %1;" ::"l"(p.amax),
-                 "r"(m)
+                 "r"(bits)
                  : "memory");
 }
 
@@ -415,7 +430,7 @@ store_tile(const P &p, const TmaDesc &tmap_d, const TmaDesc &tmap_c, float *res,
   // res holds D's values now on either path (C by TMA is added round by
   // round above).
   if constexpr (C::kAmaxOut)
-    join_tile_amax<C>(p, res, row_base, n0 + c0, t.row_end, lane);
+    join_tile_amax<C>(p, res, row_base, n0, c0, t.row_end, lane);
 }
 
 } // namespace fp8k
