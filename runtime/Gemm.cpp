@@ -326,10 +326,14 @@ Status gemm(const KernelSpec &spec, int64_t m, const GemmTensors &t,
   auto dev = CudaDevice::get();
   if (!dev)
     return dev.status();
-  if (m == 0) // D is empty: its amax is 0
-    return cuCheck((*dev)->driver->cuMemsetD32Async(
-                       reinterpret_cast<CUdeviceptr>(t.amaxD), 0, 1, stream),
+  if (m == 0) { // D is empty: its amax is 0, written without a kernel
+    const CudaDriver &d = *(*dev)->driver;
+    if (options.checkExtents)
+      FP8_RETURN_IF_ERROR(checkDeviceExtent(d, t.amaxD, 4, "D's amax"));
+    return cuCheck(d.cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(t.amaxD), 0,
+                                      1, stream),
                    "cuMemsetD32Async(D's amax)");
+  }
   const char *source = "";
   Expected<KernelSpec> s =
       gemmLaunchSpec(spec, m, **dev, stream, options, &source);
