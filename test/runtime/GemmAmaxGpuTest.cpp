@@ -14,22 +14,12 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
-
 using namespace fp8;
 
 namespace {
 
 const Granularity kTok = Granularity::block(1, 128);
 const Granularity kBlk = Granularity::block(128, 128);
-
-void expectCase(const GpuCase &c) {
-  auto r = runGpuCase(c);
-  ASSERT_TRUE(r.isOk()) << describe(c) << ": " << r.message();
-  EXPECT_TRUE(r->passed) << describe(c) << ": " << r->summary;
-  std::printf("[case] %s %s: %s\n", r->passed ? "PASS" : "FAIL",
-              describe(c).c_str(), r->summary.c_str());
-}
 
 } // namespace
 

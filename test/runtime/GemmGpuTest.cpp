@@ -17,7 +17,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 
 using namespace fp8;
 
@@ -25,18 +24,6 @@ namespace {
 
 const Granularity kTok = Granularity::block(1, 128);
 const Granularity kBlk = Granularity::block(128, 128);
-
-GpuCaseResult expectCase(const GpuCase &c) {
-  auto r = runGpuCase(c);
-  EXPECT_TRUE(r.isOk()) << describe(c) << ": " << r.message();
-  if (!r)
-    return {};
-  EXPECT_TRUE(r->passed) << describe(c) << ": " << r->summary;
-  // One line per case for scripts/gpu-check.sh's summary.
-  std::printf("[case] %s %s: %s\n", r->passed ? "PASS" : "FAIL",
-              describe(c).c_str(), r->summary.c_str());
-  return *r;
-}
 
 /// A 192x128 tile: three consumer warpgroups.
 TileConfig tile192() {

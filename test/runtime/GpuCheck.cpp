@@ -24,8 +24,11 @@
 #include "runtime/CudaDriver.h"
 #include "runtime/DeviceBuffer.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 
@@ -362,6 +365,17 @@ Expected<GpuCaseResult> runGpuCase(const GpuCase &c) {
   }
   res.summary = os.str();
   return res;
+}
+
+GpuCaseResult expectCase(const GpuCase &c) {
+  auto r = runGpuCase(c);
+  EXPECT_TRUE(r.isOk()) << describe(c) << ": " << r.message();
+  if (!r)
+    return {};
+  EXPECT_TRUE(r->passed) << describe(c) << ": " << r->summary;
+  std::printf("[case] %s %s: %s\n", r->passed ? "PASS" : "FAIL",
+              describe(c).c_str(), r->summary.c_str());
+  return *r;
 }
 
 } // namespace fp8

@@ -58,6 +58,11 @@ std::string describe(const GpuCase &c);
 /// launch failures; a wrong answer is a result with passed == false.
 Expected<GpuCaseResult> runGpuCase(const GpuCase &c);
 
+/// runGpuCase as a gtest expectation: a setup error or a wrong answer fails
+/// the current test, naming the case; prints one "[case] PASS|FAIL" line for
+/// scripts/gpu-check.sh's summary. Returns the result (empty on an error).
+GpuCaseResult expectCase(const GpuCase &c);
+
 } // namespace fp8
 
 #endif // FP8_TEST_RUNTIME_GPUCHECK_H
