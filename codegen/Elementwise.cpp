@@ -72,7 +72,7 @@ std::string ElementwiseSpec::kernelName() const {
            granularityTag(quant.granularity) + (transposed ? "_tr" : "") +
            (quant.mode == ScalingMode::Delayed ? "_delayed" : "") +
            (program.instrs.empty() ? "" : "_fused") +
-           (rowSum ? "_rowsum" : "") + "_" + h;
+           (rowSum ? "_rowsum" : "") + (amaxIn ? "_amaxin" : "") + "_" + h;
   case AuxKind::Transpose:
     return "fp8_transpose_" + std::string(tagOf(quant.format)) + "_" +
            granularityTag(quant.granularity) + "_" + h;
@@ -139,6 +139,18 @@ Status checkElementwiseSpec(const ElementwiseSpec &s) {
                   "blocks (128x1) with current scaling, found a ",
                   toString(s.kind), " of ", toString(s.quant.granularity),
                   s.quant.mode == ScalingMode::Delayed ? " delayed" : "");
+  if (s.amaxIn) {
+    const Granularity &g = s.quant.granularity;
+    if (s.kind != AuxKind::Quantize || g.rows != Granularity::kWhole ||
+        g.cols != Granularity::kWhole || s.quant.mode != ScalingMode::Current ||
+        s.rowSum || s.transposed)
+      return errorf("expected a quantize with a given amax to take "
+                    "per-tensor blocks with current scaling, found a ",
+                    toString(s.kind), " of ", toString(g),
+                    s.quant.mode == ScalingMode::Delayed ? " delayed" : "",
+                    s.rowSum ? " with a row sum" : "",
+                    s.transposed ? " transposed" : "");
+  }
   if (s.kind != AuxKind::Transpose)
     FP8_RETURN_IF_ERROR(checkProgram(s.program));
   if (s.kind == AuxKind::Permute || s.kind == AuxKind::Unpermute ||
@@ -227,9 +239,13 @@ bool quantizeUsesTilePath(const ElementwiseSpec &s) {
          fp8k::tile_path(g.rows, g.cols);
 }
 
+bool quantizeReadsAmax(const ElementwiseSpec &s) {
+  return s.kind == AuxKind::Quantize && s.amaxIn;
+}
+
 bool quantizeIsOnePass(const ElementwiseSpec &s) {
   return quantizeUsesRowPath(s) || quantizeUsesColumnPath(s) ||
-         quantizeUsesTilePath(s);
+         quantizeUsesTilePath(s) || quantizeReadsAmax(s);
 }
 
 /// The block path over per-tensor blocks (a scale per matrix): two
@@ -319,6 +335,8 @@ emitElementwise(const ElementwiseSpec &s) {
        << (s.quant.delayed.algo == AmaxAlgo::MostRecent ? 1 : 0) << ";\n"
        << "  static constexpr bool kTransposed = "
        << (s.transposed ? "true" : "false") << ";\n"
+       << "  static constexpr bool kAmaxIn = " << (s.amaxIn ? "true" : "false")
+       << ";\n"
        << "};\n\n";
   }
   os << "} // namespace fp8k\n\n";
@@ -362,6 +380,9 @@ emitElementwise(const ElementwiseSpec &s) {
                 ? std::to_string(fp8k::kTableRowThreads)
                 : std::string(onePass),
             "fp8k::quantize_rows_body<fp8k::Prog, fp8k::Q>(p);");
+    } else if (quantizeReadsAmax(s)) {
+      entry(0, "256",
+            "fp8k::quantize_tensor_given_amax_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesTilePath(s)) {
       entry(0, onePass, "fp8k::quantize_tile_body<fp8k::Prog, fp8k::Q>(p);");
     } else if (quantizeUsesColumnPath(s)) {

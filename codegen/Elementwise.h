@@ -93,6 +93,12 @@ struct ElementwiseSpec {
   /// kernel that quantizes, so the codes are written once. The column path
   /// only (R x 1 blocks, current scaling), whose blocks become 1 x R.
   bool transposed = false;
+  /// Quantize: the amax of each matrix is given, not computed
+  /// (EwParams::scaleIn: [batch] f32), so x is read once: the GEMM whose
+  /// epilogue wrote x computed it (KernelSpec::amaxOut). Per-tensor blocks
+  /// with current scaling; the scale is made from the amax as from a
+  /// computed one, and values it does not bound saturate.
+  bool amaxIn = false;
 
   /// A readable, unique C identifier: kind, format, granularity and a hash
   /// of the whole spec.
@@ -130,6 +136,10 @@ bool quantizeUsesTilePath(const ElementwiseSpec &spec);
 /// row, the reduce kernel's order (elementwise_quantize_rows.cuh,
 /// quantize_rows_sum_body).
 bool quantizeUsesRowSumPath(const ElementwiseSpec &spec);
+/// True when a quantize reads its matrices' amax (ElementwiseSpec::amaxIn):
+/// one kernel, the codes of per-tensor blocks with the scale made from it
+/// (elementwise_quantize_tensor.cuh, quantize_tensor_given_amax_body).
+bool quantizeReadsAmax(const ElementwiseSpec &spec);
 /// Any of them: one kernel, no amax scratch.
 bool quantizeIsOnePass(const ElementwiseSpec &spec);
 /// True when the block path's pass 1 makes the scales itself, in its last

@@ -77,6 +77,8 @@ std::string toJSON(const ElementwiseSpec &s, int indent) {
     j["row_sum"] = ewProgramToJson(*s.rowSum);
   if (s.transposed) // (absent when false: the names of other specs stay)
     j["transposed"] = true;
+  if (s.amaxIn) // (likewise)
+    j["amax_in"] = true;
   return j.dump(indent);
 }
 
@@ -152,6 +154,12 @@ Expected<ElementwiseSpec> elementwiseSpecFromJSON(const std::string &text) {
       return errorf("expected 'transposed' to be true or false, found ",
                     j["transposed"].dump());
     s.transposed = j["transposed"].get<bool>();
+  }
+  if (j.contains("amax_in")) {
+    if (!j["amax_in"].is_boolean())
+      return errorf("expected 'amax_in' to be true or false, found ",
+                    j["amax_in"].dump());
+    s.amaxIn = j["amax_in"].get<bool>();
   }
   FP8_RETURN_IF_ERROR(checkElementwiseSpec(s));
   return s;

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace fp8::numerics {
 
@@ -253,16 +254,19 @@ struct ScaleResult {
 };
 
 /// Pass 2: one scale per block of `q` (and its UE8M0 code), from the
-/// block's amax or, with delayed scaling, the history's prediction; the
-/// history then records this step.
+/// block's amax, the given one (QuantizeOptions::givenAmax: one block) or,
+/// with delayed scaling, the history's prediction; the history then
+/// records this step.
 ScaleResult blockScales(const AmaxResult &amax, const Blocks &b,
                         const QuantRecipe &recipe, AmaxHistory *history,
-                        QuantizedTensor &q) {
+                        const std::optional<float> &given, QuantizedTensor &q) {
   const Granularity &g = recipe.granularity;
   ScaleResult res;
   for (int64_t i = 0; i < b.count(); ++i) {
-    float a = amax.nonFinite[size_t(i)] ? std::numeric_limits<float>::infinity()
-                                        : amax.amax[size_t(i)];
+    float a = given ? *given
+              : amax.nonFinite[size_t(i)]
+                  ? std::numeric_limits<float>::infinity()
+                  : amax.amax[size_t(i)];
     int64_t margin = 0;
     if (recipe.mode == ScalingMode::Delayed && !amax.nonFinite[size_t(i)]) {
       if (std::optional<float> predicted = history->predict()) {
@@ -422,6 +426,13 @@ Expected<QuantizedTensor> quantize(const float *x, int64_t rows, int64_t cols,
     return errorf("expected input data for a [", rows, ", ", cols,
                   "] tensor, found a null pointer");
   FP8_RETURN_IF_ERROR(checkRecipe(recipe, history));
+  if (options.givenAmax && (recipe.granularity.rows != Granularity::kWhole ||
+                            recipe.granularity.cols != Granularity::kWhole ||
+                            recipe.mode != ScalingMode::Current))
+    return errorf("expected per-tensor current scaling with a given amax, "
+                  "found ",
+                  toString(recipe.granularity),
+                  recipe.mode == ScalingMode::Delayed ? " delayed" : "");
 
   const Granularity &g = recipe.granularity;
   Blocks b(rows, cols, g);
@@ -441,7 +452,8 @@ Expected<QuantizedTensor> quantize(const float *x, int64_t rows, int64_t cols,
   if (g.scale == ScaleFormat::UE8M0)
     q.scaleCodes.resize(size_t(b.count()));
 
-  const ScaleResult scales = blockScales(amax, b, recipe, history, q);
+  const ScaleResult scales =
+      blockScales(amax, b, recipe, history, options.givenAmax, q);
   const bool wantStats = stats != nullptr;
   const std::vector<ChunkStats> part =
       encodeCodes(x, rows, cols, b, wantStats, q);

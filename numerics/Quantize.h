@@ -24,6 +24,7 @@
 #include "numerics/Stats.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace fp8::numerics {
@@ -66,6 +67,11 @@ enum class NonFinitePolicy : uint8_t {
 /// Options of quantize() beyond the recipe.
 struct QuantizeOptions {
   NonFinitePolicy nonFinite = NonFinitePolicy::Error;
+  /// Per-tensor current scaling: the scale is made from this amax, not
+  /// from x's (a GEMM epilogue computed it while writing x: the quantize
+  /// that follows reads x once). Values it does not bound saturate; a NaN
+  /// or infinite amax gives a NaN scale. Refused with any other recipe.
+  std::optional<float> givenAmax;
 };
 
 /// Quantizes the row-major [rows, cols] tensor `x` as `recipe` says.

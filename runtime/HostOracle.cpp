@@ -162,6 +162,8 @@ Status quantizeOnHost(const QuantRecipe &r, int64_t rows, int64_t cols,
   for (int64_t b = 0; b < t.batch; ++b) {
     for (int64_t i = 0; i < n; ++i)
       x[size_t(i)] = wideAt(t.x, t.xType, b * n + i);
+    if (t.amax)
+      options.givenAmax = t.amax[b];
     Expected<nm::QuantizedTensor> q = nm::quantize(
         x.data(), rows, cols, r, stats, history ? &*history : nullptr, options);
     if (!q)

@@ -35,7 +35,8 @@ Status checkHistoryState(const void *state, const DelayedScaling &d);
 /// errors; one matrix only). With `t.transposed` the codes and scales are
 /// written transposed, as the kernels write them (the quantize, then the
 /// FP8 transpose of its result), and refused where fp8::quantize refuses
-/// them (checkQuantizeArgs).
+/// them (checkQuantizeArgs). A given amax (`t.amax`) is read from host
+/// memory.
 Status quantizeOnHost(const QuantRecipe &recipe, int64_t rows, int64_t cols,
                       const QuantizeTensors &t,
                       numerics::QuantStats *stats = nullptr);

@@ -151,6 +151,15 @@ Status checkQuantizeArgs(const QuantRecipe &r, int64_t rows, int64_t cols,
                   "R > 1, such as 128x1) with current scaling for "
                   "transposed codes and scales, found ",
                   toString(r.granularity), delayed ? " delayed" : "");
+  if (t.amax && (r.granularity.rows != Granularity::kWhole ||
+                 r.granularity.cols != Granularity::kWhole || delayed))
+    return errorf("expected per-tensor current scaling with a given amax "
+                  "(amax), found ",
+                  toString(r.granularity), delayed ? " delayed" : "");
+  if (misaligned(t.amax, 4))
+    return errorf("expected the given amax to be 4-byte aligned (f32), "
+                  "found ",
+                  static_cast<const void *>(t.amax));
   if (delayed && misaligned(t.history, 4))
     return errorf("expected the amax history to be 4-byte aligned, found ",
                   t.history);
@@ -172,12 +181,14 @@ Status quantize(const QuantRecipe &r, int64_t rows, int64_t cols,
   spec.program = EwProgram::identity(t.xType);
   spec.quant = r;
   spec.transposed = t.transposed;
+  spec.amaxIn = t.amax != nullptr;
   FP8_RETURN_IF_ERROR(checkElementwiseSpec(spec));
 
   fp8k::EwParams p{};
   p.in[0] = t.x;
   p.out = t.codes;
   p.scale = t.scales;
+  p.scaleIn = t.amax;
   p.history = t.history;
   p.batch = t.batch;
   p.rows = rows;

@@ -49,6 +49,11 @@ struct QuantizeTensors {
   /// 1 blocks with current scaling (a 1 x R granularity on the transposed
   /// codes: the weight gradient's tokens, K-major for the GEMM).
   bool transposed = false;
+  /// Per-tensor current scaling: the amax of each matrix, [batch] f32 on
+  /// the device, already known (the GEMM that wrote x computed it:
+  /// GemmTensors::amaxD), so that x is read once, not twice. The scales are
+  /// made from it as from x's own; values it does not bound saturate.
+  const float *amax = nullptr;
 };
 
 /// Bytes of the state of a delayed-scaling history of `length` amaxes.
@@ -66,7 +71,8 @@ bool quantizeWritesTransposed(const QuantRecipe &recipe);
 /// elements each way), the pointers and their alignment (x to its element
 /// size, f32 scales to 4 bytes), a history exactly for delayed scaling (of
 /// one matrix), `transposed` only where the kernels write it
-/// (quantizeWritesTransposed). Errors name the argument. An empty matrix
+/// (quantizeWritesTransposed), a given amax only with per-tensor current
+/// scaling, 4-byte aligned. Errors name the argument. An empty matrix
 /// (no rows or no columns) has nothing to write and null pointers are
 /// accepted, unless a scale would cover no elements (per-tensor, per-row
 /// of no columns, per-column of no rows): refused.

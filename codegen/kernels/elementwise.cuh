@@ -9,7 +9,7 @@
 //   struct Q { kFormat, kScaleFmt, kBlockRows, kBlockCols (0 = whole),
 //              kDelayed, kHistory, kInterval, kMargin, kAlgo,
 //              kTransposed (the column path's codes and scales written
-//              transposed) };
+//              transposed), kAmaxIn (per-tensor blocks' amax given) };
 // and one extern "C" __global__ entry point per kernel that calls a body
 // below or in the elementwise_*.cuh included here. Every arithmetic operation
 // is one of fp8_math.h's, so each value, amax, scale and code equals the CPU

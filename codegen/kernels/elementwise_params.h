@@ -307,7 +307,9 @@ struct EwParams {
   const void *in[kMaxEwInputs]; ///< the program's inputs (transpose: codes)
   void *out;                    ///< values, or FP8 codes
   void *scale;                  ///< scales written (f32, or UE8M0 bytes)
-  const void *scaleIn;          ///< transpose: the scales read
+  const void *scaleIn;          ///< transpose: the scales read; quantize
+                                ///< with a given amax: the f32 amax of
+                                ///< each matrix, [batch]
   u32 *amax;     ///< quantize (block path): amax bits per block and the
                  ///< counts of amax_scratch_words; zero between calls (the
                  ///< scales' maker resets them)

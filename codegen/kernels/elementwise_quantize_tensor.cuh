@@ -3,7 +3,8 @@
 // The per-tensor blocks' passes of the block path
 // (elementwise_quantize_blocks.cuh): the tensor walked flat, pass 1's amax
 // (with delayed scaling's codes from the predicted scale, and its scale made
-// by the last CTA) and the codes (current scaling's making the scale).
+// by the last CTA) and the codes (current scaling's making the scale); and
+// the one pass of current scaling whose amax is given.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -101,14 +102,15 @@ __device__ __forceinline__ void make_block_scale(const EwParams &p, i64 i,
 
 /// The codes of the eight elements from flat element i with the scale of
 /// `d`. Current scaling's scale was made from the matrix's amax, which
-/// bounds every value: quantize_codes; a delayed scale may be exceeded:
-/// quantize_codes_unbounded.
+/// bounds every value: quantize_codes; a delayed scale may be exceeded, and
+/// so may one made from a given amax (Q::kAmaxIn), which the kernel did not
+/// compute: quantize_codes_unbounded.
 template <class Prog, class Q, bool kStream = false>
 __device__ __forceinline__ void tensor_chunk_codes(const EwParams &p, i64 i,
                                                    const float (&v)[8],
                                                    const ScaleDivisor &d) {
   u32 w[2];
-  if constexpr (Q::kDelayed)
+  if constexpr (Q::kDelayed || Q::kAmaxIn)
     quantize_codes_unbounded<8>(v, d, Q::kFormat, w);
   else
     quantize_codes<8>(v, d, Q::kFormat, w);
@@ -199,7 +201,7 @@ __device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
     // reached, stays longer (H100, 4096x4096: 0.0337-0.0339 -> 0.0326-0.0327
     // ms; docs/results/h100-2026-12-06-evict-first/).
     tensor_vec_walk<Prog, 1, true>(
-        p, b, backward, [&](i64 i, const float (&v)[8]) {
+        p, b, backward, [&](i64 i, const float(&v)[8]) {
           tensor_chunk_codes<Prog, Q, true>(p, i, v, d);
         });
     return;
@@ -232,6 +234,35 @@ __device__ __forceinline__ void tensor_codes_making_scales(const EwParams &p) {
       u8 code;
       scale =
           scale_from_amax(u2f(u32(taken)), Q::kFormat, Q::kScaleFmt, 0, &code);
+      if (blockIdx.x == 0)
+        store_block_scale<Q>(p, b, scale, code);
+    }
+    __syncthreads();
+    tensor_codes<Prog, Q>(p, b, scale);
+    __syncthreads(); // (`scale` is read before the next matrix's is written)
+  }
+}
+
+/// Per-tensor current scaling with each matrix's amax given
+/// (ElementwiseSpec::amaxIn: p.scaleIn, [batch] f32, written by the GEMM
+/// epilogue that wrote x): one pass, x read once. For each matrix b, thread
+/// 0 of every CTA makes the scale from the amax (the same bits in every
+/// CTA; CTA 0 stores it), then the CTA writes its share of the codes
+/// (tensor_codes: backward on large matrices, where what the GEMM wrote
+/// last may still be in the L2).
+template <class Prog, class Q>
+__device__ __forceinline__ void
+quantize_tensor_given_amax_body(const EwParams &p) {
+  static_assert(Q::kAmaxIn && !Q::kDelayed, "per-tensor current scaling");
+  __shared__ float scale;
+  const float *amax = static_cast<const float *>(p.scaleIn);
+  const bool backward = tensor_walks_backward<Prog>(p);
+  for (i64 j = 0; j < p.batch; ++j) {
+    const i64 b = backward ? p.batch - 1 - j : j;
+    if (threadIdx.x == 0) {
+      u8 code;
+      // (of |amax|; a NaN or an infinity makes a NaN scale and NaN codes)
+      scale = scale_from_amax(amax[b], Q::kFormat, Q::kScaleFmt, 0, &code);
       if (blockIdx.x == 0)
         store_block_scale<Q>(p, b, scale, code);
     }
@@ -312,7 +343,7 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
       // docs/results/h200-2026-12-04-scales-in-codes-pass/). The codes
       // pass keeps one (40 registers against 29 cost 7% on 4096x2048).
       tensor_vec_walk<Prog, 2, false>(
-          p, b, false, [&](i64 i, const float (&v)[8]) {
+          p, b, false, [&](i64 i, const float(&v)[8]) {
             m = max_abs_bits<8>(v, m);
             if (speculate)
               tensor_chunk_codes<Prog, Q>(p, i, v, dp);

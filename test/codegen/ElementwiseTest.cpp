@@ -155,6 +155,71 @@ TEST(Elementwise, TransposedQuantize) {
             "expected 'transposed' to be true or false, found 1");
 }
 
+/// A per-tensor quantize whose amax is given (a GEMM epilogue's): its own
+/// name and JSON, one entry point over the codes pass's grid, no amax
+/// scratch, and refused off per-tensor current scaling.
+TEST(Elementwise, QuantizeWithAGivenAmax) {
+  ElementwiseSpec s = quantizeSpec(Granularity::perTensor());
+  s.program = EwProgram::identity(DType::BF16);
+  const std::string plain = s.kernelName();
+  EXPECT_EQ(toJSON(s).find("amax_in"), std::string::npos);
+  s.amaxIn = true;
+  ASSERT_TRUE(checkElementwiseSpec(s).isOk())
+      << checkElementwiseSpec(s).message();
+  EXPECT_TRUE(quantizeReadsAmax(s));
+  EXPECT_TRUE(quantizeIsOnePass(s));
+  EXPECT_FALSE(quantizeScalesInCodesPass(s));
+  EXPECT_FALSE(quantizeHasResidentPath(s));
+  EXPECT_EQ(s.kernelName().rfind("fp8_quant_e4m3_wxw_amaxin_", 0), 0u)
+      << s.kernelName();
+  EXPECT_NE(s.kernelName(), plain);
+  EXPECT_EQ(elementwiseEntries(s), std::vector<std::string>{"quantize"});
+  auto back = elementwiseSpecFromJSON(toJSON(s));
+  ASSERT_TRUE(back.isOk()) << back.message();
+  EXPECT_TRUE(back->amaxIn);
+  EXPECT_EQ(*back, s);
+  // The grid of the two-pass path's codes pass, for any size: the resident
+  // path (one matrix that fits on chip) is not taken.
+  for (int64_t rows : {int64_t(1), int64_t(512), int64_t(8192)}) {
+    const std::vector<ElementwiseEntryLaunch> l =
+        elementwiseLaunches(s, 1, rows, 4096, 132);
+    ASSERT_EQ(l.size(), 1u);
+    EXPECT_EQ(l[0].kernel, s.kernelName());
+    EXPECT_EQ(l[0].launch.block[0], 256u);
+    EXPECT_EQ(l[0].launch.grid[0], unsigned(std::min<int64_t>(
+                                       (rows * 4096 / 8 + 255) / 256, 132 * 8)))
+        << rows;
+  }
+  EXPECT_NE(emitElementwise(s)->front().source.find(
+                "quantize_tensor_given_amax_body"),
+            std::string::npos);
+  const struct {
+    Granularity g;
+    ScalingMode mode;
+    const char *found;
+  } bad[] = {
+      {Granularity::block(1, 128), ScalingMode::Current, "1x128"},
+      {Granularity::perRow(), ScalingMode::Current, "per_row"},
+      {Granularity::perTensor(), ScalingMode::Delayed, "per_tensor delayed"}};
+  for (const auto &b : bad) {
+    ElementwiseSpec q = quantizeSpec(b.g, b.mode);
+    q.amaxIn = true;
+    EXPECT_EQ(checkElementwiseSpec(q).message(),
+              std::string("expected a quantize with a given amax to take "
+                          "per-tensor blocks with current scaling, found a "
+                          "quantize of ") +
+                  b.found);
+  }
+  ElementwiseSpec e;
+  e.kind = AuxKind::Elementwise;
+  e.amaxIn = true;
+  EXPECT_FALSE(checkElementwiseSpec(e).isOk());
+  std::string text = toJSON(quantizeSpec(Granularity::perTensor()));
+  text.insert(text.size() - 1, ",\"amax_in\":\"yes\"");
+  EXPECT_EQ(elementwiseSpecFromJSON(text).message(),
+            "expected 'amax_in' to be true or false, found \"yes\"");
+}
+
 /// A norm's programs: broadcast inputs and row sums keep their form through
 /// JSON (and with it the kernel name); what they may not be is refused.
 TEST(Elementwise, BroadcastsAndRowSums) {

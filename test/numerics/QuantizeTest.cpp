@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 using namespace fp8;
 using namespace fp8::numerics;
@@ -337,6 +338,46 @@ TEST(Quantize, ScaleFromAmaxEdges) {
   EXPECT_TRUE(std::isnan(
       scaleFromAmax(INFINITY, DType::E4M3FN, ScaleFormat::UE8M0, 0, &code)));
   EXPECT_EQ(code, 0xFF);
+}
+
+// A given amax (QuantizeOptions::givenAmax, a GEMM epilogue's): x's own
+// gives the ordinary per-tensor result; a smaller one saturates what it does
+// not bound, a larger one scales everything down; a NaN gives NaN codes;
+// any other recipe is refused.
+TEST(Quantize, AGivenAmaxMakesThePerTensorScale) {
+  std::vector<float> x = {1.0f, -3.0f, 0.5f, 896.0f, -0.0f, 2.0f};
+  const QuantRecipe r = recipe(Granularity::perTensor());
+  auto own = quantize(x.data(), 2, 3, r);
+  ASSERT_TRUE(own) << own.message();
+  QuantizeOptions given;
+  given.givenAmax = 896.0f;
+  auto same = quantize(x.data(), 2, 3, r, nullptr, nullptr, given);
+  ASSERT_TRUE(same) << same.message();
+  EXPECT_EQ(same->scales, own->scales);
+  EXPECT_EQ(same->codes, own->codes);
+  given.givenAmax = -448.0f; // its magnitude: scale 1
+  auto small = quantize(x.data(), 2, 3, r, nullptr, nullptr, given);
+  ASSERT_TRUE(small) << small.message();
+  EXPECT_EQ(small->scales[0], 1.0f);
+  EXPECT_EQ(small->codes[3], 0x7E); // 896 saturates to 448
+  EXPECT_EQ(small->codes[1], floatToFP8(-3.0f, DType::E4M3FN));
+  EXPECT_EQ(small->codes[4], 0x80);
+  given.givenAmax = 1792.0f;
+  auto large = quantize(x.data(), 2, 3, r, nullptr, nullptr, given);
+  ASSERT_TRUE(large) << large.message();
+  EXPECT_EQ(large->scales[0], 4.0f);
+  EXPECT_EQ(large->codes[3], floatToFP8(224.0f, DType::E4M3FN));
+  given.givenAmax = std::numeric_limits<float>::quiet_NaN();
+  auto nan = quantize(x.data(), 2, 3, r, nullptr, nullptr, given);
+  ASSERT_TRUE(nan) << nan.message();
+  EXPECT_TRUE(std::isnan(nan->scales[0]));
+  EXPECT_EQ(nan->codes[0] & 0x7F, 0x7F);
+  given.givenAmax = 1.0f;
+  EXPECT_EQ(quantize(x.data(), 2, 3, recipe(Granularity::block(1, 128)),
+                     nullptr, nullptr, given)
+                .message(),
+            "expected per-tensor current scaling with a given amax, found "
+            "1x128");
 }
 
 TEST(Quantize, EmptyAndTinyShapes) {

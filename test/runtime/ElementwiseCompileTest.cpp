@@ -79,6 +79,9 @@ std::vector<Case> cases() {
         Granularity::block(37, 5), DType::E5M2);
   quant("delayed", swigluProgram(), Granularity::perTensor(), DType::E4M3FN,
         ScalingMode::Delayed);
+  quant("tensor_amax_in", EwProgram::identity(DType::BF16),
+        Granularity::perTensor(), DType::E4M3FN);
+  out.back().spec.amaxIn = true;
   for (auto [name, out_, p] :
        {std::tuple<const char *, DType, EwProgram>{"ew_swiglu", DType::BF16,
                                                    swigluProgram()},
@@ -405,6 +408,33 @@ TEST(ElementwiseCompile, ThePerTensorCodesPassReadsForTheLastTime) {
     EXPECT_EQ(marked, oneKernel ? 2 : 1)
         << name << ": the codes pass (and the one-kernel path) alone";
   }
+}
+
+// The quantize with a given amax (a GEMM epilogue's) is the codes pass
+// alone: one entry, its loads the input's last and its code stores marked
+// evict-first, the amax read once a CTA and no atomic anywhere (nothing to
+// reduce, nothing to reset).
+TEST(ElementwiseCompile, TheGivenAmaxQuantizeIsOnePassWithoutAtomics) {
+  const Case c = sm90Case("tensor_amax_in");
+  ASSERT_STREQ(c.name, "tensor_amax_in");
+  auto kernels = emitElementwise(c.spec);
+  ASSERT_TRUE(kernels.isOk()) << kernels.message();
+  ASSERT_EQ(kernels->size(), 1u);
+  auto ptx = compileToPtx((*kernels)[0]);
+  ASSERT_TRUE(ptx.isOk()) << ptx.message();
+  const std::string body = entryBody(*ptx, (*kernels)[0].name);
+  ASSERT_FALSE(body.empty());
+  EXPECT_GT(countOf(body, "ld.global.cs.v4"), 0);
+  EXPECT_GT(countOf(body, "st.global.cs.v2"), 0);
+  EXPECT_EQ(countOf(body, "atom."), 0);
+  EXPECT_EQ(countOf(body, "red.global"), 0);
+  // The control: the two-pass path's codes pass takes its amax by atomic.
+  const Case two = sm90Case("blocks_per_tensor");
+  auto twoKernels = emitElementwise(two.spec);
+  ASSERT_TRUE(twoKernels.isOk()) << twoKernels.message();
+  auto twoPtx = compileToPtx((*twoKernels)[0]);
+  ASSERT_TRUE(twoPtx.isOk()) << twoPtx.message();
+  EXPECT_GT(countOf(entryBody(*twoPtx, (*twoKernels)[1].name), "atom."), 0);
 }
 
 } // namespace

@@ -161,6 +161,39 @@ TEST(QuantizeArgs, RefusalsNameTheArgument) {
             "scales, found per_column");
 }
 
+// A given amax (a GEMM epilogue's): per-tensor current scaling only, an f32
+// 4-byte aligned; any batch (one amax a matrix).
+TEST(QuantizeArgs, AGivenAmaxIsPerTensorCurrentScalingAndAligned) {
+  QuantRecipe r = tiles();
+  r.granularity = Granularity::perTensor();
+  QuantizeTensors t = tensors();
+  t.amax = static_cast<const float *>(fakePtr(5));
+  EXPECT_TRUE(checkQuantizeArgs(r, 129, 7, t).isOk());
+  t.batch = 3;
+  EXPECT_TRUE(checkQuantizeArgs(r, 129, 7, t).isOk());
+  t.batch = 1;
+  for (Granularity g : {Granularity::block(1, 128), Granularity::perRow(),
+                        Granularity::block(128, 128)}) {
+    r.granularity = g;
+    EXPECT_EQ(problem(r, 8, 8, t),
+              "expected per-tensor current scaling with a given amax (amax), "
+              "found " +
+                  toString(g));
+  }
+  r.granularity = Granularity::perTensor();
+  r.mode = ScalingMode::Delayed;
+  t.history = fakePtr(4);
+  EXPECT_EQ(problem(r, 8, 8, t),
+            "expected per-tensor current scaling with a given amax (amax), "
+            "found per_tensor delayed");
+  r.mode = ScalingMode::Current;
+  t.history = nullptr;
+  t.amax = reinterpret_cast<const float *>(static_cast<char *>(fakePtr(5)) + 2);
+  EXPECT_NE(problem(r, 8, 8, t)
+                .find("expected the given amax to be 4-byte aligned (f32)"),
+            std::string::npos);
+}
+
 TEST(QuantizeArgs, TransposedExactlyWhereTheRecipeWritesIt) {
   struct Case {
     DType format;

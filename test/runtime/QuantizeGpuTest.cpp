@@ -6,12 +6,14 @@
 // delayed scaling over six calls on one history of four (the ring wraps),
 // against numerics::quantizeBF16 bit for bit (codes and scales), also with
 // the codes and scales written transposed; fp8::transpose
-// of a batch of quantized tensors against fp8::transposeOnHost. Outputs are
+// of a batch of quantized tensors against fp8::transposeOnHost; per-tensor
+// scaling from a given amax against fp8::quantizeOnHost. Outputs are
 // poisoned first, so an unwritten element fails.
 //
 //===----------------------------------------------------------------------===//
 
 #include "numerics/DelayedScaling.h"
+#include "numerics/Formats.h"
 #include "numerics/Quantize.h"
 #include "numerics/Random.h"
 #include "runtime/CudaDriver.h"
@@ -23,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -165,6 +168,90 @@ TEST(QuantizeGpuOneKernel, PerTensorCurrentMatchesTheOracle) {
     ASSERT_TRUE(ds->download(scales).isOk());
     EXPECT_EQ(scales, bytes.second) << what << ": scale";
     EXPECT_TRUE(codes == bytes.first) << what << ": codes differ";
+  }
+}
+
+// Per-tensor current scaling from a given amax (QuantizeTensors::amax, a
+// GEMM epilogue's): one pass over x. Against quantizeOnHost with the same
+// amax, bit for bit: x's own amax (then also the two-pass result), a
+// smaller one (values past it saturate), a larger one, an infinite one
+// (NaN scale and codes); a batch with an amax each; f32, power-of-two and
+// UE8M0 scales; a matrix past the L2 (the backward walk) and an input off
+// the 16-byte alignment (element by element).
+TEST(QuantizeGpuGivenAmax, MatchesTheOracleBitForBit) {
+  const struct {
+    int64_t batch, rows, cols;
+    ScaleFormat scale;
+    float factor; // the given amax: factor x the matrix's own
+    bool unaligned;
+  } cases[] = {{1, 7, 384, ScaleFormat::F32, 1.0f, false},
+               {1, 129, 200, ScaleFormat::F32, 0.25f, false},
+               {3, 129, 200, ScaleFormat::UE8M0, 1.0f, false},
+               {2, 64, 4096, ScaleFormat::F32Pow2, 3.0f, false},
+               {1, 8192, 4096, ScaleFormat::F32, 1.0f, false},
+               {1, 1, 256, ScaleFormat::F32, INFINITY, false},
+               {1, 129, 200, ScaleFormat::F32, 1.0f, true}};
+  uint64_t seed = 31;
+  for (const auto &c : cases) {
+    QuantRecipe r;
+    r.granularity = Granularity::perTensor();
+    r.granularity.scale = c.scale;
+    const int64_t n = c.rows * c.cols;
+    const std::string what =
+        std::to_string(c.batch) + " x " + std::to_string(c.rows) + "x" +
+        std::to_string(c.cols) + " " + toString(r.granularity) + ", amax x" +
+        std::to_string(c.factor) + (c.unaligned ? ", unaligned" : "");
+    numerics::RandomSpec spec;
+    spec.dist = numerics::Distribution::Outliers;
+    spec.seed = seed++;
+    const std::vector<uint16_t> x =
+        numerics::randomTensorBF16(c.batch * n, spec);
+    std::vector<float> amax(size_t(c.batch));
+    for (int64_t b = 0; b < c.batch; ++b) {
+      float m = 0;
+      for (int64_t i = 0; i < n; ++i)
+        m = std::max(m, std::fabs(numerics::bf16ToFloat(x[size_t(b * n + i)])));
+      amax[size_t(b)] = m * c.factor;
+    }
+    QuantizeTensors h;
+    h.batch = c.batch;
+    h.amax = amax.data();
+    const size_t scaleBytes =
+        size_t(c.batch) * (c.scale == ScaleFormat::UE8M0 ? 1 : 4);
+    std::vector<uint8_t> codes(size_t(c.batch * n)), scales(scaleBytes);
+    h.x = x.data();
+    h.codes = codes.data();
+    h.scales = scales.data();
+    Status hs = quantizeOnHost(r, c.rows, c.cols, h);
+    ASSERT_TRUE(hs.isOk()) << what << ": " << hs.message();
+    if (c.factor == 1.0f && c.batch == 1) { // the two-pass result, too
+      auto own = numerics::quantizeBF16(x.data(), c.rows, c.cols, r);
+      ASSERT_TRUE(own.isOk()) << own.message();
+      ASSERT_EQ(bytesOf(*own), std::make_pair(codes, scales)) << what;
+    }
+    std::vector<uint16_t> padded(size_t(c.batch * n + 1), 0);
+    std::copy(x.begin(), x.end(), padded.begin() + (c.unaligned ? 1 : 0));
+    auto dx = DeviceBuffer::fromHost(padded);
+    auto da = DeviceBuffer::fromHost(amax);
+    auto dq = DeviceBuffer::alloc(codes.size());
+    auto ds = DeviceBuffer::alloc(scales.size());
+    ASSERT_TRUE(dx.isOk() && da.isOk() && dq.isOk() && ds.isOk());
+    ASSERT_TRUE(dq->fill(0x5A).isOk());
+    ASSERT_TRUE(ds->fill(0x5A).isOk());
+    QuantizeTensors t;
+    t.batch = c.batch;
+    t.x = static_cast<uint16_t *>(dx->get()) + (c.unaligned ? 1 : 0);
+    t.codes = dq->get();
+    t.scales = ds->get();
+    t.amax = static_cast<const float *>(da->get());
+    Status st = quantize(r, c.rows, c.cols, t, nullptr);
+    ASSERT_TRUE(st.isOk()) << what << ": " << st.message();
+    ASSERT_TRUE(waitStream(nullptr, 60, what).isOk());
+    std::vector<uint8_t> gc(codes.size()), gs(scales.size());
+    ASSERT_TRUE(dq->download(gc).isOk());
+    ASSERT_TRUE(ds->download(gs).isOk());
+    EXPECT_EQ(gs, scales) << what << ": scales";
+    EXPECT_TRUE(gc == codes) << what << ": codes differ";
   }
 }
 
