@@ -495,6 +495,8 @@ Status GpuPlan::launchGemm(const PlanStep &s, size_t index) {
     if (k.accumulate)
       t.c =
           reinterpret_cast<const void *>(address(s.inputs[4]) + b * m * n * ob);
+    if (k.amaxOut) // one f32 a matrix
+      t.amaxD = reinterpret_cast<float *>(address(s.outputs[1]) + b * 4);
     GemmReport rep;
     Status st = gemm(k, m, t, stream_, o, &rep);
     if (!st.isOk())

@@ -2,6 +2,7 @@
 
 #include "runtime/plan/PlanKernels.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace fp8 {
@@ -111,12 +112,15 @@ auxStepParams(const PlanStep &s, const StepShapes &shapes,
     p.out = address(s.outputs[0]);
     p.scale = address(s.outputs[1]);
   } else {
-    for (size_t i = 0; i < s.inputs.size() && i < size_t(fp8k::kMaxEwInputs);
-         ++i)
+    const size_t tensors =
+        std::min(programTensorInputs(s.aux), size_t(fp8k::kMaxEwInputs));
+    for (size_t i = 0; i < s.inputs.size() && i < tensors; ++i)
       p.in[i] = address(s.inputs[i]);
     p.out = address(s.outputs[0]);
     if (s.kind == StepKind::Quantize) {
       p.scale = address(s.outputs[1]);
+      if (s.aux.amaxIn) // (the input after the program's)
+        p.scaleIn = address(s.inputs[programTensorInputs(s.aux)]);
       p.amax = static_cast<fp8k::u32 *>(scratch);
       if (!s.state.empty())
         p.history = address(s.state);

@@ -16,7 +16,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
 #include <sys/stat.h>
@@ -277,6 +279,20 @@ nm::QuantizedTensor slice(const HostTensor &codes, const HostTensor &scales,
   return q;
 }
 
+/// The largest magnitude of elements [first, first + count) of `t` as
+/// stored, NaN when one is NaN: what a GEMM's epilogue writes as D's amax
+/// (KernelSpec::amaxOut).
+float storedAmax(const HostTensor &t, int64_t first, int64_t count) {
+  float m = 0.0f;
+  for (int64_t i = first; i < first + count; ++i) {
+    const float v = std::fabs(t.get(i));
+    if (std::isnan(v))
+      return std::numeric_limits<float>::quiet_NaN();
+    m = v > m ? v : m;
+  }
+  return m;
+}
+
 void store(const nm::QuantizedTensor &q, HostTensor &codes, HostTensor &scales,
            int64_t b) {
   std::memcpy(codes.data.data() + b * int64_t(q.codes.size()), q.codes.data(),
@@ -310,6 +326,13 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
       sums = rowSums(*s.aux.rowSum, in);
       in.push_back(&sums);
     }
+    // A given amax (ElementwiseSpec::amaxIn) is the input after the
+    // program's: one f32 a matrix.
+    const HostTensor *amax = nullptr;
+    if (s.aux.amaxIn) {
+      amax = in[programTensorInputs(s.aux)];
+      in.erase(in.begin() + std::ptrdiff_t(programTensorInputs(s.aux)));
+    }
     const std::vector<float> x = evaluate(s.aux.program, in);
     const QuantRecipe &q = s.aux.quant;
     std::optional<nm::AmaxHistory> history;
@@ -323,6 +346,8 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
     nm::QuantizeOptions opts;
     opts.nonFinite = nm::NonFinitePolicy::Propagate; // as the kernels do
     for (int64_t b = 0; b < g.batch; ++b) {
+      if (amax)
+        opts.givenAmax = amax->get(b);
       auto r = nm::quantize(x.data() + b * g.rows * g.cols, g.rows, g.cols, q,
                             nullptr, history ? &*history : nullptr, opts);
       if (!r)
@@ -434,6 +459,8 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
       }
       for (int64_t i = 0; i < m * n; ++i)
         out[0]->set(b * m * n + i, (*d)[size_t(i)]);
+      if (k.amaxOut) // of D as stored (the epilogue's: NaN if D holds one)
+        out[1]->set(b, storedAmax(*out[0], b * m * n, m * n));
     }
     return Status::ok();
   }

@@ -17,6 +17,13 @@ int64_t mulSaturating(int64_t a, int64_t b) {
     return kSaturated;
   return p;
 }
+
+/// The shape of the amax of each matrix of `x` (a GEMM's D, a quantize's
+/// input): one f32 a matrix, shaped as per-tensor scales are ([1, 1], or
+/// [batch, 1, 1] for a stack).
+Shape amaxShapeOf(const Shape &x) {
+  return scaleShapeFor(x, Granularity::perTensor());
+}
 } // namespace
 
 std::string formatDims(const DimValues &dims) {
@@ -189,10 +196,14 @@ Status checkProgramStep(const PlanStep &s, Shapes &shape) {
                   " or rank-3 "
                   "input, found ",
                   formatShape(x));
-  for (size_t i = 1; i < s.inputs.size(); ++i)
+  const size_t tensors = programTensorInputs(s.aux);
+  for (size_t i = 1; i < s.inputs.size() && i < tensors; ++i)
     FP8_RETURN_IF_ERROR(sameShape(s.name, "program input", s.inputs[i],
                                   programInputShape(s.aux.program, i, x),
                                   shape[s.inputs[i]]));
+  if (s.kind == StepKind::Quantize && s.aux.amaxIn)
+    FP8_RETURN_IF_ERROR(sameShape(s.name, "amax", s.inputs[tensors],
+                                  amaxShapeOf(x), shape[s.inputs[tensors]]));
   if (s.kind == StepKind::Reduce)
     return sameShape(s.name, "row sums", s.outputs[0], rowsOf(x),
                      shape[s.outputs[0]]);
@@ -266,6 +277,9 @@ Status checkGemmStep(const PlanStep &s, Shapes &shape) {
   } else {
     FP8_RETURN_IF_ERROR(
         sameShape(s.name, "D", s.outputs[0], d, shape[s.outputs[0]]));
+    if (k.amaxOut)
+      FP8_RETURN_IF_ERROR(sameShape(s.name, "D's amax", s.outputs[1],
+                                    amaxShapeOf(d), shape[s.outputs[1]]));
   }
   FP8_RETURN_IF_ERROR(sameShape(s.name, "A's scales", s.inputs[1],
                                 scaleShapeFor(a, k.a.granularity),

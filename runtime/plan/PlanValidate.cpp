@@ -177,17 +177,24 @@ Status checkQuantizeStep(const Plan &plan, const PlanStep &s,
                          const std::vector<const PlanBuffer *> &in,
                          const std::vector<const PlanBuffer *> &out) {
   const ElementwiseSpec &q = s.aux;
+  // (a spec read from JSON was checked there; one built in code is here)
+  FP8_RETURN_IF_ERROR(
+      checkElementwiseSpec(q).withContext("step '" + s.name + "'"));
   const size_t tensors = programTensorInputs(q);
-  FP8_RETURN_IF_ERROR(expectCount(s,
-                                  q.rowSum ? "inputs (one per program input "
-                                             "but the row sum)"
-                                           : "inputs (one per program input)",
-                                  in.size(), tensors, tensors));
+  const size_t want = tensors + (q.amaxIn ? 1 : 0);
+  FP8_RETURN_IF_ERROR(
+      expectCount(s,
+                  q.rowSum   ? "inputs (one per program input but the row sum)"
+                  : q.amaxIn ? "inputs (one per program input, then the amax)"
+                             : "inputs (one per program input)",
+                  in.size(), want, want));
   FP8_RETURN_IF_ERROR(
       expectCount(s, "outputs (codes, scales)", out.size(), 2, 2));
-  for (size_t i = 0; i < in.size(); ++i)
+  for (size_t i = 0; i < tensors; ++i)
     FP8_RETURN_IF_ERROR(
         expectType(s, *in[i], q.program.inputs[i], "program input"));
+  if (q.amaxIn) // (the amax of each matrix, a GEMM's: KernelSpec::amaxOut)
+    FP8_RETURN_IF_ERROR(expectType(s, *in[tensors], DType::F32, "amax"));
   FP8_RETURN_IF_ERROR(expectType(s, *out[0], q.quant.format, "codes"));
   FP8_RETURN_IF_ERROR(
       expectType(s, *out[1], scaleType(q.quant.granularity), "scales"));
@@ -261,6 +268,11 @@ Status checkGemmStep(const Plan &plan, const PlanStep &s,
     FP8_RETURN_IF_ERROR(
         expectCount(s, "outputs (codes, scales: the epilogue quantizes D)",
                     out.size(), 2, 2));
+  else if (k.amaxOut)
+    FP8_RETURN_IF_ERROR(expectCount(s,
+                                    "outputs (d, amax: the epilogue "
+                                    "writes D's amax)",
+                                    out.size(), 2, 2));
   else
     FP8_RETURN_IF_ERROR(expectCount(s, "outputs (d)", out.size(), 1, 1));
   FP8_RETURN_IF_ERROR(expectType(s, *in[0], k.a.format, "A"));
@@ -281,6 +293,8 @@ Status checkGemmStep(const Plan &plan, const PlanStep &s,
                     "groups, no batch, no C) with a quantizing epilogue");
   } else {
     FP8_RETURN_IF_ERROR(expectType(s, *out[0], k.out, "D"));
+    if (k.amaxOut)
+      FP8_RETURN_IF_ERROR(expectType(s, *out[1], DType::F32, "D's amax"));
   }
   if (k.arch != plan.arch)
     return errorf("step '", s.name, "': expected a kernel for the plan's ",

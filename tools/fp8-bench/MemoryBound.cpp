@@ -20,7 +20,9 @@
 #include "runtime/plan/PlanExecutor.h"
 #include "runtime/plan/PlanOracle.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 
 namespace fp8::bench {
@@ -72,6 +74,14 @@ ElementwiseSpec quantize(EwProgram p, Granularity g,
   return s;
 }
 
+/// Per-tensor current scaling whose amax is an input (ElementwiseSpec::
+/// amaxIn).
+ElementwiseSpec quantizeWithAmax(EwProgram p) {
+  ElementwiseSpec s = quantize(std::move(p), Granularity::perTensor());
+  s.amaxIn = true;
+  return s;
+}
+
 std::vector<Form> forms(int64_t cols) {
   const EwProgram x = EwProgram::identity(DType::BF16);
   std::vector<Form> out = {
@@ -87,6 +97,10 @@ std::vector<Form> forms(int64_t cols) {
        quantize(x, Granularity::block(128, 128))},
       {"quantize per-tensor", StepKind::Quantize,
        quantize(x, Granularity::perTensor())},
+      // The amax given, as a GEMM's epilogue writes it (KernelSpec::
+      // amaxOut): the codes pass alone, one read of x.
+      {"quantize per-tensor, amax given", StepKind::Quantize,
+       quantizeWithAmax(x)},
       {"quantize per-tensor delayed", StepKind::Quantize,
        quantize(x, Granularity::perTensor(), ScalingMode::Delayed)},
       // Transformer Engine's default history, full: every step reduces
@@ -164,6 +178,11 @@ Plan planOf(const Form &f, int64_t rows, int64_t cols) {
           buffer(name, f.spec.program.inputs[i], shape, BufferRole::Input));
       s.inputs.push_back(name);
     }
+    if (f.spec.amaxIn) { // (measure sets it to x0's)
+      p.buffers.push_back(
+          buffer("amax", DType::F32, {1, 1}, BufferRole::Input));
+      s.inputs.push_back("amax");
+    }
     if (f.kind == StepKind::Elementwise) {
       p.buffers.push_back(buffer("y", f.spec.out, x, BufferRole::Output));
       s.outputs = {"y"};
@@ -198,6 +217,13 @@ Expected<MemoryBoundRow> measure(const Context &ctx, const Form &f,
     return shapes.status();
   HostBuffers host = allocateHostBuffers(plan, *shapes);
   FP8_RETURN_IF_ERROR(fillInputs(plan, host, InputOptions{}));
+  if (f.spec.amaxIn) { // the amax of x0, as the GEMM that wrote it gives it
+    const HostTensor &x = host.at("x0");
+    float m = 0;
+    for (int64_t i = 0; i < x.elements(); ++i)
+      m = std::max(m, std::fabs(x.get(i)));
+    host.at("amax").set(0, m);
+  }
   if (f.fullHistory) {
     // Amaxes near the input's (fillInputs draws it from N(0, 1): about 5
     // over millions of values).

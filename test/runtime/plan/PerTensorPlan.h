@@ -43,6 +43,32 @@ inline Plan perTensorPlan(const std::string &function, int64_t n, int64_t k) {
   return p;
 }
 
+/// perTensorPlan() whose GEMM also writes D's amax (KernelSpec::amaxOut,
+/// "d_amax", f32 [1, 1]) and a step quantize_d (3) that quantizes D per
+/// tensor from it (ElementwiseSpec::amaxIn) into "dq" and "dqs": the one
+/// read of D that the epilogue's amax is for.
+inline Plan amaxPlan(const std::string &function, int64_t n, int64_t k) {
+  Plan p = perTensorPlan(function, n, k);
+  p.buffers.push_back(
+      buffer("d_amax", DType::F32, {C(1), C(1)}, BufferRole::Temp));
+  p.buffers.push_back(
+      buffer("dq", DType::E4M3FN, {M(), C(n)}, BufferRole::Temp));
+  p.buffers.push_back(
+      buffer("dqs", DType::F32, {C(1), C(1)}, BufferRole::Temp));
+  PlanStep &g = p.steps[2];
+  g.gemm.amaxOut = true;
+  g.outputs = {"d", "d_amax"};
+  PlanStep q;
+  q.name = "quantize_d";
+  q.kind = StepKind::Quantize;
+  q.inputs = {"d", "d_amax"};
+  q.outputs = {"dq", "dqs"};
+  q.aux = quantizeSpec(Granularity::perTensor());
+  q.aux.amaxIn = true;
+  p.steps.push_back(q);
+  return p;
+}
+
 /// `plan` with its GEMM steps' promotion interval set to `interval` (0:
 /// tensor-core accumulation only).
 inline Plan withPromotionInterval(Plan plan, int64_t interval) {

@@ -10,10 +10,12 @@
 // must fail at the GEMM step, its quantize steps passing.
 // PlanVerifyTest.cpp is the same test on the CPU, the GPU modelled. The
 // same plan's run phase captured as one CUDA graph (runtime/plan/
-// PlanGraph.cpp) writes the step-by-step run's bytes.
+// PlanGraph.cpp) writes the step-by-step run's bytes. A GEMM step's amax of
+// D reaches the quantize step that reads it (amaxPlan), exactly.
 //
 //===----------------------------------------------------------------------===//
 
+#include "numerics/Quantize.h"
 #include "runtime/plan/PlanExecutor.h"
 #include "runtime/plan/PlanVerify.h"
 
@@ -21,6 +23,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 using namespace fp8;
@@ -151,6 +155,57 @@ TEST(PlanVerifyGpu, TheRunAsOneGraphEqualsTheStepByStepRun) {
       ASSERT_TRUE((*gpu)->download(b.name, t).isOk());
       EXPECT_EQ(t.data, stepByStep.at(b.name).data)
           << "buffer " << b.name << " after graph launch " << launch;
+    }
+  }
+}
+
+/// A GEMM step writes D and its amax, the per-tensor quantize step after it
+/// reads the amax (amaxPlan): the amax is the largest magnitude of the D
+/// the GEMM stored, bit for bit, and the quantize the oracle's two-pass
+/// quantize of that D; run step by step and as one CUDA graph (the amax's
+/// zeroing captured with the GEMM). Ragged M.
+TEST(PlanVerifyGpu, TheGemmsAmaxReachesTheQuantize) {
+  const Plan plan = amaxPlan("amax_gpu", kN, kK);
+  for (int64_t m : {int64_t(129), int64_t(7)}) {
+    auto shapes = resolvePlan(plan, {{"M", m}});
+    ASSERT_TRUE(shapes.isOk()) << shapes.message();
+    HostBuffers inputs = allocateHostBuffers(plan, *shapes);
+    InputOptions o;
+    o.seed = uint64_t(m);
+    ASSERT_TRUE(fillInputs(plan, inputs, o).isOk());
+    auto gpu = GpuPlan::create(plan, *shapes);
+    ASSERT_TRUE(gpu.isOk()) << gpu.message();
+    for (bool graph : {false, true}) {
+      const std::string what =
+          "M = " + std::to_string(m) + (graph ? ", one graph" : ", by step");
+      ASSERT_TRUE((*gpu)->upload(inputs).isOk());
+      ASSERT_TRUE((*gpu)->run(Phase::Prepare, true).isOk());
+      if (graph) {
+        Status captured = (*gpu)->captureRun();
+        ASSERT_TRUE(captured.isOk()) << captured.message();
+        ASSERT_TRUE((*gpu)->launchGraph().isOk());
+        ASSERT_TRUE((*gpu)->sync(60, "the graph").isOk());
+      } else {
+        Status ran = (*gpu)->run(Phase::Run, true);
+        ASSERT_TRUE(ran.isOk()) << what << ": " << ran.message();
+      }
+      HostTensor d, amax, dq, dqs;
+      ASSERT_TRUE((*gpu)->download("d", d).isOk());
+      ASSERT_TRUE((*gpu)->download("d_amax", amax).isOk());
+      ASSERT_TRUE((*gpu)->download("dq", dq).isOk());
+      ASSERT_TRUE((*gpu)->download("dqs", dqs).isOk());
+      float want = 0;
+      for (int64_t i = 0; i < d.elements(); ++i)
+        want = std::max(want, std::fabs(d.get(i)));
+      EXPECT_GT(want, 0.0f) << what;
+      EXPECT_EQ(amax.get(0), want) << what << ": D's amax";
+      const std::vector<float> dv = d.toFloat();
+      QuantRecipe r;
+      r.granularity = Granularity::perTensor();
+      auto q = numerics::quantize(dv.data(), m, kN, r);
+      ASSERT_TRUE(q.isOk()) << q.message();
+      EXPECT_EQ(dqs.get(0), q->scales[0]) << what << ": scale";
+      EXPECT_TRUE(dq.data == q->codes) << what << ": codes differ";
     }
   }
 }
