@@ -208,6 +208,14 @@ private:
       if (Value nh = q.getNewHistory())
         bufferOf_[nh] = *state; // the same state, updated in place
     }
+    if (s.kind == ::fp8::StepKind::Quantize && s.aux.amaxIn) {
+      // The amax of its input, which the GEMM that wrote it wrote too.
+      auto it = amaxOf_.find(ins[0]);
+      if (it == amaxOf_.end())
+        return op->emitError("expected the GEMM that writes the input of ")
+               << kernel->name << " to write its amax (amax_out), found none";
+      ins.push_back(ins[0]); // (a placeholder, named below)
+    }
     bool prepare = s.state.empty();
     for (Value v : ins) {
       FailureOr<std::string> b = buffer(v, op);
@@ -216,6 +224,8 @@ private:
       s.inputs.push_back(*b);
       prepare &= prepared_.count(*b) > 0 || isWeightOrConstant(v);
     }
+    if (s.kind == ::fp8::StepKind::Quantize && s.aux.amaxIn)
+      s.inputs.back() = amaxOf_.at(ins[0]);
     for (Value v : outs) {
       FailureOr<std::string> b = buffer(v, op);
       if (failed(b))
@@ -230,6 +240,21 @@ private:
       b.shape = {shapes_.shapeExpr(outs[0])[0]};
       b.role = ::fp8::BufferRole::Temp;
       s.outputs.push_back(b.name);
+      buffers_.push_back(std::move(b));
+    }
+    if (s.kind == ::fp8::StepKind::Gemm && s.gemm.amaxOut) {
+      // D's amax (one f32 a matrix, shaped as per-tensor scales), which the
+      // per-tensor quantizes of D read (OutlineKernels' amax-from-epilogue).
+      ::fp8::PlanBuffer b;
+      b.name = s.outputs[0] + "_amax";
+      b.dtype = ::fp8::DType::F32;
+      b.shape = shapes_.shapeExpr(outs[0]);
+      for (size_t d = b.shape.size() >= 2 ? b.shape.size() - 2 : 0;
+           d < b.shape.size(); ++d)
+        b.shape[d] = ::fp8::DimExpr::constant(1);
+      b.role = ::fp8::BufferRole::Temp;
+      s.outputs.push_back(b.name);
+      amaxOf_[outs[0]] = b.name;
       buffers_.push_back(std::move(b));
     }
     s.phase = prepare ? ::fp8::Phase::Prepare : ::fp8::Phase::Run;
@@ -505,6 +530,8 @@ private:
   ::fp8::Plan plan_;
   llvm::DenseMap<Value, std::string> names_;
   llvm::DenseMap<Value, std::string> bufferOf_;
+  /// The amax buffer of a GEMM's result that its epilogue writes.
+  llvm::DenseMap<Value, std::string> amaxOf_;
   llvm::DenseMap<Operation *, std::string> sourceBuffers_;
   llvm::DenseSet<Value> refValues_;
   std::set<std::string> prepared_;

@@ -6,8 +6,9 @@
 // statistics; its zero fill needs no kernel), an elementwise op feeding only
 // a quantize fused into it, an FP8 transpose that alone reads an R x 1
 // quantize's codes and scales fused into that quantize (its kernel writes
-// them transposed), the chain of a GEMM quantized in its epilogue
-// (passes/EpilogueChain.h) fused into the GEMM's kernel, each as an
+// them transposed), a per-tensor quantize of a GEMM's result reading the
+// amax the GEMM's epilogue writes, the chain of a GEMM quantized in its
+// epilogue (passes/EpilogueChain.h) fused into the GEMM's kernel, each as an
 // fp8.kernel attribute. Any other op is one the runtime cannot execute: an
 // error naming it.
 //
@@ -276,21 +277,47 @@ struct OutlineKernelsPass
       return op->emitOpError("expected a GEMM spec for the module's target ")
              << ::fp8::toString(arch) << ", found one for "
              << ::fp8::toString(spec->arch);
-    // A tile the runtime re-selects is checked at the M (and a K-grouped
-    // GEMM's K) it was chosen for (--fp8-select-config).
-    ::fp8::KernelSpec check = *spec;
-    auto source = op->getAttrOfType<StringAttr>(kTileSourceAttr);
-    if (source && source.getValue() == "runtime") {
-      check.m = 4096;
-      if (check.k == ::fp8::kDynamic)
-        check.k = 4096;
-    }
-    if (::fp8::Status s = ::fp8::checkGemmSpec(check); !s)
+    if (::fp8::Status s = checkGemm(op, *spec); !s)
       return op->emitOpError("has no kernel on ")
              << ::fp8::toString(arch) << ": " << s.message();
     setGemmKernel(op, *spec);
     op->removeAttr(kGemmAttr);
     return success();
+  }
+
+  /// checkGemmSpec of GEMM `op`'s `spec`; a tile the runtime re-selects is
+  /// checked at the M (and a K-grouped GEMM's K) it was chosen for
+  /// (--fp8-select-config).
+  ::fp8::Status checkGemm(Operation *op, ::fp8::KernelSpec spec) {
+    auto source = op->getAttrOfType<StringAttr>(kTileSourceAttr);
+    if (source && source.getValue() == "runtime") {
+      spec.m = 4096;
+      if (spec.k == ::fp8::kDynamic)
+        spec.k = 4096;
+    }
+    return ::fp8::checkGemmSpec(spec);
+  }
+
+  /// With amax-from-epilogue: `spec` (of quantize `q`, per-tensor current
+  /// scaling of what it reads as stored) reads D's amax when `q` quantizes
+  /// an fp8.scaled_matmul's result whose kernel can write it, which then
+  /// does (its fp8.kernel's spec gets amax_out). Any other quantize keeps
+  /// its own amax pass.
+  void readAmaxFromEpilogue(QuantizeOp q, ::fp8::ElementwiseSpec &spec) {
+    auto mm = q.getInput().getDefiningOp<ScaledMatmulOp>();
+    std::optional<KernelRef> k = mm ? getKernel(mm) : std::nullopt;
+    if (!amaxFromEpilogue || !k || !k->gemm || spec.transposed || spec.rowSum ||
+        !(spec.program == ::fp8::EwProgram::identity(spec.program.inputs[0])))
+      return;
+    ::fp8::ElementwiseSpec reads = spec;
+    reads.amaxIn = true;
+    ::fp8::KernelSpec writes = *k->gemm;
+    writes.amaxOut = true;
+    if (!::fp8::checkElementwiseSpec(reads) || !checkGemm(mm, writes))
+      return;
+    if (!k->gemm->amaxOut) // (a second quantize of D reads the same amax)
+      setGemmKernel(mm, writes);
+    spec = std::move(reads);
   }
 
   /// The permuted rows feed one quantize (the GEMMs' A), which becomes the
@@ -373,6 +400,7 @@ struct OutlineKernelsPass
         transposed = t;
       }
     }
+    readAmaxFromEpilogue(q, spec);
     setKernel(q, "quantize", spec.kernelName(), ::fp8::toJSON(spec));
     return success();
   }

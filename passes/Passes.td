@@ -260,6 +260,13 @@ def FP8OutlineKernels : Pass<"fp8-outline-kernels", "ModuleOp"> {
       Hopper's K-major-only FP8 operands) is fused into it: the quantize's
       kernel writes the transposed codes and scales (`transposed` in its
       spec) and the transpose is marked `fp8.fused_into`.
+    * With `amax-from-epilogue`, an `fp8.quantize` of per-tensor blocks with
+      current scaling whose input is an `fp8.scaled_matmul`'s result, as
+      stored (no elementwise op between), reads D's amax, which the GEMM's
+      epilogue writes (`amax_out` in the GEMM's spec, `amax_in` in the
+      quantize's): the quantize reads D once, not twice. Only where the
+      GEMM's kernel can write it (sm_90a, a dense GEMM without a quantizing
+      epilogue).
 
     Every other op in a function must be one the plan needs no kernel for
     (`tensor.empty`, `tensor.dim`, constants, index casts, `tensor.splat`,
@@ -274,6 +281,10 @@ def FP8OutlineKernels : Pass<"fp8-outline-kernels", "ModuleOp"> {
     Option<"fuseTranspose", "fuse-transpose", "bool", /*default=*/"true",
            "Fuse an fp8.transpose into the R x 1 fp8.quantize whose codes "
            "and scales it alone reads">,
+    Option<"amaxFromEpilogue", "amax-from-epilogue", "bool",
+           /*default=*/"true",
+           "A per-tensor current-scaling fp8.quantize of a GEMM's result "
+           "reads the amax the GEMM's epilogue writes">,
   ];
 }
 

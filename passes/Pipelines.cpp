@@ -2,6 +2,7 @@
 //
 // --fp8-compile{arch=... tuning-db=... sm-count=... m-hint=...
 //               fuse-elementwise=... fuse-transpose=... fuse-residual=...
+//               amax-from-epilogue=...
 //               fuse-epilogue=... fold-constants=...}: the whole lowering
 // of an annotated model graph, from linalg matmuls with #fp8.recipe to
 // kernel specs, ready for fp8-translate --fp8-to-plan / --fp8-to-cuda.
@@ -46,6 +47,11 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       *this, "fuse-transpose",
       llvm::cl::desc("Fuse an FP8 transpose into the R x 1 quantize it "
                      "alone reads"),
+      llvm::cl::init(true)};
+  Option<bool> amaxFromEpilogue{
+      *this, "amax-from-epilogue",
+      llvm::cl::desc("A per-tensor current-scaling quantize of a GEMM's "
+                     "result reads the amax the GEMM's epilogue writes"),
       llvm::cl::init(true)};
   // NOTE: auto folds for sm_90a, whose epilogue loads C by TMA into its
   // staging buffers (the Llama layer's O and down projections on the H200:
@@ -93,7 +99,8 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &o) {
   if (o.fuseEpilogue)
     pm.addPass(createFP8FuseEpilogue());
   pm.addPass(createFP8SelectConfig({o.tuningDb, o.smCount, o.mHint}));
-  pm.addPass(createFP8OutlineKernels({o.fuseElementwise, o.fuseTranspose}));
+  pm.addPass(createFP8OutlineKernels(
+      {o.fuseElementwise, o.fuseTranspose, o.amaxFromEpilogue}));
 }
 } // namespace
 
