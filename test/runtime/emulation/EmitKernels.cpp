@@ -148,6 +148,15 @@ std::vector<ElementwiseSpec> specs() {
   // codes kernels fill it).
   out.push_back(
       quantize(swigluProgram(), Granularity::perTensor(), DType::E4M3FN));
+  // Per-tensor current scaling from a given amax (a GEMM epilogue's): the
+  // codes pass alone; f32 and UE8M0 scales.
+  for (ScaleFormat f : {ScaleFormat::F32, ScaleFormat::UE8M0}) {
+    Granularity g = Granularity::perTensor();
+    g.scale = f;
+    ElementwiseSpec s = quantize(bf16, g, DType::E4M3FN);
+    s.amaxIn = true;
+    out.push_back(s);
+  }
   // The column path writing its codes and scales transposed (the FP8
   // transpose fused in): through the vector path's tile (16-byte stores
   // where the rows allow, bytes else; 8x1 blocks start rows off 16), the

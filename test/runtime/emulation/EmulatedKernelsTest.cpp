@@ -71,6 +71,28 @@ HostTensor programInput(const ElementwiseSpec &spec, size_t i, const Shape3 &s,
   return t;
 }
 
+/// The given amax of a quantize that reads one (ElementwiseSpec::amaxIn),
+/// one f32 a matrix of input `x`: the matrix's own amax (of its finite
+/// values), 2^-20 of it (values past it saturate, their quotients past the
+/// fast division's bound), twice it and half of it, in turn over the
+/// matrices. Then x's element 3 becomes +inf, which no amax bounds: it
+/// saturates too.
+HostTensor givenAmax(HostTensor &x, const Shape3 &s) {
+  HostTensor a = HostTensor::zeros(
+      DType::F32, scaleShapeFor(shapeOf(s), Granularity::perTensor()));
+  const int64_t n = s.rows * s.cols;
+  for (int64_t b = 0; b < s.batch; ++b) {
+    float m = 0;
+    for (int64_t i = 0; i < n; ++i)
+      if (std::isfinite(x.get(b * n + i)))
+        m = std::max(m, std::fabs(x.get(b * n + i)));
+    const float factor[] = {1.0f, 0x1p-20f, 2.0f, 0.5f};
+    a.set(b, m * factor[b % 4]);
+  }
+  x.set(std::min<int64_t>(3, x.elements() - 1), INFINITY);
+  return a;
+}
+
 class EmulatedKernels
     : public ::testing::TestWithParam<std::tuple<size_t, int>> {};
 
@@ -157,6 +179,10 @@ TEST_P(EmulatedKernels, MatchTheOracleBitForBit) {
           t.set(t.elements() / 2, NAN);
         emu[name] = t;
         inputs.push_back(name);
+      }
+      if (spec.amaxIn) { // the input after the program's
+        emu["amax"] = givenAmax(emu["in0"], s);
+        inputs.push_back("amax");
       }
       if (spec.kind == AuxKind::Elementwise) {
         step.kind = StepKind::Elementwise;
@@ -276,6 +302,11 @@ PlanStep quantizeStep(const ElementwiseSpec &spec, const Shape3 &s,
     const std::string name = "in" + std::to_string(i);
     emu[name] = oracle[name] = programInput(spec, i, s, seed + i);
     step.inputs.push_back(name);
+  }
+  if (spec.amaxIn) {
+    emu["amax"] = oracle["amax"] = givenAmax(emu["in0"], s);
+    oracle["in0"] = emu["in0"];
+    step.inputs.push_back("amax");
   }
   const auto [codes, scales] = quantizeOutputShapes(spec, shapeOf(s));
   const DType scaleType = spec.quant.granularity.scale == ScaleFormat::UE8M0
