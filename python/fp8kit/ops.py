@@ -143,7 +143,8 @@ def amax_history(recipe, like=None):
 
 
 def quantize(x, fmt="e4m3fn", granularity=None, scale_format=None,
-             scaling=None, *, history=None, stats=False, transposed=False):
+             scaling=None, *, history=None, stats=False, transposed=False,
+             amax=None):
     """Quantizes x ([rows, cols] or [batch, rows, cols]; bf16, f16 or f32).
 
     fmt is 'e4m3fn' or 'e5m2', or a QuantRecipe (then leave the rest None);
@@ -161,6 +162,11 @@ def quantize(x, fmt="e4m3fn", granularity=None, scale_format=None,
     pass, bit for bit. Only for R x 1 blocks ('128x1') with current scaling
     (the weight gradient's operands, quantized along the tokens; the
     recipe's writes_transposed says so); other recipes raise ValueError.
+
+    amax, for per-tensor current scaling: each matrix's amax, already known
+    (f32, shaped as the per-tensor scales: [1, 1] or [batch, 1, 1]; a GEMM
+    epilogue computes it), so that x is read once, not twice. The scale is
+    made from it as from x's own; values it does not bound saturate.
     """
     fn = "fp8kit.quantize"
     recipe = _recipe(fmt, granularity, scale_format, scaling)
@@ -183,10 +189,11 @@ def quantize(x, fmt="e4m3fn", granularity=None, scale_format=None,
         # The oracle's statistics of the same call (the history as it is
         # before the GPU's step).
         host_history = history.cpu().clone() if history is not None else None
-        host = quantize(x.cpu(), recipe, history=host_history, stats=True)
+        host = quantize(x.cpu(), recipe, history=host_history, stats=True,
+                        amax=amax.cpu() if amax is not None else None)
         host_stats = host.stats
     got = _core.quantize(x, codes, scales, recipe, history, _stream(x),
-                         stats and not on_gpu, transposed)
+                         stats and not on_gpu, transposed, amax)
     return Quantized(codes, scales, host_stats if on_gpu else got)
 
 

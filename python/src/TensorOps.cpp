@@ -173,7 +173,8 @@ Expected<KernelSpec> memoGemmKernelSpec(const GemmRecipe &r, int64_t m,
 
 nb::object quantizeArrays(nb::handle x, nb::handle codes, nb::handle scales,
                           nb::handle recipe, nb::handle history,
-                          uintptr_t stream, bool stats, bool transposed) {
+                          uintptr_t stream, bool stats, bool transposed,
+                          nb::handle amax) {
   const char *fn = "fp8kit.quantize";
   const QuantRecipe r = toQuantRecipe(recipe, fn);
   const Array X = viewArg(x, fn, "x");
@@ -209,6 +210,16 @@ nb::object quantizeArrays(nb::handle x, nb::handle codes, nb::handle scales,
     expectContiguous(H);
     expectBytes(H, amaxHistoryBytes(r.delayed.historyLength));
     t.history = H.data;
+  }
+  if (!amax.is_none()) {
+    // The amax of each matrix, given (a GEMM epilogue's): f32, shaped as
+    // per-tensor scales.
+    const Array A = viewArg(amax, fn, "amax");
+    expectSameDevice(X, A);
+    expectDType(A, DType::F32);
+    expectShape(A, scaleShape(X, Granularity::perTensor()));
+    expectContiguous(A);
+    t.amax = static_cast<const float *>(A.data);
   }
   t.x = X.data;
   t.codes = C.data;
@@ -416,11 +427,13 @@ void bindTensorOps(nb::module_ &m) {
         nb::arg("scales"), nb::arg("recipe"),
         nb::arg("history").none() = nb::none(), nb::arg("stream") = 0,
         nb::arg("stats") = false, nb::arg("transposed") = false,
+        nb::arg("amax").none() = nb::none(),
         "Quantizes x ([rows, cols] or [batch, rows, cols]; bf16, f16 or f32) "
         "into codes and scales as the recipe says (transposed: codes [batch, "
         "cols, rows] and their scales, for R x 1 blocks with current "
-        "scaling); returns the statistics (host arrays, stats=True) or "
-        "None.");
+        "scaling; amax: each matrix's amax given, f32 shaped as per-tensor "
+        "scales, for per-tensor current scaling); returns the statistics "
+        "(host arrays, stats=True) or None.");
   m.def("transpose", &transposeArrays, nb::arg("codes"), nb::arg("scales"),
         nb::arg("out_codes"), nb::arg("out_scales"), nb::arg("format"),
         nb::arg("granularity"), nb::arg("stream") = 0,

@@ -321,3 +321,35 @@ def test_no_rows_quantize_and_multiply_to_empty_results(lib):
     # A scale of a block of no elements is refused, naming why.
     with pytest.raises(ValueError, match="expected a non-empty tensor"):
         fp8kit.quantize(x, QuantRecipe("e4m3fn", "per_tensor"))
+
+
+@pytest.mark.parametrize("shape", [(7, 136), (2, 129, 200)])
+def test_a_given_amax_makes_the_per_tensor_scale(shape):
+    x = randn(*shape) * 3
+    batch = shape[0] if len(shape) == 3 else 1
+    amax = np.abs(x).reshape(batch, -1).max(axis=1).astype(np.float32)
+    amax = amax.reshape(shape[:-2] + (1, 1))
+    plain = fp8kit.quantize(x, "e4m3fn", "per_tensor")
+    given = fp8kit.quantize(x, "e4m3fn", "per_tensor", amax=amax)
+    assert np.array_equal(given.codes, plain.codes)
+    assert np.array_equal(given.scales, plain.scales)
+    # Half the amax: the scale halves, the largest values saturate (0x7E,
+    # 448, signed).
+    half = fp8kit.quantize(x, "e4m3fn", "per_tensor", amax=amax / 2)
+    assert np.array_equal(half.scales, (amax / 2 / np.float32(448)))
+    big = np.abs(x) == amax
+    assert np.all((half.codes[big] & 0x7F) == 0x7E)
+
+
+def test_a_given_amax_is_refused_off_per_tensor_current_scaling():
+    x = randn(7, 136)
+    amax = np.ones((1, 1), dtype=np.float32)
+    with pytest.raises(ValueError) as e:
+        fp8kit.quantize(x, "e4m3fn", "1x128", amax=amax)
+    assert str(e.value) == (
+        "fp8kit.quantize: expected per-tensor current scaling with a given "
+        "amax (amax), found 1x128")
+    with pytest.raises(ValueError) as e:
+        fp8kit.quantize(x, "e4m3fn", "per_tensor",
+                        amax=np.ones((1,), dtype=np.float32))
+    assert "amax" in str(e.value) and "[1, 1]" in str(e.value)
