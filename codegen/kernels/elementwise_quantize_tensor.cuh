@@ -201,7 +201,7 @@ __device__ __forceinline__ void tensor_codes(const EwParams &p, i64 b,
     // reached, stays longer (H100, 4096x4096: 0.0337-0.0339 -> 0.0326-0.0327
     // ms; docs/results/h100-2026-12-06-evict-first/).
     tensor_vec_walk<Prog, 1, true>(
-        p, b, backward, [&](i64 i, const float(&v)[8]) {
+        p, b, backward, [&](i64 i, const float (&v)[8]) {
           tensor_chunk_codes<Prog, Q, true>(p, i, v, d);
         });
     return;
@@ -343,7 +343,7 @@ __device__ __forceinline__ void quantize_amax_tensor_body(const EwParams &p) {
       // docs/results/h200-2026-12-04-scales-in-codes-pass/). The codes
       // pass keeps one (40 registers against 29 cost 7% on 4096x2048).
       tensor_vec_walk<Prog, 2, false>(
-          p, b, false, [&](i64 i, const float(&v)[8]) {
+          p, b, false, [&](i64 i, const float (&v)[8]) {
             m = max_abs_bits<8>(v, m);
             if (speculate)
               tensor_chunk_codes<Prog, Q>(p, i, v, dp);

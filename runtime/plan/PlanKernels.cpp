@@ -112,8 +112,11 @@ auxStepParams(const PlanStep &s, const StepShapes &shapes,
     p.out = address(s.outputs[0]);
     p.scale = address(s.outputs[1]);
   } else {
+    // (a quantize's given amax follows its program's inputs: not one)
     const size_t tensors =
-        std::min(programTensorInputs(s.aux), size_t(fp8k::kMaxEwInputs));
+        std::min(s.kind == StepKind::Quantize ? programTensorInputs(s.aux)
+                                              : s.inputs.size(),
+                 size_t(fp8k::kMaxEwInputs));
     for (size_t i = 0; i < s.inputs.size() && i < tensors; ++i)
       p.in[i] = address(s.inputs[i]);
     p.out = address(s.outputs[0]);

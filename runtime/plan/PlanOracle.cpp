@@ -304,6 +304,52 @@ void store(const nm::QuantizedTensor &q, HostTensor &codes, HostTensor &scales,
     for (int64_t i = 0; i < ns; ++i)
       scales.set(b * ns + i, q.scales[size_t(i)]);
 }
+
+/// The oracle's quantize step `s` (inputs `in`, outputs `out`; the
+/// history state in `bufs`).
+Status quantizeOnCpu(const PlanStep &s, std::vector<const HostTensor *> in,
+                     const std::vector<HostTensor *> &out, HostBuffers &bufs) {
+  auto context = [&](Status st) {
+    return st.withContext("step '" + s.name + "' on the CPU");
+  };
+  const Geometry g = geometry(in[0]->shape);
+  HostTensor sums; // the rows' sums the kernel computes (rowSum)
+  if (s.aux.rowSum) {
+    sums = rowSums(*s.aux.rowSum, in);
+    in.push_back(&sums);
+  }
+  // A given amax (ElementwiseSpec::amaxIn) is the input after the
+  // program's: one f32 a matrix.
+  const HostTensor *amax = nullptr;
+  if (s.aux.amaxIn) {
+    amax = in[programTensorInputs(s.aux)];
+    in.erase(in.begin() + std::ptrdiff_t(programTensorInputs(s.aux)));
+  }
+  const std::vector<float> x = evaluate(s.aux.program, in);
+  const QuantRecipe &q = s.aux.quant;
+  std::optional<nm::AmaxHistory> history;
+  if (q.mode == ScalingMode::Delayed) {
+    if (g.batch != 1)
+      return context(errorf("expected one matrix with delayed scaling (one "
+                            "amax history), found a batch of ",
+                            g.batch));
+    history = historyFromState(bufs.at(s.state), q.delayed);
+  }
+  nm::QuantizeOptions opts;
+  opts.nonFinite = nm::NonFinitePolicy::Propagate; // as the kernels do
+  for (int64_t b = 0; b < g.batch; ++b) {
+    if (amax)
+      opts.givenAmax = amax->get(b);
+    auto r = nm::quantize(x.data() + b * g.rows * g.cols, g.rows, g.cols, q,
+                          nullptr, history ? &*history : nullptr, opts);
+    if (!r)
+      return context(r.status());
+    store(s.aux.transposed ? nm::transpose(*r) : *r, *out[0], *out[1], b);
+  }
+  if (history)
+    stateFromHistory(*history, bufs.at(s.state));
+  return Status::ok();
+}
 } // namespace
 
 Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
@@ -319,45 +365,8 @@ Status runStepOnCpu(const Plan &plan, const PlanStep &s, HostBuffers &bufs,
   };
 
   switch (s.kind) {
-  case StepKind::Quantize: {
-    const Geometry g = geometry(in[0]->shape);
-    HostTensor sums; // the rows' sums the kernel computes (rowSum)
-    if (s.aux.rowSum) {
-      sums = rowSums(*s.aux.rowSum, in);
-      in.push_back(&sums);
-    }
-    // A given amax (ElementwiseSpec::amaxIn) is the input after the
-    // program's: one f32 a matrix.
-    const HostTensor *amax = nullptr;
-    if (s.aux.amaxIn) {
-      amax = in[programTensorInputs(s.aux)];
-      in.erase(in.begin() + std::ptrdiff_t(programTensorInputs(s.aux)));
-    }
-    const std::vector<float> x = evaluate(s.aux.program, in);
-    const QuantRecipe &q = s.aux.quant;
-    std::optional<nm::AmaxHistory> history;
-    if (q.mode == ScalingMode::Delayed) {
-      if (g.batch != 1)
-        return context(errorf("expected one matrix with delayed scaling (one "
-                              "amax history), found a batch of ",
-                              g.batch));
-      history = historyFromState(bufs.at(s.state), q.delayed);
-    }
-    nm::QuantizeOptions opts;
-    opts.nonFinite = nm::NonFinitePolicy::Propagate; // as the kernels do
-    for (int64_t b = 0; b < g.batch; ++b) {
-      if (amax)
-        opts.givenAmax = amax->get(b);
-      auto r = nm::quantize(x.data() + b * g.rows * g.cols, g.rows, g.cols, q,
-                            nullptr, history ? &*history : nullptr, opts);
-      if (!r)
-        return context(r.status());
-      store(s.aux.transposed ? nm::transpose(*r) : *r, *out[0], *out[1], b);
-    }
-    if (history)
-      stateFromHistory(*history, bufs.at(s.state));
-    return Status::ok();
-  }
+  case StepKind::Quantize:
+    return quantizeOnCpu(s, in, out, bufs);
   case StepKind::Transpose: {
     const Geometry g = geometry(in[0]->shape);
     for (int64_t b = 0; b < g.batch; ++b) {

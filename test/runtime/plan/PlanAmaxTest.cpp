@@ -60,16 +60,12 @@ TEST(PlanAmax, StepsWithAnAmaxAreChecked) {
   EXPECT_EQ(problem([](Plan &p) { p.steps[2].outputs = {"d"}; }),
             "step 'gemm': expected 2 outputs (d, amax: the epilogue writes "
             "D's amax), found 1");
-  EXPECT_EQ(problem([](Plan &p) {
-              p.steps[2].outputs = {"d", "dq"};
-            }),
+  EXPECT_EQ(problem([](Plan &p) { p.steps[2].outputs = {"d", "dq"}; }),
             "step 'gemm': expected D's amax 'dq' to be f32, found e4m3fn");
   EXPECT_EQ(problem([](Plan &p) { p.steps[3].inputs = {"d"}; }),
             "step 'quantize_d': expected 2 inputs (one per program input, "
             "then the amax), found 1");
-  EXPECT_EQ(problem([](Plan &p) {
-              p.steps[3].inputs = {"d", "xq"};
-            }),
+  EXPECT_EQ(problem([](Plan &p) { p.steps[3].inputs = {"d", "xq"}; }),
             "step 'quantize_d': expected amax 'xq' to be f32, found e4m3fn");
   // One f32 a matrix, shaped as per-tensor scales.
   Plan flat = amaxPlan("amax", 128, 256);
