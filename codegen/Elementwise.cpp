@@ -141,9 +141,8 @@ Status checkElementwiseSpec(const ElementwiseSpec &s) {
                   s.quant.mode == ScalingMode::Delayed ? " delayed" : "");
   if (s.amaxIn) {
     const Granularity &g = s.quant.granularity;
-    if (s.kind != AuxKind::Quantize || g.rows != Granularity::kWhole ||
-        g.cols != Granularity::kWhole || s.quant.mode != ScalingMode::Current ||
-        s.rowSum || s.transposed)
+    if (s.kind != AuxKind::Quantize || !takesGivenAmax(s.quant) || s.rowSum ||
+        s.transposed)
       return errorf("expected a quantize with a given amax to take "
                     "per-tensor blocks with current scaling, found a ",
                     toString(s.kind), " of ", toString(g),

@@ -81,6 +81,10 @@ Status checkDelayedScaling(const DelayedScaling &d) {
   return Status::ok();
 }
 
+bool takesGivenAmax(const QuantRecipe &q) {
+  return q.granularity.isPerTensor() && q.mode == ScalingMode::Current;
+}
+
 Status checkScalingMode(ScalingMode mode, const Granularity &g) {
   if (mode == ScalingMode::Delayed && !g.isPerTensor())
     return errorf("expected per_tensor granularity with delayed scaling (one "

@@ -98,6 +98,12 @@ Status checkDelayedScaling(const DelayedScaling &d);
 /// granularity; current scaling takes any.
 Status checkScalingMode(ScalingMode mode, const Granularity &g);
 
+/// True where a quantize can take its amax given rather than compute it
+/// (a GEMM epilogue's: ElementwiseSpec::amaxIn, QuantizeTensors::amax,
+/// numerics::QuantizeOptions::givenAmax): per-tensor blocks with current
+/// scaling, one amax a matrix.
+bool takesGivenAmax(const QuantRecipe &q);
+
 /// The amax history of delayed scaling is [historyLength] f32 values.
 Status checkAmaxHistory(const DelayedScaling &d, const Shape &history);
 

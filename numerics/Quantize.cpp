@@ -426,9 +426,7 @@ Expected<QuantizedTensor> quantize(const float *x, int64_t rows, int64_t cols,
     return errorf("expected input data for a [", rows, ", ", cols,
                   "] tensor, found a null pointer");
   FP8_RETURN_IF_ERROR(checkRecipe(recipe, history));
-  if (options.givenAmax && (recipe.granularity.rows != Granularity::kWhole ||
-                            recipe.granularity.cols != Granularity::kWhole ||
-                            recipe.mode != ScalingMode::Current))
+  if (options.givenAmax && !takesGivenAmax(recipe))
     return errorf("expected per-tensor current scaling with a given amax, "
                   "found ",
                   toString(recipe.granularity),

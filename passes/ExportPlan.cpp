@@ -32,6 +32,7 @@
 #include "llvm/Support/Path.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -208,13 +209,15 @@ private:
       if (Value nh = q.getNewHistory())
         bufferOf_[nh] = *state; // the same state, updated in place
     }
+    // A quantize reading its input's amax, which the GEMM that wrote the
+    // input wrote too: the step's last input.
+    std::optional<std::string> amax;
     if (s.kind == ::fp8::StepKind::Quantize && s.aux.amaxIn) {
-      // The amax of its input, which the GEMM that wrote it wrote too.
       auto it = amaxOf_.find(ins[0]);
       if (it == amaxOf_.end())
         return op->emitError("expected the GEMM that writes the input of ")
                << kernel->name << " to write its amax (amax_out), found none";
-      ins.push_back(ins[0]); // (a placeholder, named below)
+      amax = it->second;
     }
     bool prepare = s.state.empty();
     for (Value v : ins) {
@@ -224,8 +227,8 @@ private:
       s.inputs.push_back(*b);
       prepare &= prepared_.count(*b) > 0 || isWeightOrConstant(v);
     }
-    if (s.kind == ::fp8::StepKind::Quantize && s.aux.amaxIn)
-      s.inputs.back() = amaxOf_.at(ins[0]);
+    if (amax)
+      s.inputs.push_back(*amax);
     for (Value v : outs) {
       FailureOr<std::string> b = buffer(v, op);
       if (failed(b))

@@ -151,8 +151,7 @@ Status checkQuantizeArgs(const QuantRecipe &r, int64_t rows, int64_t cols,
                   "R > 1, such as 128x1) with current scaling for "
                   "transposed codes and scales, found ",
                   toString(r.granularity), delayed ? " delayed" : "");
-  if (t.amax && (r.granularity.rows != Granularity::kWhole ||
-                 r.granularity.cols != Granularity::kWhole || delayed))
+  if (t.amax && !takesGivenAmax(r))
     return errorf("expected per-tensor current scaling with a given amax "
                   "(amax), found ",
                   toString(r.granularity), delayed ? " delayed" : "");
